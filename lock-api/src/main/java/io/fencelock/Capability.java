@@ -1,0 +1,25 @@
+package io.fencelock;
+
+/**
+ * What a backend guarantees or offers. The TCK runs the properties a provider's capabilities make
+ * applicable and records the matrix; a capability a provider does not declare is reported as
+ * "not claimed", never silently skipped.
+ */
+public enum Capability {
+    /** Every grant carries a fencing token that obeys the token rules of the contract. */
+    FENCING,
+    /** Tokens keep rising across a restart of the backend (the counter is persisted before a grant returns). */
+    DURABLE_TOKENS,
+    /** Expiry is decided by the backend's clock only; no client clock takes part. */
+    SERVER_TIME,
+    /** Releases are signalled to waiters, so a hand-off costs about one round trip instead of a poll interval. */
+    WAKE_ON_RELEASE,
+    /** All due leases of a client are renewed in one round trip. */
+    BATCH_RENEW,
+    /** The token may rise on renew once per token period (seed 000). */
+    TOKEN_PERIOD,
+    /** Grants are linearizable across the backend's replicas (single-server backends are trivially so). */
+    LINEARIZABLE,
+    /** Free lock records can be purged without breaking token monotonicity. */
+    PURGE_FREE
+}

@@ -1,0 +1,72 @@
+package io.fencelock.spi;
+
+import io.fencelock.Capability;
+import io.fencelock.LockBackendException;
+import io.fencelock.LockInfo;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * A backend's atomic primitive, and nothing more: each method is one round trip and atomic on
+ * the server. Waiting, renewal scheduling, lease validity and lost signals live in the engine
+ * ({@code io.fencelock.LockClient}); a provider never sleeps, retries or schedules.
+ *
+ * <p>Arguments arrive validated (names, lease ids, durations). Failures to reach the backend are
+ * thrown as {@link LockBackendException}. Implementations are thread-safe.
+ */
+public interface LockBackend extends AutoCloseable {
+
+    /**
+     * Takes {@code name} for {@code leaseId} if it is free or its holder has expired on the
+     * backend's clock, assigning a fencing token greater than every token issued for this name
+     * before. Otherwise changes nothing and reports the holder's remaining time if it can.
+     */
+    AcquireResult tryAcquire(String name, String leaseId, Duration ttl);
+
+    /**
+     * Extends every lease that still holds its lock (owner matches and not expired on the backend's
+     * clock) to {@code ttl} from now; the rest are rejected and left untouched. One round trip for
+     * the whole list. Results come in the order of the requests.
+     */
+    List<RenewResult> renew(List<RenewRequest> requests);
+
+    /**
+     * Frees {@code name} if {@code leaseId} holds it, keeping the token history, and signals waiters
+     * where the backend can. Returns whether this call freed it; never touches another lease's hold.
+     */
+    boolean release(String name, String leaseId);
+
+    /** The backend's record of one name, if it has one. */
+    Optional<LockInfo> inspect(String name);
+
+    /** The locks held now whose names start with {@code prefix} (empty for all), sorted by name. */
+    List<LockInfo> list(String prefix);
+
+    /** What this backend guarantees; see {@link Capability}. */
+    Set<Capability> capabilities();
+
+    /**
+     * Subscribes to releases of {@code name} (only when {@link Capability#WAKE_ON_RELEASE} is
+     * declared). {@code onRelease} is called from a backend thread and must return quickly. A
+     * subscription may miss signals (a lost connection): the engine polls as well.
+     */
+    default WakeUpSubscription subscribe(String name, Runnable onRelease) {
+        return WakeUpSubscription.NONE;
+    }
+
+    /**
+     * Deletes records of locks that have been free for at least {@code freeFor}, without ever
+     * letting a later token for the same name be lower (only with {@link Capability#PURGE_FREE}).
+     * Returns how many records were deleted.
+     */
+    default int purgeFree(Duration freeFor) {
+        throw new UnsupportedOperationException("this backend does not purge lock records");
+    }
+
+    /** Closes connections and threads of this backend. Locks held stay held until they expire. */
+    @Override
+    void close();
+}

@@ -1,0 +1,12 @@
+/**
+ * fencelock: distributed locks with fencing tokens. The user API lives in {@code io.fencelock};
+ * providers implement {@code io.fencelock.spi} and are found through {@link java.util.ServiceLoader}.
+ */
+module io.fencelock {
+    requires org.slf4j;
+
+    exports io.fencelock;
+    exports io.fencelock.spi;
+
+    uses io.fencelock.spi.LockBackendProvider;
+}

@@ -1,0 +1,59 @@
+package io.fencelock;
+
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class LockOptionsTest {
+
+    @Test
+    void defaultsAreUsable() {
+        LockOptions o = LockOptions.defaults();
+        assertThat(o.ttl()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(o.renewInterval(Duration.ofSeconds(30))).isEqualTo(Duration.ofSeconds(10));
+        assertThat(o.validityWindow(Duration.ofSeconds(30))).isEqualTo(Duration.ofMillis(29_700 - 10));
+    }
+
+    @Test
+    void nonPositiveTtlIsRejectedWithValueAndRule() {
+        assertThatThrownBy(() -> LockOptions.builder().ttl(Duration.ZERO).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("ttl PT0S").hasMessageContaining("positive");
+        assertThatThrownBy(() -> LockOptions.builder().ttl(Duration.ofMillis(-5)).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PT-0.005S");
+    }
+
+    @Test
+    void tokenPeriodMustFitTwiceIntoTheTtl() {
+        assertThatThrownBy(() -> LockOptions.builder().ttl(Duration.ofSeconds(30)).tokenPeriod(Duration.ofSeconds(20)).build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("PT20S").hasMessageContaining("ttl >= 2 x tokenPeriod");
+        assertThat(LockOptions.builder().ttl(Duration.ofSeconds(60)).tokenPeriod(Duration.ofSeconds(20)).build().tokenPeriod())
+                .isEqualTo(Duration.ofSeconds(20));
+    }
+
+    @Test
+    void renewIntervalMustBeShorterThanTheTtl() {
+        assertThatThrownBy(() -> LockOptions.builder().ttl(Duration.ofSeconds(3)).renewInterval(Duration.ofSeconds(3)).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("renewInterval PT3S");
+        // inside the TTL but past the validity window: still refused
+        assertThatThrownBy(() -> LockOptions.builder().ttl(Duration.ofSeconds(1)).renewInterval(Duration.ofMillis(995)).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("validity window");
+    }
+
+    @Test
+    void aTtlShorterThanTheMarginIsRejected() {
+        assertThatThrownBy(() -> LockOptions.defaults().requireUsableTtl(Duration.ofMillis(5)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("too short");
+    }
+
+    @Test
+    void driftAndPollSettingsAreChecked() {
+        assertThatThrownBy(() -> LockOptions.builder().clockDrift(0.7).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("clockDrift 0.7");
+        assertThatThrownBy(() -> LockOptions.builder().maxPollInterval(Duration.ofMillis(1)).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxPollInterval");
+    }
+}

@@ -1,0 +1,219 @@
+package io.fencelock.postgres;
+
+import io.fencelock.spi.SqlIdentifiers;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The names of one lock table and its token sequence, their DDL, and the start-up check.
+ *
+ * <p>Names are folded to lower case, as PostgreSQL folds unquoted identifiers, and then quoted in
+ * SQL so that reserved words work too. Tokens come from a sequence rather than {@code token + 1}
+ * on the row, so that deleting free rows can never lower a later token; the sequence is not
+ * {@code OWNED BY} the table, so dropping and recreating the table does not restart the tokens.
+ */
+final class LockTable {
+    private static final int MAX_IDENTIFIER = 63; // PostgreSQL silently truncates longer names
+    private static final String SEQUENCE_SUFFIX = "_token_seq";
+    private static final Map<String, String> COLUMNS = columns();
+
+    final String schema;
+    final String table;
+    final String sequence;
+    final String qualifiedTable;
+    final String qualifiedSequence;
+    /** The NOTIFY channel of this table: two tables in one database never wake each other's waiters. */
+    final String channel;
+
+    private LockTable(String schema, String table) {
+        this.schema = schema;
+        this.table = table;
+        this.sequence = table + SEQUENCE_SUFFIX;
+        this.qualifiedTable = quote(schema) + "." + quote(table);
+        this.qualifiedSequence = quote(schema) + "." + quote(sequence);
+        String plainChannel = "fencelock." + schema + "." + table;
+        this.channel = plainChannel.length() <= MAX_IDENTIFIER ? plainChannel
+                : "fencelock." + sha256(plainChannel).substring(0, 40);
+    }
+
+    /** Validates both names (no I/O). */
+    static LockTable of(String schema, String table) {
+        SqlIdentifiers.require("schema", schema);
+        SqlIdentifiers.require("table", table);
+        if (table.length() + SEQUENCE_SUFFIX.length() > MAX_IDENTIFIER) {
+            throw new IllegalArgumentException("table '" + table + "' is too long: its sequence " + table
+                    + SEQUENCE_SUFFIX + " must fit PostgreSQL's " + MAX_IDENTIFIER + "-character limit, so at most "
+                    + (MAX_IDENTIFIER - SEQUENCE_SUFFIX.length()) + " characters");
+        }
+        return new LockTable(schema.toLowerCase(Locale.ROOT), table.toLowerCase(Locale.ROOT));
+    }
+
+    /** The DDL of the table and its sequence, for migration tools or {@code createTable(true)}. */
+    String ddl() {
+        return "CREATE SEQUENCE IF NOT EXISTS " + qualifiedSequence + " AS bigint CACHE 1 NO CYCLE;\n"
+                + "CREATE TABLE IF NOT EXISTS " + qualifiedTable + " (\n"
+                + "    name            text        PRIMARY KEY,\n"
+                + "    lease_id        text,\n"
+                + "    token           bigint      NOT NULL,\n"
+                + "    token_issued_at timestamptz NOT NULL,\n"
+                + "    expires_at      timestamptz NOT NULL\n"
+                + ");";
+    }
+
+    /**
+     * Creates the sequence and the table if absent. Concurrent {@code CREATE ... IF NOT EXISTS} can
+     * still fail on the catalog's unique indexes, so creators queue on an advisory lock first. An
+     * existing schema is left alone without asking for CREATE rights the user may not have.
+     */
+    void create(Connection c) throws SQLException {
+        if (exists(c, qualifiedTable) && exists(c, qualifiedSequence)) {
+            return;
+        }
+        boolean autoCommit = c.getAutoCommit();
+        c.setAutoCommit(false);
+        try (PreparedStatement lock = c.prepareStatement("SELECT pg_advisory_xact_lock(?)");
+             Statement ddl = c.createStatement()) {
+            lock.setLong(1, advisoryKey());
+            lock.execute();
+            for (String statement : ddl().split(";\n")) {
+                ddl.execute(statement);
+            }
+            c.commit();
+        } catch (SQLException | RuntimeException e) {
+            c.rollback();
+            throw e;
+        } finally {
+            c.setAutoCommit(autoCommit);
+        }
+    }
+
+    /**
+     * Checks that the table and the sequence are what the statements rely on, and throws an
+     * {@link IllegalStateException} saying what is wrong and how to fix it otherwise.
+     */
+    void verify(Connection c) throws SQLException {
+        if (!exists(c, qualifiedTable)) {
+            throw new IllegalStateException("lock table " + qualifiedTable + " does not exist (or this user cannot see it). "
+                    + "Build the backend with createTable(true), or create it:\n" + ddl());
+        }
+        List<String> problems = new ArrayList<>();
+        Map<String, String> actual = actualColumns(c);
+        COLUMNS.forEach((column, type) -> {
+            String found = actual.get(column);
+            if (found == null) {
+                problems.add("column " + column + " " + type + " is missing");
+            } else if (!found.equals(type)) {
+                problems.add("column " + column + " is " + found + ", expected " + type);
+            }
+        });
+        List<String> key = primaryKey(c);
+        if (!key.equals(List.of("name"))) {
+            problems.add(key.isEmpty() ? "there is no primary key on (name)" : "the primary key is on " + key + ", expected (name)");
+        }
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT cache_size, cycle FROM pg_catalog.pg_sequences WHERE schemaname = ? AND sequencename = ?")) {
+            ps.setString(1, schema);
+            ps.setString(2, sequence);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    problems.add("sequence " + qualifiedSequence + " is missing: CREATE SEQUENCE " + qualifiedSequence
+                            + " AS bigint CACHE 1 NO CYCLE (START above every token ever issued if the table has rows)");
+                } else {
+                    if (rs.getLong("cache_size") != 1) {
+                        // with a cache each session hands out numbers from its own block, so a later
+                        // grant could receive a smaller token than an earlier one
+                        problems.add("sequence " + qualifiedSequence + " has CACHE " + rs.getLong("cache_size")
+                                + " but fencing tokens need CACHE 1: ALTER SEQUENCE " + qualifiedSequence + " CACHE 1");
+                    }
+                    if (rs.getBoolean("cycle")) {
+                        problems.add("sequence " + qualifiedSequence + " may CYCLE back to small tokens: ALTER SEQUENCE "
+                                + qualifiedSequence + " NO CYCLE");
+                    }
+                }
+            }
+        }
+        if (!problems.isEmpty()) {
+            throw new IllegalStateException("lock table " + qualifiedTable + " is not usable: " + String.join("; ", problems)
+                    + ". Expected:\n" + ddl());
+        }
+    }
+
+    private static boolean exists(Connection c, String qualifiedName) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
+            ps.setString(1, qualifiedName);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getBoolean(1);
+            }
+        }
+    }
+
+    private Map<String, String> actualColumns(Connection c) throws SQLException {
+        Map<String, String> found = new HashMap<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT attname, format_type(atttypid, atttypmod)"
+                + " FROM pg_catalog.pg_attribute WHERE attrelid = ?::regclass AND attnum > 0 AND NOT attisdropped")) {
+            ps.setString(1, qualifiedTable);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    found.put(rs.getString(1), rs.getString(2));
+                }
+            }
+        }
+        return found;
+    }
+
+    private List<String> primaryKey(Connection c) throws SQLException {
+        List<String> key = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT a.attname FROM pg_catalog.pg_index i"
+                + " JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)"
+                + " WHERE i.indrelid = ?::regclass AND i.indisprimary ORDER BY a.attname")) {
+            ps.setString(1, qualifiedTable);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    key.add(rs.getString(1));
+                }
+            }
+        }
+        return key;
+    }
+
+    private long advisoryKey() {
+        return Long.parseUnsignedLong(sha256("fencelock:create:" + qualifiedTable).substring(0, 16), 16);
+    }
+
+    private static Map<String, String> columns() {
+        Map<String, String> columns = new LinkedHashMap<>();
+        columns.put("name", "text");
+        columns.put("lease_id", "text");
+        columns.put("token", "bigint");
+        columns.put("token_issued_at", "timestamp with time zone");
+        columns.put("expires_at", "timestamp with time zone");
+        return columns;
+    }
+
+    private static String quote(String identifier) {
+        return '"' + identifier + '"'; // a validated plain identifier: no quote can be inside
+    }
+
+    private static String sha256(String text) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+        }
+    }
+}

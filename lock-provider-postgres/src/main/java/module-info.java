@@ -1,0 +1,15 @@
+/**
+ * The PostgreSQL lock backend: {@link io.fencelock.postgres.PostgresLockBackend}, also found
+ * through {@link java.util.ServiceLoader} for {@code jdbc:postgresql:} URLs.
+ */
+module io.fencelock.postgres {
+    requires io.fencelock;
+    requires java.sql;
+    requires com.zaxxer.hikari;
+    requires org.postgresql.jdbc;
+    requires org.slf4j;
+
+    exports io.fencelock.postgres;
+
+    provides io.fencelock.spi.LockBackendProvider with io.fencelock.postgres.PostgresLockBackendProvider;
+}

@@ -1,0 +1,597 @@
+package io.fencelock.tck;
+
+import io.fencelock.Capability;
+import io.fencelock.Lease;
+import io.fencelock.LeaseLostException;
+import io.fencelock.LeaseState;
+import io.fencelock.LockClient;
+import io.fencelock.LockEventListener;
+import io.fencelock.LockInfo;
+import io.fencelock.LockOptions;
+import io.fencelock.spi.LockBackend;
+import io.fencelock.spi.RenewRequest;
+import io.fencelock.tck.history.Coverage;
+import io.fencelock.tck.history.Event;
+import io.fencelock.tck.history.History;
+import io.fencelock.tck.history.HistoryChecker;
+import io.fencelock.tck.history.Violation;
+import io.fencelock.tck.schedule.Schedule;
+import io.fencelock.tck.schedule.ScheduleGenerator;
+import io.fencelock.tck.schedule.Shrinker;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
+import java.util.function.Function;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.fail;
+
+/**
+ * The fencelock contract. A provider (ours or a third party's) certifies its backend by
+ * subclassing this with nothing but a fixture:
+ *
+ * <pre>{@code
+ * class MyBackendTckTest extends LockBackendContract {
+ *     protected BackendFixture fixture() { return new MyFixture(); }
+ * }
+ * }</pre>
+ *
+ * Each test is one property of DESIGN.md. History properties judge seeded random multi-client
+ * schedules run on real threads against the real backend; a failure is shrunk and reported with
+ * its seed ({@code -Dfencelock.tck.seed=...} replays it). Properties a backend does not claim
+ * (see {@link Capability}) are reported as not claimed.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Timeout(value = 10, unit = TimeUnit.MINUTES)
+public abstract class LockBackendContract {
+    private static final Duration HANG_BOUND = Duration.ofSeconds(20);
+
+    private BackendFixture fixture;
+    private Set<Capability> capabilities;
+    private String runPrefix;
+    private final AtomicInteger nameCounter = new AtomicInteger();
+    private final List<LockClient> clients = new ArrayList<>();
+    private List<RunResult> randomRun;
+
+    /** The real backend under test. Called once per test class. */
+    protected abstract BackendFixture fixture();
+
+    /** The random schedules' shape; override to adapt to a slow backend. */
+    protected ScheduleGenerator.Config scheduleConfig() {
+        ScheduleGenerator.Config d = ScheduleGenerator.Config.defaults();
+        return new ScheduleGenerator.Config(d.minProcesses(), d.maxProcesses(), d.maxLocks(), d.minSteps(), d.maxSteps(),
+                d.minTtlMillis(), d.maxTtlMillis(), capabilities.contains(Capability.PURGE_FREE));
+    }
+
+    @BeforeAll
+    void openFixture() {
+        fixture = fixture();
+        capabilities = ScheduleRunner.capabilitiesOf(fixture);
+        runPrefix = "tck-" + UUID.randomUUID().toString().substring(0, 8);
+        System.out.println("[fencelock-tck] " + getClass().getSimpleName() + " on " + fixture.description()
+                + "; capabilities " + capabilities);
+    }
+
+    @AfterEach
+    void closeClients() {
+        clients.forEach(LockClient::close);
+        clients.clear();
+    }
+
+    @AfterAll
+    void reportCoverage() {
+        if (randomRun != null) {
+            System.out.println("[fencelock-tck] " + getClass().getSimpleName() + ": " + randomRun.size()
+                    + " schedules, coverage " + totalCoverage().describe());
+        }
+    }
+
+    // ------------------------------------------------------------------ history properties
+
+    @Test
+    void certainHoldsNeverOverlap() {
+        assertHistories("certainHoldsNeverOverlap", HistoryChecker::certainHoldsNeverOverlap);
+    }
+
+    @Test
+    void tokensRespectRealTimeOrder() {
+        requireClaim(Capability.FENCING);
+        assertHistories("tokensRespectRealTimeOrder", HistoryChecker::tokensRespectRealTimeOrder);
+    }
+
+    @Test
+    void newHolderExceedsAllPriorTokens() throws Exception {
+        requireClaim(Capability.FENCING);
+        String name = freshName();
+        LockClient a = client(options(Duration.ofMillis(400), false));
+        LockClient b = client(options(Duration.ofMillis(400), false));
+        long last = 0;
+        // release and re-acquire, by the same client and by another
+        for (LockClient c : List.of(a, a, b, a)) {
+            Lease lease = c.tryAcquire(name).orElseThrow(() -> new AssertionError("free lock not granted"));
+            assertThat(lease.fencingToken()).as("token after release + re-acquire").isGreaterThan(last);
+            last = lease.fencingToken();
+            assertThat(lease.release()).isTrue();
+        }
+        // expiry and takeover
+        Lease expiring = a.tryAcquire(name).orElseThrow();
+        last = expiring.fencingToken();
+        Lease taker = b.acquire(name, HANG_BOUND).orElseThrow(() -> new AssertionError("expired lock not taken over"));
+        assertThat(taker.fencingToken()).as("token after takeover of an expired lease").isGreaterThan(last);
+        last = taker.fencingToken();
+        taker.release();
+        // the record deleted by a purge: the next holder must still exceed every earlier token
+        if (capabilities.contains(Capability.PURGE_FREE)) {
+            assertThat(a.purgeFree(Duration.ZERO)).as("records purged").isGreaterThanOrEqualTo(1);
+            assertThat(a.inspect(name)).as("record of a purged lock").isEmpty();
+            Lease afterPurge = b.tryAcquire(name).orElseThrow();
+            assertThat(afterPurge.fencingToken()).as("token after the lock's record was purged").isGreaterThan(last);
+            afterPurge.release();
+        }
+        assertHistories("newHolderExceedsAllPriorTokens", HistoryChecker::newHolderExceedsAllPriorTokens);
+    }
+
+    @Test
+    void fencedResourceRejectsStaleWriters() throws Exception {
+        requireClaim(Capability.FENCING);
+        String name = freshName();
+        FencedResource resource = new FencedResource();
+        LockClient zombieClient = client(options(Duration.ofMillis(300), false));
+        LockClient next = client(options(Duration.ofMillis(300), false));
+        Lease zombie = zombieClient.tryAcquire(name).orElseThrow();
+        assertThat(resource.write(zombie.fencingToken())).isTrue();
+        // the holder stalls past its TTL without knowing; another takes over and writes
+        Lease successor = next.acquire(name, HANG_BOUND).orElseThrow();
+        assertThat(resource.write(successor.fencingToken())).isTrue();
+        assertThat(resource.write(zombie.fencingToken())).as("a stale writer's write").isFalse();
+        assertThat(resource.write(successor.fencingToken())).as("the holder's second write").isTrue();
+        successor.release();
+        assertHistories("fencedResourceRejectsStaleWriters", HistoryChecker::fencedResourceRejectsStaleWriters);
+    }
+
+    @Test
+    void releaseIsOwnerChecked() throws Exception {
+        String name = freshName();
+        InstrumentedBackend raw = new InstrumentedBackend(fixture.openBackend());
+        LockClient a = client(raw, options(Duration.ofMillis(300), false));
+        LockClient b = client(options(Duration.ofSeconds(20), true));
+        assertThat(raw.release(name, UUID.randomUUID().toString())).as("release of a free lock by a stranger").isFalse();
+        Lease old = a.tryAcquire(name).orElseThrow();
+        Lease holder = b.acquire(name, HANG_BOUND).orElseThrow(() -> new AssertionError("expired lock not taken over"));
+        assertThat(raw.release(name, old.leaseId())).as("release by an expired lease").isFalse();
+        assertThat(raw.release(name, UUID.randomUUID().toString())).as("release by a stranger").isFalse();
+        LockInfo info = b.inspect(name).orElseThrow();
+        assertThat(info.held()).isTrue();
+        assertThat(info.leaseId()).isEqualTo(holder.leaseId());
+        assertThat(client(options(Duration.ofSeconds(5), false)).tryAcquire(name)).as("a third client's attempt").isEmpty();
+        assertThat(holder.isValid()).isTrue();
+        assertHistories("releaseIsOwnerChecked", HistoryChecker::releaseIsOwnerChecked);
+    }
+
+    @Test
+    void releaseIsIdempotent() {
+        String name = freshName();
+        LockBackend raw = fixture.openBackend();
+        LockClient a = client(raw, options(Duration.ofSeconds(20), true));
+        LockClient b = client(options(Duration.ofSeconds(20), true));
+        Lease first = a.tryAcquire(name).orElseThrow();
+        assertThat(first.release()).isTrue();
+        assertThat(first.release()).as("second release through the lease").isFalse();
+        assertThat(raw.release(name, first.leaseId())).as("second release on the backend").isFalse();
+        first.close();
+        Lease second = b.tryAcquire(name).orElseThrow();
+        assertThat(first.release()).isFalse();
+        assertThat(raw.release(name, first.leaseId())).isFalse();
+        assertThat(b.inspect(name).orElseThrow().leaseId()).isEqualTo(second.leaseId());
+        assertThat(second.state()).isEqualTo(LeaseState.HELD);
+        assertHistories("releaseIsIdempotent", HistoryChecker::releaseIsIdempotent);
+    }
+
+    @Test
+    void renewAfterExpiryIsRejected() throws Exception {
+        String name = freshName();
+        LockBackend raw = fixture.openBackend();
+        LockClient a = client(raw, options(Duration.ofMillis(300), false));
+        // straight through the backend, so that nothing releases the expired lease for us
+        String expiredId = UUID.randomUUID().toString();
+        assertThat(raw.tryAcquire(name, expiredId, Duration.ofMillis(300)).acquired()).isTrue();
+        awaitCondition("the backend to see the lease expire", () -> !a.inspect(name).map(LockInfo::held).orElse(false));
+        assertThat(raw.renew(List.of(new RenewRequest(name, expiredId, Duration.ofSeconds(10), null))).get(0).renewed())
+                .as("renewal of a lease expired on the backend, even with nobody else holding it").isFalse();
+        assertThat(a.inspect(name).map(LockInfo::held).orElse(false)).as("held after renewing an expired lease").isFalse();
+        // through the engine: a lease past its deadline is lost and renew() says so
+        Lease lease = a.tryAcquire(name).orElseThrow();
+        lease.lost().toCompletableFuture().get(HANG_BOUND.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(lease.renew()).as("renew() of a lost lease").isFalse();
+        assertThat(lease.isValid()).isFalse();
+        // and after another lease took over
+        Lease successor = client(options(Duration.ofSeconds(20), true)).acquire(name, HANG_BOUND).orElseThrow();
+        assertThat(raw.renew(List.of(new RenewRequest(name, lease.leaseId(), Duration.ofSeconds(10), null),
+                new RenewRequest(name, expiredId, Duration.ofSeconds(10), null))))
+                .as("renewals of leases whose lock another lease holds").noneMatch(r -> r.renewed());
+        assertThat(a.inspect(name).orElseThrow().leaseId()).isEqualTo(successor.leaseId());
+        assertHistories("renewAfterExpiryIsRejected", HistoryChecker::renewAfterExpiryIsRejected);
+    }
+
+    @Test
+    void renewExtendsExclusivity() throws Exception {
+        String name = freshName();
+        Duration ttl = Duration.ofMillis(400);
+        LockClient holderClient = client(options(ttl, true));
+        LockClient rival = client(options(ttl, false));
+        Lease holder = holderClient.tryAcquire(name).orElseThrow();
+        long start = System.nanoTime();
+        int attempts = 0;
+        while (System.nanoTime() - start < ttl.multipliedBy(4).toNanos()) {
+            assertThat(rival.tryAcquire(name)).as("a rival's attempt while the holder renews").isEmpty();
+            assertThat(holder.isValid()).as("the renewed holder's validity").isTrue();
+            attempts++;
+            Thread.sleep(10);
+        }
+        assertThat(attempts).isGreaterThan(10);
+        // manual renewal extends a lease without a watchdog just as well
+        String other = freshName();
+        Lease manual = rival.tryAcquire(other).orElseThrow();
+        for (int i = 0; i < 6; i++) {
+            Thread.sleep(ttl.toMillis() / 3);
+            assertThat(manual.renew()).as("manual renewal %d", i).isTrue();
+        }
+        assertThat(manual.isValid()).isTrue();
+        assertThat(holderClient.tryAcquire(other)).isEmpty();
+        assertThat(holder.release()).isTrue();
+        assertThat(manual.release()).isTrue();
+    }
+
+    @Test
+    void acquirableAfterHolderCrash() throws Exception {
+        String name = freshName();
+        Duration ttl = Duration.ofMillis(500);
+        LockClient crashed = client(options(ttl, false));
+        LockClient successor = client(options(Duration.ofSeconds(20), true));
+        long sent = System.nanoTime();
+        Lease lost = crashed.tryAcquire(name).orElseThrow();
+        // the holder "crashes": it never renews or releases
+        AtomicReference<Boolean> crashedStillValid = new AtomicReference<>();
+        Lease next = successor.acquire(name, HANG_BOUND).orElseThrow(() -> new AssertionError("never taken over"));
+        crashedStillValid.set(lost.isValid());
+        long tookOverAfter = System.nanoTime() - sent;
+        assertThat(crashedStillValid.get()).as("the crashed holder's lease was still locally valid at takeover").isFalse();
+        assertThat(Duration.ofNanos(tookOverAfter)).as("takeover not earlier than the TTL")
+                .isGreaterThanOrEqualTo(LockOptions.defaults().validityWindow(ttl));
+        Duration bound = ttl.plus(successor.options().maxPollInterval()).plusSeconds(2);
+        assertThat(Duration.ofNanos(tookOverAfter)).as("takeover not much later than the TTL (+ one poll)").isLessThan(bound);
+        assertThat(next.fencingToken()).isGreaterThan(lost.fencingToken());
+        next.release();
+    }
+
+    @Test
+    void releaseFreesPromptly() throws Exception {
+        String name = freshName();
+        Duration ttl = Duration.ofSeconds(20);
+        LockClient holderClient = client(options(ttl, true));
+        InstrumentedBackend waiterBackend = new InstrumentedBackend(fixture.openBackend());
+        LockClient waiterClient = client(waiterBackend, options(ttl, true));
+        Lease holder = holderClient.tryAcquire(name).orElseThrow();
+        CompletableFuture<Lease> waiter = CompletableFuture.supplyAsync(() -> {
+            try {
+                return waiterClient.acquire(name, HANG_BOUND).orElse(null);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        awaitCondition("the waiter to find the lock held", () -> waiterBackend.acquireCalls() >= 1);
+        assertThat(waiter).isNotDone();
+        long released = System.nanoTime();
+        assertThat(holder.release()).isTrue();
+        Lease next = waiter.get(HANG_BOUND.toSeconds(), TimeUnit.SECONDS);
+        Duration handOff = Duration.ofNanos(System.nanoTime() - released);
+        assertThat(next).as("the waiter's lease").isNotNull();
+        assertThat(handOff).as("hand-off after release, with TTL " + ttl)
+                .isLessThan(waiterClient.options().maxPollInterval().plusSeconds(2));
+        System.out.println("[fencelock-tck] hand-off after release: " + handOff.toNanos() / 1000 + " us"
+                + (capabilities.contains(Capability.WAKE_ON_RELEASE) ? " (wake-up signal)" : " (polling)"));
+        next.release();
+    }
+
+    @Test
+    void tryAcquireHonoursTimeout() throws Exception {
+        String name = freshName();
+        LockClient holderClient = client(options(Duration.ofSeconds(20), true));
+        LockClient waiterClient = client(options(Duration.ofSeconds(20), true));
+        Lease holder = holderClient.tryAcquire(name).orElseThrow();
+        assertThat(waiterClient.tryAcquire(name)).isEmpty();
+        assertThat(waiterClient.acquire(name, Duration.ZERO)).isEmpty();
+        Duration wait = Duration.ofMillis(300);
+        long start = System.nanoTime();
+        Optional<Lease> none = waiterClient.acquire(name, wait);
+        Duration waited = Duration.ofNanos(System.nanoTime() - start);
+        assertThat(none).as("acquire while held").isEmpty();
+        assertThat(waited).as("time waited for a held lock").isGreaterThanOrEqualTo(wait).isLessThan(wait.plus(HANG_BOUND));
+        // waiting is interruptible
+        CountDownLatch started = new CountDownLatch(1);
+        AtomicReference<Throwable> outcome = new AtomicReference<>();
+        Thread t = new Thread(() -> {
+            started.countDown();
+            try {
+                waiterClient.acquire(name, Duration.ofMinutes(5));
+            } catch (Throwable e) {
+                outcome.set(e);
+            }
+        });
+        t.start();
+        started.await();
+        t.interrupt();
+        t.join(HANG_BOUND.toMillis());
+        assertThat(t.isAlive()).as("waiter still waiting after interrupt").isFalse();
+        assertThat(outcome.get()).isInstanceOf(InterruptedException.class);
+        assertThat(holder.isValid()).isTrue();
+        holder.release();
+    }
+
+    @Test
+    void locksAreIndependent() {
+        LockClient a = client(options(Duration.ofSeconds(20), true));
+        LockClient b = client(options(Duration.ofSeconds(20), true));
+        String x = freshName();
+        String y = freshName();
+        Lease ax = a.tryAcquire(x).orElseThrow();
+        Lease by = b.tryAcquire(y).orElseThrow(() -> new AssertionError("holding one name blocked another"));
+        assertThat(ax.release()).isTrue();
+        assertThat(b.inspect(y).orElseThrow().leaseId()).as("releasing one name touched another").isEqualTo(by.leaseId());
+        assertThat(a.tryAcquire(y)).isEmpty();
+        List<Lease> many = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            many.add((i % 2 == 0 ? a : b).tryAcquire(freshName()).orElseThrow());
+        }
+        assertThat(a.held().size() + b.held().size()).isEqualTo(21);
+        assertThat(a.list(runPrefix).size()).isGreaterThanOrEqualTo(21);
+        many.forEach(Lease::release);
+        by.release();
+        assertThat(a.held()).isEmpty();
+    }
+
+    @Test
+    void badInputIsRejectedCleanly() throws Exception {
+        InstrumentedBackend raw = new InstrumentedBackend(fixture.openBackend());
+        LockClient c = client(raw, options(Duration.ofSeconds(5), true));
+        String prefix = runPrefix + "-bad";
+        List<LockInfo> before = c.list(runPrefix);
+        int callsBefore = raw.totalCalls();
+        List<String> badNames = List.of("", "x".repeat(256), "has space", "quote'", "semi;colon", "{tag}", "tab\t", "é");
+        for (String bad : badNames) {
+            assertThatThrownBy(() -> c.tryAcquire(bad)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("lock name").hasMessageContaining("characters");
+            assertThatThrownBy(() -> c.acquire(bad, Duration.ofSeconds(1))).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> c.inspect(bad)).isInstanceOf(IllegalArgumentException.class);
+        }
+        assertThatThrownBy(() -> c.tryAcquire(null)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("null");
+        assertThatThrownBy(() -> c.list("50%")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("50%");
+        assertThatThrownBy(() -> c.tryAcquire(prefix, Duration.ZERO)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("ttl PT0S").hasMessageContaining("positive");
+        assertThatThrownBy(() -> c.tryAcquire(prefix, Duration.ofSeconds(-1))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("PT-1S");
+        assertThatThrownBy(() -> c.tryAcquire(prefix, Duration.ofMillis(3))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("too short");
+        assertThatThrownBy(() -> c.acquire(prefix, Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("wait PT-0.001S");
+        assertThatThrownBy(() -> c.purgeFree(Duration.ofSeconds(-1))).isInstanceOf(IllegalArgumentException.class);
+        LockClient periodic = client(options(Duration.ofSeconds(10), true).toBuilder().tokenPeriod(Duration.ofSeconds(5)).build());
+        assertThatThrownBy(() -> periodic.tryAcquire(prefix, Duration.ofSeconds(6))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("ttl >= 2 x tokenPeriod");
+        assertThatThrownBy(() -> LockOptions.builder().ttl(Duration.ofSeconds(10)).tokenPeriod(Duration.ofSeconds(6)).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PT6S");
+        assertThatThrownBy(() -> LockOptions.builder().ttl(Duration.ofSeconds(2)).renewInterval(Duration.ofSeconds(2)).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("renewInterval PT2S");
+        assertThat(raw.totalCalls()).as("backend round trips caused by bad input").isEqualTo(callsBefore);
+        assertThat(c.list(runPrefix)).as("locks on the backend after bad input").isEqualTo(before);
+        assertThat(c.inspect(prefix)).as("the lock a rejected call named").isEmpty();
+    }
+
+    @Test
+    void coverageGuard() {
+        Coverage total = totalCoverage();
+        List<String> missing = new ArrayList<>();
+        if (total.acquisitions() == 0) missing.add("acquisitions");
+        if (total.contendedAttempts() == 0) missing.add("contended attempts");
+        if (total.takeovers() == 0) missing.add("takeovers after expiry");
+        if (total.handOffs() == 0) missing.add("hand-offs after release");
+        if (total.releases() == 0) missing.add("releases");
+        if (total.staleReleases() == 0) missing.add("stale releases");
+        if (total.zombieWritesRejected() == 0 && capabilities.contains(Capability.FENCING)) missing.add("rejected zombie writes");
+        if (total.purges() == 0 && capabilities.contains(Capability.PURGE_FREE)) missing.add("purges");
+        assertThat(missing).as("situations the random schedules never produced (the run proved nothing about them); "
+                + "coverage " + total.describe()).isEmpty();
+    }
+
+    // ------------------------------------------------------------------ engine properties on this backend
+
+    @Test
+    void renewalIsBatched() throws Exception {
+        requireClaim(Capability.BATCH_RENEW);
+        InstrumentedBackend raw = new InstrumentedBackend(fixture.openBackend());
+        AtomicInteger renewed = new AtomicInteger();
+        LockClient c = LockClient.builder().backend(raw).options(options(Duration.ofSeconds(3), true))
+                .listener(new LockEventListener() {
+                    @Override
+                    public void renewed(Lease lease) {
+                        renewed.incrementAndGet();
+                    }
+                }).build();
+        clients.add(c);
+        int leases = 300;
+        for (int i = 0; i < leases; i++) {
+            c.tryAcquire(freshName()).orElseThrow();
+        }
+        awaitCondition("every lease to be renewed once", () -> renewed.get() >= leases);
+        List<Integer> batches = raw.renewBatchSizes();
+        assertThat(batches.get(0)).as("leases renewed by the first round trip (batches " + batches + ")").isEqualTo(leases);
+        assertThat(c.held()).hasSize(leases).allMatch(Lease::isValid);
+    }
+
+    @Test
+    void tokenPeriodRaisesTokenOnRenew() throws Exception {
+        requireClaim(Capability.TOKEN_PERIOD);
+        String name = freshName();
+        Duration period = Duration.ofMillis(200);
+        LockClient c = client(options(Duration.ofMillis(800), false).toBuilder().tokenPeriod(period).build());
+        Lease lease = c.tryAcquire(name).orElseThrow();
+        long first = lease.fencingToken();
+        assertThat(lease.renew()).isTrue();
+        assertThat(lease.fencingToken()).as("token renewed within the token period").isEqualTo(first);
+        Thread.sleep(period.toMillis() + 20); // the period is the behaviour under test
+        assertThat(lease.renew()).isTrue();
+        assertThat(lease.fencingToken()).as("token renewed after the token period").isGreaterThan(first);
+        assertThat(c.inspect(name).orElseThrow().token()).isEqualTo(lease.fencingToken());
+        lease.release();
+    }
+
+    @Test
+    void lostLeaseIsSignalledAndItsTaskCancelled() throws Exception {
+        InstrumentedBackend raw = new InstrumentedBackend(fixture.openBackend());
+        LockClient c = client(raw, options(Duration.ofMillis(400), true));
+        String name = freshName();
+        // a task that outlives its lease: renewals are cut off as by a lost connection
+        AtomicReference<Lease> seen = new AtomicReference<>();
+        assertThatThrownBy(() -> c.runExclusively(name, HANG_BOUND, lease -> {
+            seen.set(lease);
+            raw.cutRenewals(true);
+            Thread.sleep(HANG_BOUND.toMillis());
+            return "finished";
+        })).isInstanceOf(LeaseLostException.class).hasCauseInstanceOf(InterruptedException.class);
+        assertThat(seen.get().state()).isEqualTo(LeaseState.LOST);
+        assertThat(seen.get().isValid()).isFalse();
+        assertThat(Thread.currentThread().isInterrupted()).as("interrupt left on the caller").isFalse();
+        raw.cutRenewals(false);
+        // a task that finishes in time gets its result, and the lock is released
+        assertThat(c.runExclusively(name, HANG_BOUND, lease -> lease.fencingToken() > 0 ? "ran" : "no token")).contains("ran");
+        assertThat(c.held()).isEmpty();
+        awaitCondition("the lock to be free", () -> !c.inspect(name).map(LockInfo::held).orElse(false));
+    }
+
+    // ------------------------------------------------------------------ machinery
+
+    private record RunResult(Schedule schedule, History history) {
+    }
+
+    /** The random schedules, run once per class and judged by every history property. */
+    private List<RunResult> randomRun() {
+        if (randomRun == null) {
+            ScheduleGenerator generator = new ScheduleGenerator(scheduleConfig());
+            ScheduleRunner runner = new ScheduleRunner(fixture, runPrefix);
+            List<RunResult> results = new ArrayList<>();
+            OptionalLong replay = TckSettings.replaySeed();
+            if (replay.isPresent()) {
+                Schedule s = generator.generate(replay.getAsLong());
+                results.add(new RunResult(s, runner.run(s, 0)));
+            } else {
+                long base = TckSettings.baseSeed();
+                System.out.println("[fencelock-tck] " + getClass().getSimpleName() + ": " + TckSettings.schedules()
+                        + " schedules from base seed " + base);
+                for (int i = 0; i < TckSettings.schedules(); i++) {
+                    Schedule s = generator.generate(base + i);
+                    results.add(new RunResult(s, runner.run(s, 0)));
+                }
+            }
+            randomRun = results;
+        }
+        return randomRun;
+    }
+
+    private Coverage totalCoverage() {
+        Coverage total = null;
+        for (RunResult r : randomRun()) {
+            Coverage c = Coverage.of(r.history().events());
+            total = total == null ? c : total.plus(c);
+        }
+        return total;
+    }
+
+    private void assertHistories(String property, Function<List<Event>, List<Violation>> checker) {
+        for (RunResult r : randomRun()) {
+            List<Violation> violations = checker.apply(r.history().events());
+            if (!violations.isEmpty()) {
+                fail(failureReport(property, r, violations, checker));
+            }
+        }
+    }
+
+    private String failureReport(String property, RunResult failed, List<Violation> violations,
+                                 Function<List<Event>, List<Violation>> checker) {
+        ScheduleRunner runner = new ScheduleRunner(fixture, runPrefix + "-shrink");
+        AtomicInteger attempt = new AtomicInteger();
+        AtomicReference<RunResult> smallest = new AtomicReference<>();
+        Schedule shrunk = Shrinker.shrink(failed.schedule(), candidate -> {
+            History h = runner.run(candidate, attempt.incrementAndGet());
+            boolean fails = !checker.apply(h.events()).isEmpty();
+            if (fails) {
+                smallest.set(new RunResult(candidate, h));
+            }
+            return fails;
+        }, TckSettings.shrinkAttempts());
+        RunResult shown = smallest.get() != null && smallest.get().schedule().equals(shrunk) ? smallest.get() : failed;
+        List<Violation> shownViolations = shown == failed ? violations : checker.apply(shown.history().events());
+        StringBuilder sb = new StringBuilder();
+        sb.append("property ").append(property).append(" failed on ").append(fixture.description()).append('\n');
+        sb.append("replay with -Dfencelock.tck.seed=").append(failed.schedule().seed()).append('\n');
+        sb.append("violations:\n");
+        shownViolations.forEach(v -> sb.append("  ").append(v).append('\n'));
+        sb.append(shown == failed ? "schedule (could not be shrunk):\n" : "shrunk schedule:\n").append(shown.schedule()).append('\n');
+        sb.append("history:\n").append(shown.history());
+        return sb.toString();
+    }
+
+    private void requireClaim(Capability capability) {
+        Assumptions.assumeTrue(capabilities.contains(capability),
+                "not claimed: " + fixture.description() + " does not declare " + capability);
+    }
+
+    /** A lock name no other test or run uses. */
+    protected String freshName() {
+        return runPrefix + "-" + nameCounter.incrementAndGet();
+    }
+
+    private static LockOptions options(Duration ttl, boolean autoRenew) {
+        return LockOptions.builder().ttl(ttl).autoRenew(autoRenew)
+                .initialPollInterval(Duration.ofMillis(2)).maxPollInterval(Duration.ofMillis(100)).build();
+    }
+
+    private LockClient client(LockOptions options) {
+        return client(fixture.openBackend(), options);
+    }
+
+    private LockClient client(LockBackend backend, LockOptions options) {
+        LockClient c = LockClient.create(backend, options);
+        clients.add(c);
+        return c;
+    }
+
+    /** Waits for a condition, bounded only to stop a hang. */
+    private static void awaitCondition(String what, BooleanSupplier condition) throws InterruptedException {
+        long end = System.nanoTime() + HANG_BOUND.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - end > 0) {
+                throw new AssertionError("timed out after " + HANG_BOUND + " waiting for " + what);
+            }
+            Thread.sleep(5);
+        }
+    }
+}

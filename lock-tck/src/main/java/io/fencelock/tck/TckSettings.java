@@ -1,0 +1,35 @@
+package io.fencelock.tck;
+
+import java.util.OptionalLong;
+
+/**
+ * Knobs of a TCK run, from system properties:
+ * <ul>
+ *   <li>{@code fencelock.tck.schedules} (default 12): random schedules per backend;</li>
+ *   <li>{@code fencelock.tck.seed}: replay exactly the schedule with this seed (printed by a failure);</li>
+ *   <li>{@code fencelock.tck.baseSeed}: the first seed of a run (default: random, printed);</li>
+ *   <li>{@code fencelock.tck.shrinkAttempts} (default 40): re-runs spent shrinking a failure.</li>
+ * </ul>
+ */
+public final class TckSettings {
+    private TckSettings() {
+    }
+
+    public static int schedules() {
+        return Integer.getInteger("fencelock.tck.schedules", 12);
+    }
+
+    public static OptionalLong replaySeed() {
+        String s = System.getProperty("fencelock.tck.seed");
+        return s == null || s.isBlank() ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(s.trim()));
+    }
+
+    public static long baseSeed() {
+        String s = System.getProperty("fencelock.tck.baseSeed");
+        return s == null || s.isBlank() ? System.nanoTime() ^ 0x5DEECE66DL : Long.parseLong(s.trim());
+    }
+
+    public static int shrinkAttempts() {
+        return Integer.getInteger("fencelock.tck.shrinkAttempts", 40);
+    }
+}

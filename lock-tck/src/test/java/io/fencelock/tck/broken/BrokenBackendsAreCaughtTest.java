@@ -1,0 +1,165 @@
+package io.fencelock.tck.broken;
+
+import io.fencelock.spi.LockBackend;
+import io.fencelock.tck.BackendFixture;
+import io.fencelock.tck.LockBackendContract;
+import io.fencelock.tck.fixture.PostgresServer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.platform.testkit.engine.EngineTestKit;
+import org.junit.platform.testkit.engine.Events;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.platform.engine.discovery.DiscoverySelectors.selectMethod;
+
+/**
+ * The kit is not vacuous: run against a backend with one seeded flaw, the property that guards
+ * against that flaw must fail. Each flawed backend is a real PostgreSQL table with unsafe SQL.
+ */
+class BrokenBackendsAreCaughtTest {
+    private static String previousSchedules;
+    private static String previousShrink;
+
+    @BeforeAll
+    static void fewerSchedules() {
+        previousSchedules = System.getProperty("fencelock.tck.schedules");
+        previousShrink = System.getProperty("fencelock.tck.shrinkAttempts");
+        System.setProperty("fencelock.tck.schedules", "6");
+        System.setProperty("fencelock.tck.shrinkAttempts", "4");
+    }
+
+    @AfterAll
+    static void restore() {
+        restore("fencelock.tck.schedules", previousSchedules);
+        restore("fencelock.tck.shrinkAttempts", previousShrink);
+    }
+
+    private static void restore(String key, String value) {
+        if (value == null) {
+            System.clearProperty(key);
+        } else {
+            System.setProperty(key, value);
+        }
+    }
+
+    @Test
+    void releaseWithoutOwnerCheckIsCaught() {
+        assertFails(ReleaseWithoutOwnerCheck.class, "releaseIsOwnerChecked");
+    }
+
+    @Test
+    void seedTokenPlusOneWithCleanupIsCaught() {
+        assertFails(TokenPlusOneWithCleanup.class, "newHolderExceedsAllPriorTokens");
+    }
+
+    @Test
+    void renewAfterExpiryIsCaught() {
+        assertFails(RenewIgnoresExpiry.class, "renewAfterExpiryIsRejected");
+    }
+
+    @Test
+    void takeoverKeepingTheTokenIsCaught() {
+        assertFails(TakeoverKeepsToken.class, "fencedResourceRejectsStaleWriters");
+    }
+
+    @Test
+    void missingMutualExclusionIsCaughtByTheRandomSchedules() {
+        Events events = run(NoMutualExclusion.class, "certainHoldsNeverOverlap");
+        assertThat(events.failed().count()).as("failed tests").isEqualTo(1);
+        Throwable failure = events.failed().stream().findFirst().orElseThrow()
+                .getPayload(org.junit.platform.engine.TestExecutionResult.class).orElseThrow()
+                .getThrowable().orElseThrow();
+        // the report names the property, the seed to replay and the shrunk schedule
+        assertThat(failure.getMessage()).contains("certainHoldsNeverOverlap").contains("-Dfencelock.tck.seed=")
+                .contains("schedule").contains("history:");
+    }
+
+    @Test
+    void aCorrectTableDesignPassesTheSameProperties() {
+        // The same SQL without a flaw is not flagged: the failures above come from the flaws.
+        Events events = EngineTestKit.engine("junit-jupiter")
+                .selectors(selectMethod(NoFlaw.class, "releaseIsOwnerChecked"),
+                        selectMethod(NoFlaw.class, "renewAfterExpiryIsRejected"),
+                        selectMethod(NoFlaw.class, "fencedResourceRejectsStaleWriters"))
+                .execute().testEvents();
+        assertThat(events.failed().count()).as("failures on the sound variant: " + failures(events)).isZero();
+        assertThat(events.succeeded().count()).isEqualTo(3);
+    }
+
+    private static String failures(Events events) {
+        StringBuilder sb = new StringBuilder();
+        events.failed().stream().forEach(e -> e.getPayload(org.junit.platform.engine.TestExecutionResult.class)
+                .flatMap(org.junit.platform.engine.TestExecutionResult::getThrowable)
+                .ifPresent(t -> sb.append('\n').append(e.getTestDescriptor().getDisplayName()).append(": ").append(t)));
+        return sb.toString();
+    }
+
+    private static void assertFails(Class<? extends LockBackendContract> contract, String property) {
+        Events events = run(contract, property);
+        assertThat(events.failed().count()).as(property + " on " + contract.getSimpleName()).isEqualTo(1);
+    }
+
+    private static Events run(Class<? extends LockBackendContract> contract, String property) {
+        return EngineTestKit.engine("junit-jupiter").selectors(selectMethod(contract, property)).execute().testEvents();
+    }
+
+    /** A fixture for one flaw, on its own database of the shared PostgreSQL. */
+    private static BackendFixture fixtureWith(SeedFlawBackend.Flaw flaw) {
+        PostgresServer server = PostgresServer.shared();
+        String url = server.createDatabase("seedflaw");
+        return new BackendFixture() {
+            @Override
+            public LockBackend openBackend() {
+                return new SeedFlawBackend(flaw, url, server.user(), server.password());
+            }
+
+            @Override
+            public String description() {
+                return "seed-flaw backend (" + (flaw == null ? "no flaw" : flaw) + ") on " + server.description();
+            }
+        };
+    }
+
+    static class ReleaseWithoutOwnerCheck extends LockBackendContract {
+        @Override
+        protected BackendFixture fixture() {
+            return fixtureWith(SeedFlawBackend.Flaw.RELEASE_WITHOUT_OWNER_CHECK);
+        }
+    }
+
+    static class TokenPlusOneWithCleanup extends LockBackendContract {
+        @Override
+        protected BackendFixture fixture() {
+            return fixtureWith(SeedFlawBackend.Flaw.TOKEN_PLUS_ONE_WITH_CLEANUP);
+        }
+    }
+
+    static class RenewIgnoresExpiry extends LockBackendContract {
+        @Override
+        protected BackendFixture fixture() {
+            return fixtureWith(SeedFlawBackend.Flaw.RENEW_IGNORES_EXPIRY);
+        }
+    }
+
+    static class TakeoverKeepsToken extends LockBackendContract {
+        @Override
+        protected BackendFixture fixture() {
+            return fixtureWith(SeedFlawBackend.Flaw.TAKEOVER_KEEPS_TOKEN);
+        }
+    }
+
+    static class NoMutualExclusion extends LockBackendContract {
+        @Override
+        protected BackendFixture fixture() {
+            return fixtureWith(SeedFlawBackend.Flaw.NO_MUTUAL_EXCLUSION);
+        }
+    }
+
+    static class NoFlaw extends LockBackendContract {
+        @Override
+        protected BackendFixture fixture() {
+            return fixtureWith(null);
+        }
+    }
+}

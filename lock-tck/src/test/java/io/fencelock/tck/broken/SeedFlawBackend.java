@@ -1,0 +1,184 @@
+package io.fencelock.tck.broken;
+
+import io.fencelock.Capability;
+import io.fencelock.LockBackendException;
+import io.fencelock.LockInfo;
+import io.fencelock.spi.AcquireResult;
+import io.fencelock.spi.LockBackend;
+import io.fencelock.spi.RenewRequest;
+import io.fencelock.spi.RenewResult;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A deliberately unsafe PostgreSQL backend, each flaw one of the mistakes DESIGN.md warns about
+ * (most straight from the seed designs). The TCK's own tests run the contract against it and
+ * require the matching property to fail: proof that the kit is not vacuous.
+ */
+final class SeedFlawBackend implements LockBackend {
+
+    enum Flaw {
+        /** Release frees the lock whoever holds it (no owner check). */
+        RELEASE_WITHOUT_OWNER_CHECK,
+        /** Seed 000's "token + 1" on a row, combined with a cleanup that deletes free rows: the token restarts. */
+        TOKEN_PLUS_ONE_WITH_CLEANUP,
+        /** Renew extends the lease even after it expired on the server. */
+        RENEW_IGNORES_EXPIRY,
+        /** A takeover keeps the previous holder's token. */
+        TAKEOVER_KEEPS_TOKEN,
+        /** Acquire takes the lock even when another lease holds it. */
+        NO_MUTUAL_EXCLUSION
+    }
+
+    private final Flaw flaw;
+    private final String table;
+    private final Connection connection;
+    private final ReentrantLock lock = new ReentrantLock();
+
+    /** @param flaw the flaw to build in, or {@code null} for the same design without one */
+    SeedFlawBackend(Flaw flaw, String jdbcUrl, String user, String password) {
+        this.flaw = flaw;
+        this.table = "seed_flaw_" + (flaw == null ? "none" : flaw.name().toLowerCase());
+        try {
+            this.connection = DriverManager.getConnection(jdbcUrl, user, password);
+            try (var st = connection.createStatement()) {
+                st.execute("CREATE TABLE IF NOT EXISTS " + table + " (name text PRIMARY KEY, lease_id text, "
+                        + "token bigint NOT NULL, expires_at timestamptz NOT NULL)");
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot open the seed-flaw backend: " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public AcquireResult tryAcquire(String name, String leaseId, Duration ttl) {
+        String takeoverToken = flaw == Flaw.TAKEOVER_KEEPS_TOKEN ? "l.token" : "l.token + 1";
+        String when = flaw == Flaw.NO_MUTUAL_EXCLUSION ? "true" : "l.lease_id IS NULL OR l.expires_at <= clock_timestamp()";
+        String sql = "INSERT INTO " + table + " AS l (name, lease_id, token, expires_at) VALUES (?, ?, 1, clock_timestamp() + ? * interval '1 millisecond') "
+                + "ON CONFLICT (name) DO UPDATE SET lease_id = EXCLUDED.lease_id, token = " + takeoverToken
+                + ", expires_at = EXCLUDED.expires_at WHERE " + when + " RETURNING token, expires_at";
+        return query(sql, ps -> {
+            ps.setString(1, name);
+            ps.setString(2, leaseId);
+            ps.setLong(3, ttl.toMillis());
+        }, rs -> rs.next() ? AcquireResult.granted(rs.getLong(1), rs.getTimestamp(2).toInstant()) : AcquireResult.held(null));
+    }
+
+    @Override
+    public List<RenewResult> renew(List<RenewRequest> requests) {
+        List<RenewResult> results = new ArrayList<>();
+        String expiry = flaw == Flaw.RENEW_IGNORES_EXPIRY ? "" : " AND expires_at > clock_timestamp()";
+        for (RenewRequest r : requests) {
+            results.add(query("UPDATE " + table + " SET expires_at = clock_timestamp() + ? * interval '1 millisecond' "
+                    + "WHERE name = ? AND lease_id = ?" + expiry + " RETURNING token, expires_at", ps -> {
+                ps.setLong(1, r.ttl().toMillis());
+                ps.setString(2, r.name());
+                ps.setString(3, r.leaseId());
+            }, rs -> rs.next() ? RenewResult.renewed(rs.getLong(1), rs.getTimestamp(2).toInstant()) : RenewResult.rejected()));
+        }
+        return results;
+    }
+
+    @Override
+    public boolean release(String name, String leaseId) {
+        String owner = flaw == Flaw.RELEASE_WITHOUT_OWNER_CHECK ? "" : " AND lease_id = ? AND expires_at > clock_timestamp()";
+        return query("UPDATE " + table + " SET lease_id = NULL, expires_at = clock_timestamp() WHERE name = ?" + owner
+                + " RETURNING name", ps -> {
+            ps.setString(1, name);
+            if (flaw != Flaw.RELEASE_WITHOUT_OWNER_CHECK) {
+                ps.setString(2, leaseId);
+            }
+        }, ResultSet::next);
+    }
+
+    @Override
+    public Optional<LockInfo> inspect(String name) {
+        return query("SELECT name, lease_id IS NOT NULL AND expires_at > clock_timestamp(), lease_id, token, expires_at, "
+                + "clock_timestamp() FROM " + table + " WHERE name = ?", ps -> ps.setString(1, name),
+                rs -> rs.next() ? Optional.of(info(rs)) : Optional.empty());
+    }
+
+    @Override
+    public List<LockInfo> list(String prefix) {
+        return query("SELECT name, true, lease_id, token, expires_at, clock_timestamp() FROM " + table
+                + " WHERE starts_with(name, ?) AND lease_id IS NOT NULL AND expires_at > clock_timestamp() ORDER BY name",
+                ps -> ps.setString(1, prefix), rs -> {
+                    List<LockInfo> all = new ArrayList<>();
+                    while (rs.next()) {
+                        all.add(info(rs));
+                    }
+                    return all;
+                });
+    }
+
+    @Override
+    public int purgeFree(Duration freeFor) {
+        return query("DELETE FROM " + table + " WHERE (lease_id IS NULL OR expires_at <= clock_timestamp()) "
+                + "AND expires_at <= clock_timestamp() - ? * interval '1 millisecond' RETURNING name",
+                ps -> ps.setLong(1, freeFor.toMillis()), rs -> {
+                    int n = 0;
+                    while (rs.next()) {
+                        n++;
+                    }
+                    return n;
+                });
+    }
+
+    @Override
+    public Set<Capability> capabilities() {
+        // Only the cleanup flaw offers purging: token + 1 is safe as long as rows are never deleted.
+        return flaw == Flaw.TOKEN_PLUS_ONE_WITH_CLEANUP
+                ? EnumSet.of(Capability.FENCING, Capability.SERVER_TIME, Capability.PURGE_FREE)
+                : EnumSet.of(Capability.FENCING, Capability.SERVER_TIME);
+    }
+
+    @Override
+    public void close() {
+        try {
+            connection.close();
+        } catch (SQLException ignored) {
+            // closing a test connection
+        }
+    }
+
+    private static LockInfo info(ResultSet rs) throws SQLException {
+        Timestamp expires = rs.getTimestamp(5);
+        return new LockInfo(rs.getString(1), rs.getBoolean(2), rs.getString(3), rs.getLong(4),
+                expires == null ? null : expires.toInstant(), rs.getTimestamp(6).toInstant());
+    }
+
+    private interface Binder {
+        void bind(PreparedStatement ps) throws SQLException;
+    }
+
+    private interface Reader<T> {
+        T read(ResultSet rs) throws SQLException;
+    }
+
+    /** One connection for this test backend, used by one statement at a time. */
+    private <T> T query(String sql, Binder binder, Reader<T> reader) {
+        lock.lock();
+        try (PreparedStatement ps = connection.prepareStatement(sql)) {
+            binder.bind(ps);
+            try (ResultSet rs = ps.executeQuery()) {
+                return reader.read(rs);
+            }
+        } catch (SQLException e) {
+            throw new LockBackendException("seed-flaw backend: " + e.getMessage(), e, true);
+        } finally {
+            lock.unlock();
+        }
+    }
+}

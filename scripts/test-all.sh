@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs every test of fencelock against real servers. Installs the Debian server packages the
+# tests need when they are missing (the tests start their own throwaway instances; nothing is
+# started as a service). Extra arguments go to Maven, e.g. -Dfencelock.tck.schedules=40.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
+
+if [ ${#need[@]} -gt 0 ]; then
+  echo "Installing server packages: ${need[*]}"
+  sudo_cmd=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null 2>&1 || { echo "need root or sudo to install ${need[*]}" >&2; exit 1; }
+    sudo_cmd="sudo"
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo_cmd apt-get update -qq
+  $sudo_cmd apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+exec ./mvnw -B -ntp verify "$@"
