@@ -3,8 +3,8 @@
  * through {@link java.util.ServiceLoader} for {@code jdbc:postgresql:} URLs.
  */
 module io.fencelock.postgres {
-    requires io.fencelock;
-    requires java.sql;
+    requires transitive io.fencelock; // the backend implements its SPI
+    requires transitive java.sql; // the builder takes a javax.sql.DataSource
     requires com.zaxxer.hikari;
     requires org.postgresql.jdbc;
     requires org.slf4j;

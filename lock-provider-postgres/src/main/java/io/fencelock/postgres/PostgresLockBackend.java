@@ -75,7 +75,7 @@ public final class PostgresLockBackend implements LockBackend {
         this.ownPool = ownPool;
         this.table = table;
         this.where = where;
-        this.listener = new ReleaseListener(listenerSource, table.channel, where);
+        this.listener = new ReleaseListener(listenerSource, ownPool == null, table.channel, where);
         String t = table.qualifiedTable;
         String nextToken = "nextval('" + table.qualifiedSequence + "'::regclass)";
         // The token of a takeover is drawn in DO UPDATE, after the row lock: never EXCLUDED.token,

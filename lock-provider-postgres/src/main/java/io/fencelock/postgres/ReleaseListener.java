@@ -8,6 +8,7 @@ import org.slf4j.LoggerFactory;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Set;
@@ -17,11 +18,12 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * Hears releases of one lock table: a dedicated connection (never one of the pool's) LISTENs on
- * the table's channel, and one daemon thread waits for notifications and calls the subscribers
- * of the released name. Started by the first subscription. A lost connection is re-opened with
- * backoff; signals sent meanwhile are missed, which is safe because the engine also polls, and
- * after a reconnect every subscriber is woken once so that nobody waits for a missed signal.
+ * Hears releases of one lock table: one connection, held for the backend's life (opened directly,
+ * or borrowed from the application's DataSource), LISTENs on the table's channel, and one daemon
+ * thread waits for notifications and calls the subscribers of the released name. Started by the
+ * first subscription. A lost connection is re-opened with backoff; signals sent meanwhile are
+ * missed, which is safe because the engine also polls, and after a reconnect every subscriber is
+ * woken once so that nobody waits for a missed signal.
  */
 final class ReleaseListener implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ReleaseListener.class);
@@ -32,6 +34,7 @@ final class ReleaseListener implements AutoCloseable {
     private static final long JOIN_MILLIS = 5_000;
 
     private final DataSource connections;
+    private final boolean pooled;
     private final String channel;
     private final String where;
     private final ConcurrentHashMap<String, Set<Subscription>> subscribers = new ConcurrentHashMap<>();
@@ -43,10 +46,12 @@ final class ReleaseListener implements AutoCloseable {
 
     /**
      * @param connections where the listening connection comes from (pgjdbc, or a pool that unwraps to it)
+     * @param pooled      whether that is the application's pool, which must get its connection back clean
      * @param where       the server for log lines, without credentials
      */
-    ReleaseListener(DataSource connections, String channel, String where) {
+    ReleaseListener(DataSource connections, boolean pooled, String channel, String where) {
         this.connections = connections;
+        this.pooled = pooled;
         this.channel = channel;
         this.where = where;
     }
@@ -117,7 +122,9 @@ final class ReleaseListener implements AutoCloseable {
                 closeQuietly(c);
             }
         }
-        closeQuietly(connection);
+        Connection last = connection;
+        connection = null;
+        giveBack(last);
     }
 
     /** Opens the listening connection; failures are logged, the thread tries again later. */
@@ -184,23 +191,60 @@ final class ReleaseListener implements AutoCloseable {
         } finally {
             lock.unlock();
         }
-        Connection c = connection;
-        if (c != null) {
+        // The thread is blocked reading its connection. Our own connection is simply aborted; a
+        // connection of the application's pool is woken with a notification instead, so that the
+        // thread can UNLISTEN and return it in a usable state.
+        Connection listening = connection;
+        boolean exited = listening == null ? awaitExit(running) // between reconnects: the signal ends its wait
+                : pooled && wakeUp() && awaitExit(running);
+        if (!exited && listening != null) {
             try {
-                c.abort(Runnable::run); // unblocks the thread's read at once
+                listening.abort(Runnable::run);
             } catch (SQLException | RuntimeException e) {
                 log.debug("fencelock: aborting the release listener connection failed: {}", e.toString());
             }
+            awaitExit(running);
         }
-        if (running != null) {
-            try {
-                running.join(JOIN_MILLIS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+        closeQuietly(connection); // only if the thread could not do it
+        subscribers.clear();
+    }
+
+    /** Sends an empty notification on the channel: no lock has an empty name, so it only wakes listeners. */
+    private boolean wakeUp() {
+        try (Connection c = connections.getConnection()) {
+            c.setAutoCommit(true);
+            try (PreparedStatement ps = c.prepareStatement("SELECT pg_notify(?, '')")) {
+                ps.setString(1, channel);
+                ps.execute();
+            }
+            return true;
+        } catch (SQLException e) {
+            return false;
+        }
+    }
+
+    private static boolean awaitExit(Thread running) {
+        if (running == null) {
+            return true;
+        }
+        try {
+            running.join(JOIN_MILLIS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return !running.isAlive();
+    }
+
+    /** Closes the listening connection, first leaving the channel if it goes back to the application's pool. */
+    private void giveBack(Connection c) {
+        if (c != null && pooled) {
+            try (Statement s = c.createStatement()) {
+                s.execute("UNLISTEN *");
+            } catch (SQLException e) {
+                log.debug("fencelock: UNLISTEN before returning the connection failed: {}", e.toString());
             }
         }
-        closeQuietly(connection);
-        subscribers.clear();
+        closeQuietly(c);
     }
 
     private static void closeQuietly(Connection c) {

@@ -1,5 +1,7 @@
 package io.fencelock.postgres;
 
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import io.fencelock.Capability;
 import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
@@ -10,6 +12,7 @@ import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
 import io.fencelock.spi.WakeUpSubscription;
 import io.fencelock.tck.fixture.PostgresServer;
+import io.fencelock.tck.fixture.ServerControl;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Assumptions;
@@ -30,11 +33,13 @@ import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 class PostgresLockBackendTest {
     private static final Duration TTL = Duration.ofSeconds(30);
@@ -261,14 +266,86 @@ class PostgresLockBackendTest {
         backend.tryAcquire(name, holder, TTL);
         CountDownLatch released = new CountDownLatch(1);
         CountDownLatch unrelated = new CountDownLatch(1);
-        try (PostgresLockBackend waiterSide = builder().build();
-             WakeUpSubscription subscription = waiterSide.subscribe(name, released::countDown);
-             WakeUpSubscription other = waiterSide.subscribe(name(), unrelated::countDown)) {
+        try (PostgresLockBackend waiterSide = builder().build()) {
+            waiterSide.subscribe(name, released::countDown);
+            WakeUpSubscription other = waiterSide.subscribe(name(), unrelated::countDown);
 
             assertThat(backend.release(name, holder)).isTrue();
 
             assertThat(released.await(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).as("woken by the release").isTrue();
             assertThat(unrelated.getCount()).as("another name's subscriber").isEqualTo(1);
+            other.close(); // closing a subscription is allowed at any time; the backend's close ends the rest
+        }
+    }
+
+    @Test
+    void worksOnTheApplicationsTransactionalPoolAndLeavesItOpen() throws Exception {
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(url);
+        config.setUsername(server.user());
+        config.setPassword(server.password());
+        config.setAutoCommit(false); // an application pool in transaction mode
+        config.setMaximumPoolSize(3);
+        try (HikariDataSource appPool = new HikariDataSource(config)) {
+            String name = name();
+            String holder = lease();
+            CountDownLatch released = new CountDownLatch(1);
+            try (PostgresLockBackend onAppPool = PostgresLockBackend.builder().dataSource(appPool).build()) {
+                onAppPool.subscribe(name, released::countDown);
+                assertThat(onAppPool.tryAcquire(name, holder, TTL).acquired()).isTrue();
+                assertThat(backend.inspect(name).orElseThrow().holder()).as("committed, seen by others").contains(holder);
+                assertThat(onAppPool.release(name, holder)).isTrue();
+                assertThat(released.await(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).as("woken through the app's pool").isTrue();
+            }
+            assertThat(appPool.isClosed()).isFalse();
+            try (Connection c = appPool.getConnection()) {
+                assertThat(c.isValid(5)).isTrue();
+            }
+        }
+    }
+
+    @Test
+    void survivesACrashOfTheServerWithRisingTokensAndWakeUps() throws InterruptedException {
+        try (PostgresServer own = PostgresServer.start(PostgresServer.Source.BINARIES)) {
+            ServerControl control = own.control().orElseThrow();
+            String ownUrl = own.createDatabase("pg_crash");
+            Semaphore wakeUps = new Semaphore(0);
+            String name = name();
+            try (PostgresLockBackend crashing = PostgresLockBackend.builder().jdbcUrl(ownUrl).user(own.user())
+                    .password(own.password()).createTable(true).build()) {
+                crashing.subscribe(name, wakeUps::release);
+                long before = crashing.tryAcquire(name, lease(), EXPIRED_AT_ONCE).token();
+
+                control.kill();
+                LockBackendException down = catchThrowableOfType(LockBackendException.class, () -> crashing.inspect(name));
+                assertThat(down).isNotNull();
+                assertThat(down.isRetryable()).as(down.getMessage()).isTrue();
+                control.start();
+
+                // the listener wakes everyone once it has reconnected: from then on it hears releases again
+                assertThat(wakeUps.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).as("woken after reconnecting").isTrue();
+                String holder = lease();
+                AcquireResult after = retryWhileRetryable(() -> crashing.tryAcquire(name, holder, TTL));
+                assertThat(after.token()).as("the sequence survived the crash").isGreaterThan(before);
+                assertThat(crashing.release(name, holder)).isTrue();
+                assertThat(wakeUps.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).as("woken by the release").isTrue();
+            }
+        }
+    }
+
+    /** Pooled connections died with the server; the engine retries retryable failures, and so does this. */
+    private static <T> T retryWhileRetryable(Callable<T> operation) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
+        while (true) {
+            try {
+                return operation.call();
+            } catch (LockBackendException e) {
+                if (!e.isRetryable() || System.nanoTime() > deadline) {
+                    throw e;
+                }
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
         }
     }
 
@@ -346,15 +423,17 @@ class PostgresLockBackendTest {
         String name = name();
         CountDownLatch otherTable = new CountDownLatch(1);
         CountDownLatch sameTable = new CountDownLatch(1);
-        try (PostgresLockBackend second = builder().table("second_locks").createTable(true).build();
-             WakeUpSubscription a = second.subscribe(name, otherTable::countDown);
-             WakeUpSubscription b = backend.subscribe(name, sameTable::countDown)) {
+        WakeUpSubscription subscription = backend.subscribe(name, sameTable::countDown);
+        try (PostgresLockBackend second = builder().table("second_locks").createTable(true).build()) {
+            second.subscribe(name, otherTable::countDown);
             String holder = lease();
             backend.tryAcquire(name, holder, TTL);
             backend.release(name, holder);
 
             assertThat(sameTable.await(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).isTrue();
             assertThat(otherTable.getCount()).isEqualTo(1);
+        } finally {
+            subscription.close();
         }
     }
 
