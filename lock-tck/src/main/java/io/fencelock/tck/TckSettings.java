@@ -5,7 +5,7 @@ import java.util.OptionalLong;
 /**
  * Knobs of a TCK run, from system properties:
  * <ul>
- *   <li>{@code fencelock.tck.schedules} (default 12): random schedules per backend;</li>
+ *   <li>{@code fencelock.tck.schedules} (default 20): random schedules per backend;</li>
  *   <li>{@code fencelock.tck.seed}: replay exactly the schedule with this seed (printed by a failure);</li>
  *   <li>{@code fencelock.tck.baseSeed}: the first seed of a run (default: random, printed);</li>
  *   <li>{@code fencelock.tck.shrinkAttempts} (default 40): re-runs spent shrinking a failure.</li>
@@ -16,7 +16,7 @@ public final class TckSettings {
     }
 
     public static int schedules() {
-        return Integer.getInteger("fencelock.tck.schedules", 12);
+        return Integer.getInteger("fencelock.tck.schedules", 20);
     }
 
     public static OptionalLong replaySeed() {

@@ -58,6 +58,9 @@ public final class ScheduleGenerator {
 
     private final Config config;
 
+    /** Steps of a staged takeover's opening (see {@link #generate}). */
+    static final int STAGED_STEPS = 5;
+
     public ScheduleGenerator(Config config) {
         this.config = Objects.requireNonNull(config, "config");
     }
@@ -75,13 +78,25 @@ public final class ScheduleGenerator {
         int processCount = between(random, config.minProcesses(), config.maxProcesses());
         int lockCount = between(random, 1, config.maxLocks());
         boolean firstAutoRenews = random.nextBoolean();
+        // About a third of the schedules open with a staged takeover (a holder stalls past its TTL,
+        // another takes over and writes, the stalled one writes late), so that every run of a
+        // dozen schedules or more sees stale writers rejected; the rest of their scripts is random.
+        boolean stagedTakeover = processCount >= 2 && config.maxSteps() >= STAGED_STEPS && random.nextDouble() < 0.3;
+        if (stagedTakeover) {
+            firstAutoRenews = false;
+        }
         List<ProcessScript> scripts = new ArrayList<>();
         for (int process = 0; process < processCount; process++) {
             // alternate, so every schedule with two processes or more has a holder that can expire
             boolean autoRenew = (process % 2 == 0) == firstAutoRenews;
             long ttlMillis = between(random, config.minTtlMillis(), config.maxTtlMillis());
             int stepCount = between(random, config.minSteps(), config.maxSteps());
-            List<Step> steps = new ScriptWriter(random.split(), lockCount, autoRenew, ttlMillis).write(stepCount);
+            ScriptWriter writer = new ScriptWriter(random.split(), lockCount, autoRenew, ttlMillis);
+            if (stagedTakeover && process < 2) {
+                stepCount = Math.max(stepCount, STAGED_STEPS);
+                writer.stageTakeover(process == 0);
+            }
+            List<Step> steps = writer.write(stepCount);
             scripts.add(new ProcessScript(process, autoRenew, ttlMillis, steps));
         }
         return new Schedule(seed, lockCount, scripts);
@@ -102,6 +117,24 @@ public final class ScheduleGenerator {
             this.lockCount = lockCount;
             this.autoRenew = autoRenew;
             this.ttl = ttl;
+        }
+
+        /** The staged takeover's opening on lock 0: the stalled holder's, or its successor's. */
+        void stageTakeover(boolean stalledHolder) {
+            usedLocks.add(0);
+            if (stalledHolder) {
+                steps.add(Step.acquire(0, spend(ttl)));
+                steps.add(Step.of(Action.WRITE, 0));
+                steps.add(Step.hold(0, spend(ttl * 13 / 10)));
+                steps.add(Step.pause(spend(ttl)));
+                steps.add(Step.of(Action.ZOMBIE_WRITE, 0));
+            } else {
+                steps.add(Step.pause(spend(ttl / 4)));
+                steps.add(Step.acquire(0, spend(3 * ttl)));
+                steps.add(Step.of(Action.WRITE, 0));
+                steps.add(Step.hold(0, spend(ttl / 4)));
+                steps.add(Step.of(Action.RELEASE, 0));
+            }
         }
 
         List<Step> write(int stepCount) {
@@ -125,7 +158,14 @@ public final class ScheduleGenerator {
             if (episode.optional(0.85)) {
                 steps.add(Step.of(Action.WRITE, lock));
             }
-            steps.add(Step.hold(lock, spend(holdTime())));
+            long hold = spend(holdTime());
+            steps.add(Step.hold(lock, hold));
+            if (!autoRenew && hold > ttl && episode.optionalPair(0.5)) {
+                // the lease expired during the hold, unnoticed: stall a while longer, so that a newer
+                // holder has likely written, then write with the stale token
+                steps.add(Step.pause(spend(between(random, ttl, 2 * ttl))));
+                steps.add(Step.of(Action.ZOMBIE_WRITE, lock));
+            }
             if (episode.optionalPair(0.2)) {
                 // manual renew mid-hold: after an expiry (no watchdog, long hold) it must be rejected
                 steps.add(Step.of(Action.RENEW, lock));
@@ -140,9 +180,9 @@ public final class ScheduleGenerator {
                 // delete the freed record at once: the next holder's token must still be higher
                 steps.add(Step.purge());
             }
-            if (crash && episode.optionalPair(0.5)) {
+            if (crash && episode.optionalPair(0.9)) {
                 // outlive the crashed lease, so a newer holder has likely written before the zombie does
-                steps.add(Step.pause(spend(between(random, ttl, ttl * 3 / 2))));
+                steps.add(Step.pause(spend(between(random, ttl * 3 / 2, 2 * ttl))));
                 steps.add(Step.of(Action.ZOMBIE_WRITE, lock));
             } else if (episode.optional(0.3)) {
                 steps.add(Step.of(Action.ZOMBIE_WRITE, lock));

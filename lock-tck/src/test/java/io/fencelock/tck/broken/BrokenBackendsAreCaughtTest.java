@@ -121,45 +121,38 @@ class BrokenBackendsAreCaughtTest {
         };
     }
 
-    static class ReleaseWithoutOwnerCheck extends LockBackendContract {
+    /** The contract on a seed-flaw backend; subclasses only name the flaw. */
+    abstract static class FlawedContract extends LockBackendContract {
+        abstract SeedFlawBackend.Flaw flaw();
+
         @Override
         protected BackendFixture fixture() {
-            return fixtureWith(SeedFlawBackend.Flaw.RELEASE_WITHOUT_OWNER_CHECK);
+            return fixtureWith(flaw());
         }
     }
 
-    static class TokenPlusOneWithCleanup extends LockBackendContract {
-        @Override
-        protected BackendFixture fixture() {
-            return fixtureWith(SeedFlawBackend.Flaw.TOKEN_PLUS_ONE_WITH_CLEANUP);
-        }
+    static class ReleaseWithoutOwnerCheck extends FlawedContract {
+        SeedFlawBackend.Flaw flaw() { return SeedFlawBackend.Flaw.RELEASE_WITHOUT_OWNER_CHECK; }
     }
 
-    static class RenewIgnoresExpiry extends LockBackendContract {
-        @Override
-        protected BackendFixture fixture() {
-            return fixtureWith(SeedFlawBackend.Flaw.RENEW_IGNORES_EXPIRY);
-        }
+    static class TokenPlusOneWithCleanup extends FlawedContract {
+        SeedFlawBackend.Flaw flaw() { return SeedFlawBackend.Flaw.TOKEN_PLUS_ONE_WITH_CLEANUP; }
     }
 
-    static class TakeoverKeepsToken extends LockBackendContract {
-        @Override
-        protected BackendFixture fixture() {
-            return fixtureWith(SeedFlawBackend.Flaw.TAKEOVER_KEEPS_TOKEN);
-        }
+    static class RenewIgnoresExpiry extends FlawedContract {
+        SeedFlawBackend.Flaw flaw() { return SeedFlawBackend.Flaw.RENEW_IGNORES_EXPIRY; }
     }
 
-    static class NoMutualExclusion extends LockBackendContract {
-        @Override
-        protected BackendFixture fixture() {
-            return fixtureWith(SeedFlawBackend.Flaw.NO_MUTUAL_EXCLUSION);
-        }
+    static class TakeoverKeepsToken extends FlawedContract {
+        SeedFlawBackend.Flaw flaw() { return SeedFlawBackend.Flaw.TAKEOVER_KEEPS_TOKEN; }
     }
 
-    static class NoFlaw extends LockBackendContract {
-        @Override
-        protected BackendFixture fixture() {
-            return fixtureWith(null);
-        }
+    static class NoMutualExclusion extends FlawedContract {
+        SeedFlawBackend.Flaw flaw() { return SeedFlawBackend.Flaw.NO_MUTUAL_EXCLUSION; }
+    }
+
+    /** The same table design without a flaw. */
+    static class NoFlaw extends FlawedContract {
+        SeedFlawBackend.Flaw flaw() { return null; }
     }
 }
