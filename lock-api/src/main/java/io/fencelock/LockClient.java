@@ -60,7 +60,8 @@ public final class LockClient implements AutoCloseable {
         this.backend = Objects.requireNonNull(backend, "backend");
         this.options = Objects.requireNonNull(options, "options");
         Set<Capability> declared = backend.capabilities();
-        this.capabilities = declared.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(declared));
+        this.capabilities = declared.isEmpty() ? Set.of()
+                : java.util.Collections.unmodifiableSet(EnumSet.copyOf(declared));
         this.listeners.addAll(listeners);
         this.watchdog = new Watchdog(this, held::values, "fencelock-" + CLIENT_NUMBER.incrementAndGet());
     }
