@@ -235,24 +235,25 @@ public abstract class LockBackendContract {
     @Test
     void renewExtendsExclusivity() throws Exception {
         String name = freshName();
-        Duration ttl = Duration.ofMillis(400);
+        // a TTL long enough that a busy CI machine cannot starve the renewals of a lease
+        Duration ttl = Duration.ofMillis(900);
         LockClient holderClient = client(options(ttl, true));
         LockClient rival = client(options(ttl, false));
         Lease holder = holderClient.tryAcquire(name).orElseThrow();
         long start = System.nanoTime();
         int attempts = 0;
-        while (System.nanoTime() - start < ttl.multipliedBy(4).toNanos()) {
+        while (System.nanoTime() - start < ttl.multipliedBy(3).toNanos()) {
             assertThat(rival.tryAcquire(name)).as("a rival's attempt while the holder renews").isEmpty();
             assertThat(holder.isValid()).as("the renewed holder's validity").isTrue();
             attempts++;
-            Thread.sleep(10);
+            Thread.sleep(20); // pacing the rival's attempts
         }
         assertThat(attempts).isGreaterThan(10);
         // manual renewal extends a lease without a watchdog just as well
         String other = freshName();
         Lease manual = rival.tryAcquire(other).orElseThrow();
         for (int i = 0; i < 6; i++) {
-            Thread.sleep(ttl.toMillis() / 3);
+            Thread.sleep(ttl.toMillis() / 4); // renewing by hand, at a quarter of the TTL
             assertThat(manual.renew()).as("manual renewal %d", i).isTrue();
         }
         assertThat(manual.isValid()).isTrue();
