@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 
 need=()
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
+command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need+=(mariadb-server)
+command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 
 if [ ${#need[@]} -gt 0 ]; then
   echo "Installing server packages: ${need[*]}"
