@@ -1,0 +1,144 @@
+package io.fencelock.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+
+/**
+ * The Lua scripts, one per operation. Redis runs a script atomically, so each is one indivisible
+ * step on the server and one round trip for the client. Every key a script touches is passed in
+ * KEYS (Cluster routes by them), and the keys of one call share a slot.
+ *
+ * <p>Time is the server's: {@code TIME} inside the script. The expiry is set as an absolute
+ * millisecond time ({@code PXAT}, {@code PEXPIREAT}) computed from that same reading, so the
+ * expiry reported to the client is exactly the one Redis enforces. Numbers go back to Redis through
+ * {@code string.format('%.0f')}: Lua 5.1 would print a 16-digit number in exponent notation.
+ */
+final class Scripts {
+    /** Redis 6.2 added {@code SET ... PXAT}. */
+    static final int[] MIN_VERSION = {6, 2};
+
+    private static final String NOW = """
+            local t = redis.call('TIME')
+            local nowMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+            local nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
+            """;
+
+    /**
+     * KEYS: lock, token record. ARGV: lease id, ttl (ms).
+     * Returns {1, token, expiry ms} when granted, else {0, the holder's PTTL (ms, negative if unknown), now ms}.
+     * The token is drawn only after SET NX succeeded, so a refused attempt never consumes one.
+     */
+    static final Script ACQUIRE = new Script("acquire", NOW + """
+            local expiry = nowMs + tonumber(ARGV[2])
+            if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PXAT', string.format('%.0f', expiry)) then
+              local token = redis.call('HINCRBY', KEYS[2], 'n', 1)
+              redis.call('HSET', KEYS[2], 't', string.format('%.0f', nowUs))
+              return {1, token, expiry}
+            end
+            return {0, redis.call('PTTL', KEYS[1]), nowMs}
+            """);
+
+    /**
+     * KEYS: lock 1, token record 1, lock 2, token record 2, ... ARGV: lease id, ttl (ms), token period
+     * (µs, 0 for none), for each lease in the order of KEYS. Returns {now ms, token 1, token 2, ...}
+     * where a token of 0 means rejected. A lease is renewed only if GET of its lock returns its lease
+     * id: a key past its expiry reads as absent, so an expired lease is rejected even when nobody took
+     * the lock. With a token period, a token at least that old is replaced by the next one.
+     */
+    static final Script RENEW = new Script("renew", NOW + """
+            local result = {nowMs}
+            local expiries = {}
+            for i = 1, #KEYS / 2 do
+              local lock, record = KEYS[2 * i - 1], KEYS[2 * i]
+              local token = 0
+              if redis.call('GET', lock) == ARGV[3 * i - 2] then
+                local period = tonumber(ARGV[3 * i])
+                local issued
+                if period > 0 then
+                  issued = redis.call('HMGET', record, 'n', 't')
+                else
+                  issued = {redis.call('HGET', record, 'n')}
+                end
+                if issued[1] then
+                  token = tonumber(issued[1])
+                  local ttl = ARGV[3 * i - 1]
+                  local expiry = expiries[ttl]
+                  if not expiry then
+                    expiry = string.format('%.0f', nowMs + tonumber(ttl))
+                    expiries[ttl] = expiry
+                  end
+                  redis.call('PEXPIREAT', lock, expiry)
+                  if period > 0 and nowUs - tonumber(issued[2] or 0) >= period then
+                    token = redis.call('HINCRBY', record, 'n', 1)
+                    redis.call('HSET', record, 't', string.format('%.0f', nowUs))
+                  end
+                end
+              end
+              result[i + 1] = token
+            end
+            return result
+            """);
+
+    /**
+     * KEYS: lock. ARGV: lease id, channel, name. Deletes the lock only if the lease holds it, and then
+     * publishes the name so that waiters wake. Returns 1 when this call freed it. The token record stays.
+     */
+    static final Script RELEASE = new Script("release", """
+            if redis.call('GET', KEYS[1]) == ARGV[1] then
+              redis.call('DEL', KEYS[1])
+              redis.call('PUBLISH', ARGV[2], ARGV[3])
+              return 1
+            end
+            return 0
+            """);
+
+    /**
+     * KEYS: lock 1, token record 1, ... Returns {now ms, then for each name: lease id ('' when free),
+     * expiry ms (0 when free, -1 when the key has no expiry), last token (0 when none) and whether a
+     * record exists (0/1)}. PEXPIRETIME (Redis 7) reads the exact expiry; older servers get now + PTTL.
+     */
+    static final Script INSPECT = new Script("inspect", NOW + """
+            local result = {nowMs}
+            for i = 1, #KEYS / 2 do
+              local lock = KEYS[2 * i - 1]
+              local lease = redis.call('GET', lock)
+              local expiry = 0
+              if lease then
+                expiry = redis.pcall('PEXPIRETIME', lock)
+                if type(expiry) ~= 'number' then
+                  local pttl = redis.call('PTTL', lock)
+                  expiry = pttl >= 0 and nowMs + pttl or -1
+                end
+              else
+                lease = ''
+              end
+              local token = redis.call('HGET', KEYS[2 * i], 'n')
+              local known = (lease ~= '' or token) and 1 or 0
+              result[#result + 1] = lease
+              result[#result + 1] = expiry
+              result[#result + 1] = tonumber(token or 0)
+              result[#result + 1] = known
+            end
+            return result
+            """);
+
+    private Scripts() {
+    }
+
+    /** A script and its SHA-1, the name {@code EVALSHA} knows it by. */
+    record Script(String name, String source, String sha1) {
+        Script(String name, String source) {
+            this(name, source, sha1(source));
+        }
+
+        private static String sha1(String source) {
+            try {
+                return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(source.getBytes(StandardCharsets.UTF_8)));
+            } catch (NoSuchAlgorithmException e) {
+                throw new IllegalStateException("SHA-1 is missing from this JVM", e);
+            }
+        }
+    }
+}

@@ -1,0 +1,628 @@
+package io.fencelock.redis;
+
+import io.fencelock.Capability;
+import io.fencelock.LockBackendException;
+import io.fencelock.LockInfo;
+import io.fencelock.spi.AcquireResult;
+import io.fencelock.spi.LockBackend;
+import io.fencelock.spi.LockBackendProvider;
+import io.fencelock.spi.RenewRequest;
+import io.fencelock.spi.RenewResult;
+import io.fencelock.spi.WakeUpSubscription;
+import io.fencelock.tck.fixture.RedisServer;
+import io.fencelock.tck.fixture.RedisServer.Persistence;
+import io.fencelock.tck.fixture.RedisServer.Source;
+import io.fencelock.tck.fixture.ServerControl;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.SlotHash;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.ServiceLoader;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+class RedisLockBackendTest {
+    private static final Duration TTL = Duration.ofSeconds(30);
+    /** The shortest lease Redis can keep: one millisecond. Tests sleep past it on purpose. */
+    private static final Duration ONE_MS = Duration.ofMillis(1);
+    /** Only to stop a hang; a working wake-up arrives within a few milliseconds. */
+    private static final long HANG_GUARD_SECONDS = 30;
+    private static final Duration SHORT_COMMAND_TIMEOUT = Duration.ofMillis(500);
+
+    private static RedisServer server;
+    private static RedisLockBackend backend;
+
+    @BeforeAll
+    static void openBackend() {
+        server = RedisServer.shared();
+        backend = RedisLockBackend.builder().uri(server.uri()).build();
+    }
+
+    @AfterAll
+    static void closeBackend() {
+        if (backend != null) {
+            backend.close();
+        }
+    }
+
+    private static String name() {
+        return "test/" + UUID.randomUUID();
+    }
+
+    private static String lease() {
+        return UUID.randomUUID().toString();
+    }
+
+    @Test
+    void acquireRenewReleaseAndInspect() {
+        String name = name();
+        String holder = lease();
+        String other = lease();
+
+        AcquireResult granted = backend.tryAcquire(name, holder, TTL);
+        assertThat(granted.acquired()).isTrue();
+        assertThat(granted.token()).isPositive();
+
+        AcquireResult refused = backend.tryAcquire(name, other, TTL);
+        assertThat(refused.acquired()).isFalse();
+        assertThat(refused.holderRemaining()).isPositive().isLessThanOrEqualTo(TTL);
+
+        LockInfo info = backend.inspect(name).orElseThrow();
+        assertThat(info.held()).isTrue();
+        assertThat(info.holder()).contains(holder);
+        assertThat(info.token()).isEqualTo(granted.token());
+        assertThat(info.expiresAt()).as("PXAT set exactly the reported expiry").isEqualTo(granted.expiresAt())
+                .isAfter(info.serverTime());
+
+        List<RenewResult> renewed = backend.renew(List.of(new RenewRequest(name, holder, Duration.ofSeconds(60), null),
+                new RenewRequest(name, other, TTL, null)));
+        assertThat(renewed.get(0).renewed()).isTrue();
+        assertThat(renewed.get(0).token()).isEqualTo(granted.token());
+        assertThat(renewed.get(0).expiresAt()).isAfter(granted.expiresAt());
+        assertThat(renewed.get(1)).isEqualTo(RenewResult.rejected());
+        assertThat(backend.inspect(name).orElseThrow().expiresAt()).isEqualTo(renewed.get(0).expiresAt());
+
+        assertThat(backend.release(name, other)).as("release by a non-holder").isFalse();
+        assertThat(backend.inspect(name).orElseThrow().held()).isTrue();
+        assertThat(backend.release(name, holder)).isTrue();
+        assertThat(backend.release(name, holder)).as("release is idempotent").isFalse();
+
+        LockInfo free = backend.inspect(name).orElseThrow();
+        assertThat(free.held()).isFalse();
+        assertThat(free.leaseId()).isNull();
+        assertThat(free.expiresAt()).isNull();
+        assertThat(free.token()).as("the token record keeps the history").isEqualTo(granted.token());
+        assertThat(backend.renew(List.of(new RenewRequest(name, holder, TTL, null)))).containsExactly(RenewResult.rejected());
+
+        AcquireResult next = backend.tryAcquire(name, other, TTL);
+        assertThat(next.acquired()).isTrue();
+        assertThat(next.token()).isGreaterThan(granted.token());
+        assertThat(backend.inspect("never-" + UUID.randomUUID())).isEmpty();
+    }
+
+    @Test
+    void keysShareAHashTagAndOnlyTheLockExpires() {
+        String name = name();
+        String holder = lease();
+        backend.tryAcquire(name, holder, TTL);
+        withRedis(server, redis -> {
+            String lock = "fencelock:{" + name + "}";
+            String record = lock + ":token";
+            assertThat(redis.get(lock)).isEqualTo(holder);
+            assertThat(redis.pttl(lock)).isPositive().isLessThanOrEqualTo(TTL.toMillis());
+            assertThat(redis.hget(record, "n")).isEqualTo("1");
+            assertThat(redis.pttl(record)).as("the token record never expires").isEqualTo(-1);
+            assertThat(SlotHash.getSlot(lock)).as("one Cluster slot").isEqualTo(SlotHash.getSlot(record));
+            return null;
+        });
+        backend.release(name, holder);
+        withRedis(server, redis -> {
+            assertThat(redis.exists("fencelock:{" + name + "}")).as("a free lock has no key").isZero();
+            assertThat(redis.exists("fencelock:{" + name + "}:token")).isOne();
+            return null;
+        });
+    }
+
+    @Test
+    void expiredHolderIsTakenOverWithAHigherTokenAndCannotRenewOrRelease() throws InterruptedException {
+        String name = name();
+        String crashed = lease();
+        AcquireResult first = backend.tryAcquire(name, crashed, ONE_MS);
+        assertThat(first.acquired()).isTrue();
+        Thread.sleep(5); // past the expiry on any clock
+
+        assertThat(backend.renew(List.of(new RenewRequest(name, crashed, TTL, null)))).containsExactly(RenewResult.rejected());
+        assertThat(backend.release(name, crashed)).as("an expired lease frees nothing").isFalse();
+        assertThat(backend.inspect(name).orElseThrow().held()).isFalse();
+        assertThat(backend.inspect(name).orElseThrow().token()).isEqualTo(first.token());
+
+        AcquireResult takeover = backend.tryAcquire(name, lease(), TTL);
+        assertThat(takeover.acquired()).isTrue();
+        assertThat(takeover.token()).isGreaterThan(first.token());
+    }
+
+    @Test
+    void tokenPeriodBumpsTheTokenOnlyOnceThePeriodHasPassed() throws InterruptedException {
+        String name = name();
+        String holder = lease();
+        long token = backend.tryAcquire(name, holder, TTL).token();
+
+        RenewResult young = backend.renew(List.of(new RenewRequest(name, holder, TTL, Duration.ofHours(1)))).get(0);
+        assertThat(young.renewed()).isTrue();
+        assertThat(young.token()).as("issued less than an hour ago").isEqualTo(token);
+
+        Thread.sleep(2); // the token is now older than a 1 ms period on the server's clock too
+        RenewResult old = backend.renew(List.of(new RenewRequest(name, holder, TTL, ONE_MS))).get(0);
+        assertThat(old.renewed()).isTrue();
+        assertThat(old.token()).isGreaterThan(token);
+        assertThat(backend.inspect(name).orElseThrow().token()).isEqualTo(old.token());
+
+        RenewResult again = backend.renew(List.of(new RenewRequest(name, holder, TTL, Duration.ofHours(1)))).get(0);
+        assertThat(again.token()).as("the bump restarted the period").isEqualTo(old.token());
+        RenewResult noPeriod = backend.renew(List.of(new RenewRequest(name, holder, TTL, null))).get(0);
+        assertThat(noPeriod.token()).isEqualTo(old.token());
+    }
+
+    @Test
+    void renewsAThousandLeasesInOneScriptCallInRequestOrder() {
+        List<RenewRequest> requests = new ArrayList<>();
+        List<AcquireResult> grants = new ArrayList<>();
+        String prefix = "batch-" + UUID.randomUUID() + "/";
+        for (int i = 0; i < 1000; i++) {
+            String name = prefix + i;
+            String holder = lease();
+            grants.add(backend.tryAcquire(name, holder, TTL));
+            requests.add(new RenewRequest(name, holder, Duration.ofSeconds(90), null));
+        }
+        requests.add(500, new RenewRequest(prefix + 7, "not-the-holder", TTL, null));
+        requests.add(new RenewRequest(prefix + "never-taken", lease(), TTL, null));
+
+        long scriptCallsBefore = scriptCalls();
+        List<RenewResult> results = backend.renew(requests);
+        long scriptCalls = scriptCalls() - scriptCallsBefore;
+
+        if (server.source() != Source.ENV) { // someone else's server may be busy with other clients
+            assertThat(scriptCalls).as("script calls for 1002 renewals").isEqualTo(1);
+        }
+        assertThat(results).hasSize(1002);
+        assertThat(results.get(500)).isEqualTo(RenewResult.rejected());
+        assertThat(results.get(1001)).isEqualTo(RenewResult.rejected());
+        List<RenewResult> real = new ArrayList<>(results.subList(0, 1001));
+        real.remove(500);
+        for (int i = 0; i < 1000; i++) {
+            assertThat(real.get(i).renewed()).isTrue();
+            assertThat(real.get(i).token()).isEqualTo(grants.get(i).token());
+            assertThat(real.get(i).expiresAt()).isAfter(grants.get(i).expiresAt());
+        }
+        assertThat(backend.renew(List.of())).isEmpty();
+    }
+
+    @Test
+    void renewsTenThousandLeasesInOneCall() {
+        String prefix = "batch10k-" + UUID.randomUUID() + "/";
+        List<RenewRequest> requests = new ArrayList<>();
+        for (int i = 0; i < 10_000; i++) {
+            String holder = lease();
+            backend.tryAcquire(prefix + i, holder, TTL);
+            requests.add(new RenewRequest(prefix + i, holder, TTL, null));
+        }
+        long start = System.nanoTime();
+        List<RenewResult> results = backend.renew(requests);
+        long micros = (System.nanoTime() - start) / 1000;
+        assertThat(results).hasSize(10_000).allMatch(RenewResult::renewed);
+        System.out.println("[redis] renew of 10,000 leases in one call: " + micros + " us");
+    }
+
+    @Test
+    void listsHeldLocksByPrefixInJavaOrder() throws InterruptedException {
+        String prefix = "list-" + UUID.randomUUID() + "/";
+        for (String suffix : List.of("b", "a", "B", "c")) {
+            backend.tryAcquire(prefix + suffix, lease(), TTL);
+        }
+        String released = lease();
+        backend.tryAcquire(prefix + "d", released, TTL);
+        backend.release(prefix + "d", released);
+        backend.tryAcquire(prefix + "e", lease(), ONE_MS);
+        backend.tryAcquire("other-" + prefix + "a", lease(), TTL);
+        Thread.sleep(5);
+
+        List<LockInfo> listed = backend.list(prefix);
+        assertThat(listed).extracting(LockInfo::name)
+                .containsExactly(prefix + "B", prefix + "a", prefix + "b", prefix + "c");
+        assertThat(listed).allSatisfy(info -> {
+            assertThat(info.held()).isTrue();
+            assertThat(info.leaseId()).isNotNull();
+            assertThat(info.token()).isPositive();
+            assertThat(info.expiresAt()).isAfter(info.serverTime());
+        });
+        assertThat(backend.list("")).extracting(LockInfo::name).contains(prefix + "a", "other-" + prefix + "a");
+        try (RedisLockBackend otherPrefix = RedisLockBackend.builder().uri(server.uri()).keyPrefix("elsewhere:").build()) {
+            assertThat(otherPrefix.list(prefix)).as("another key prefix sees none of them").isEmpty();
+            assertThat(otherPrefix.tryAcquire(prefix + "a", lease(), TTL).acquired()).as("nor holds them").isTrue();
+        }
+    }
+
+    @Test
+    void onlyOneOfManyConcurrentAcquirersWins() throws Exception {
+        String name = name();
+        int threads = 8;
+        CyclicBarrier start = new CyclicBarrier(threads);
+        List<Callable<AcquireResult>> attempts = new ArrayList<>();
+        for (int i = 0; i < threads; i++) {
+            attempts.add(() -> {
+                start.await(HANG_GUARD_SECONDS, TimeUnit.SECONDS);
+                return backend.tryAcquire(name, lease(), TTL);
+            });
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            List<AcquireResult> results = new ArrayList<>();
+            for (Future<AcquireResult> f : pool.invokeAll(attempts)) {
+                results.add(f.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS));
+            }
+            assertThat(results).filteredOn(AcquireResult::acquired).hasSize(1);
+            assertThat(backend.inspect(name).orElseThrow().token()).as("refused attempts draw no token").isEqualTo(1);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void subscriberIsWokenByAReleaseOfItsNameAndPrefixOnly() throws InterruptedException {
+        String name = name();
+        String holder = lease();
+        backend.tryAcquire(name, holder, TTL);
+        CountDownLatch released = new CountDownLatch(1);
+        CountDownLatch unrelated = new CountDownLatch(1);
+        CountDownLatch otherPrefix = new CountDownLatch(1);
+        try (RedisLockBackend waiterSide = RedisLockBackend.builder().uri(server.uri()).build();
+             RedisLockBackend elsewhere = RedisLockBackend.builder().uri(server.uri()).keyPrefix("elsewhere:").build()) {
+            waiterSide.subscribe(name, released::countDown);
+            WakeUpSubscription other = waiterSide.subscribe(name(), unrelated::countDown);
+            elsewhere.subscribe(name, otherPrefix::countDown);
+
+            assertThat(backend.release(name, holder)).isTrue();
+
+            assertThat(released.await(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).as("woken by the release").isTrue();
+            assertThat(backend.release(name, holder)).as("a release that frees nothing publishes nothing").isFalse();
+            Thread.sleep(50); // give a wrong signal the time to arrive
+            assertThat(unrelated.getCount()).as("another name's subscriber").isEqualTo(1);
+            assertThat(otherPrefix.getCount()).as("the same name under another key prefix").isEqualTo(1);
+            other.close();
+        }
+    }
+
+    @Test
+    void tokensSurviveACrashOfAnAofAlwaysServerAndWaitersAreWokenAfterTheReconnect() throws InterruptedException {
+        try (RedisServer own = RedisServer.start(Source.BINARIES, Persistence.AOF_ALWAYS)) {
+            ServerControl control = own.control().orElseThrow();
+            Semaphore wakeUps = new Semaphore(0);
+            String name = name();
+            try (RedisLockBackend crashing = RedisLockBackend.builder().uri(own.uri()).build()) {
+                assertThat(crashing.capabilities()).contains(Capability.DURABLE_TOKENS);
+                crashing.subscribe(name, wakeUps::release);
+                long before = 0;
+                for (int i = 0; i < 3; i++) {
+                    before = crashing.tryAcquire(name, lease(), ONE_MS).token();
+                    Thread.sleep(3);
+                }
+
+                control.kill();
+                LockBackendException down = catchThrowableOfType(LockBackendException.class, () -> crashing.inspect(name));
+                assertThat(down).isNotNull();
+                assertThat(down.isRetryable()).as(down.getMessage()).isTrue();
+                control.start();
+
+                // the subscription is re-established by Lettuce, and then everyone is woken once
+                assertThat(wakeUps.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).as("woken after reconnecting").isTrue();
+                String holder = lease();
+                AcquireResult after = retryWhileRetryable(() -> crashing.tryAcquire(name, holder, TTL));
+                assertThat(after.token()).as("the token record was in the fsynced AOF").isEqualTo(before + 1);
+                assertThat(crashing.release(name, holder)).isTrue();
+                assertThat(wakeUps.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).as("woken by the release").isTrue();
+            }
+        }
+    }
+
+    /** What DURABLE_TOKENS not being declared means: documented, and shown here. */
+    @Test
+    void tokensRestartAfterARestartWithoutPersistence() throws InterruptedException {
+        try (RedisServer own = RedisServer.start(Source.BINARIES, Persistence.NONE)) {
+            ServerControl control = own.control().orElseThrow();
+            String name = name();
+            try (RedisLockBackend forgetful = RedisLockBackend.builder().uri(own.uri()).build()) {
+                assertThat(forgetful.capabilities()).doesNotContain(Capability.DURABLE_TOKENS);
+                long before = 0;
+                for (int i = 0; i < 3; i++) {
+                    before = forgetful.tryAcquire(name, lease(), ONE_MS).token();
+                    Thread.sleep(3);
+                }
+                assertThat(before).isEqualTo(3);
+
+                control.stop(); // even a clean shutdown: nothing is written anywhere
+                control.start();
+
+                AcquireResult after = retryWhileRetryable(() -> forgetful.tryAcquire(name, lease(), TTL));
+                assertThat(after.token()).as("the counter started again: a stale writer's token 3 would win").isEqualTo(1);
+            }
+        }
+    }
+
+    @Test
+    void capabilitiesFollowTheServersPersistenceSettings() {
+        EnumSet<Capability> always = EnumSet.of(Capability.FENCING, Capability.SERVER_TIME, Capability.WAKE_ON_RELEASE,
+                Capability.BATCH_RENEW, Capability.TOKEN_PERIOD, Capability.LINEARIZABLE);
+        if (server.source() != Source.ENV) {
+            assertThat(backend.capabilities()).as("a server without persistence").isEqualTo(always);
+        }
+        try (RedisServer own = RedisServer.start(Source.BINARIES, Persistence.AOF_ALWAYS)) {
+            EnumSet<Capability> durable = EnumSet.copyOf(always);
+            durable.add(Capability.DURABLE_TOKENS);
+            try (RedisLockBackend b = RedisLockBackend.builder().uri(own.uri()).build()) {
+                assertThat(b.capabilities()).as("appendonly yes, appendfsync always").isEqualTo(durable);
+                assertThat(b.toString()).contains("appendonly=yes appendfsync=always");
+            }
+            withRedis(own, redis -> redis.configSet("appendfsync", "everysec"));
+            try (RedisLockBackend b = RedisLockBackend.builder().uri(own.uri()).build()) {
+                assertThat(b.capabilities()).as("appendfsync everysec: up to a second of grants can be lost").isEqualTo(always);
+            }
+            withRedis(own, redis -> redis.configSet("appendfsync", "always"));
+            // a user that may not run CONFIG: persistence unknown, so not durable
+            String password = UUID.randomUUID().toString();
+            withRedis(own, redis -> redis.aclSetuser("locker", io.lettuce.core.AclSetuserArgs.Builder.on()
+                    .addPassword(password).allKeys().allChannels().allCommands().removeCommand(io.lettuce.core.protocol.CommandType.CONFIG)));
+            try (RedisLockBackend b = RedisLockBackend.builder().uri(own.uri()).user("locker").password(password).build()) {
+                assertThat(b.capabilities()).as("CONFIG refused").isEqualTo(always);
+                assertThat(b.tryAcquire(name(), lease(), TTL).acquired()).isTrue();
+            }
+        }
+    }
+
+    @Test
+    void scriptsAreLoadedAgainAfterTheServerForgotThem() {
+        String name = name();
+        String holder = lease();
+        try (RedisLockBackend b = RedisLockBackend.builder().uri(server.uri()).build()) {
+            assertThat(b.tryAcquire(name, holder, TTL).acquired()).isTrue();
+            withRedis(server, RedisCommands::scriptFlush);
+            assertThat(b.inspect(name).orElseThrow().holder()).contains(holder);
+            assertThat(b.renew(List.of(new RenewRequest(name, holder, TTL, null))).get(0).renewed()).isTrue();
+            assertThat(b.release(name, holder)).isTrue();
+        }
+    }
+
+    @Test
+    void aFrozenServerFailsCallsRetryablyAfterTheCommandTimeout() {
+        try (RedisServer own = RedisServer.start(Source.BINARIES, Persistence.NONE)) {
+            ServerControl control = own.control().orElseThrow();
+            try (RedisLockBackend b = RedisLockBackend.builder().uri(own.uri()).commandTimeout(SHORT_COMMAND_TIMEOUT).build()) {
+                String name = name();
+                String ghost = lease();
+                control.pause();
+                long start = System.nanoTime();
+                LockBackendException frozen;
+                try {
+                    frozen = catchThrowableOfType(LockBackendException.class, () -> b.tryAcquire(name, ghost, TTL));
+                } finally {
+                    control.resume();
+                }
+                Duration waited = Duration.ofNanos(System.nanoTime() - start);
+                assertThat(frozen).isNotNull();
+                assertThat(frozen.isRetryable()).as(frozen.getMessage()).isTrue();
+                assertThat(waited).isGreaterThanOrEqualTo(SHORT_COMMAND_TIMEOUT).isLessThan(Duration.ofSeconds(5));
+                // the script was in the server's socket buffer: the outcome is unknown to the caller,
+                // which is why the engine releases such a lease id in the background
+                LockInfo after = retryWhileRetryable(() -> b.inspect(name)).orElse(null);
+                if (after != null) {
+                    assertThat(after.holder()).contains(ghost);
+                    assertThat(b.release(name, ghost)).isTrue();
+                }
+                assertThat(b.tryAcquire(name, lease(), TTL).acquired()).as("the connection works again").isTrue();
+            }
+        }
+    }
+
+    @Test
+    void worksOnRedis62FromTheEmbeddedSource() throws InterruptedException {
+        try (RedisServer old = RedisServer.start(Source.EMBEDDED, Persistence.NONE);
+             RedisLockBackend b = RedisLockBackend.builder().uri(old.uri()).build()) {
+            String name = name();
+            String holder = lease();
+            AcquireResult granted = b.tryAcquire(name, holder, TTL);
+            assertThat(granted.acquired()).isTrue();
+            LockInfo info = b.inspect(name).orElseThrow(); // no PEXPIRETIME before 7.0: now + PTTL
+            assertThat(info.holder()).contains(holder);
+            assertThat(Duration.between(info.expiresAt(), granted.expiresAt()).abs()).isLessThanOrEqualTo(Duration.ofMillis(2));
+            assertThat(b.list("test/")).extracting(LockInfo::name).containsExactly(name);
+            assertThat(b.release(name, holder)).isTrue();
+            assertThat(b.tryAcquire(name, lease(), ONE_MS).token()).isEqualTo(2);
+            Thread.sleep(5);
+            assertThat(b.renew(List.of(new RenewRequest(name, holder, TTL, null)))).containsExactly(RenewResult.rejected());
+        }
+    }
+
+    @Test
+    void badSettingsAreRejectedBeforeAnyIo() {
+        // an unreachable URI: any I/O would fail with a connection error, not the expected message
+        RedisLockBackend.Builder offline = RedisLockBackend.builder().uri("redis://127.0.0.1:1");
+        for (String bad : List.of("", "a{b}:", "locks*", "lo?ks", "[x]", "sp ace", "x".repeat(65), "é")) {
+            assertThatThrownBy(() -> offline.keyPrefix(bad)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("keyPrefix").hasMessageContaining("1 to 64 characters");
+        }
+        assertThatThrownBy(() -> offline.keyPrefix(null)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("null");
+        assertThatThrownBy(() -> offline.commandTimeout(Duration.ZERO)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("commandTimeout");
+        assertThatThrownBy(() -> RedisLockBackend.builder().uri("http://127.0.0.1:1")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("redis-cluster:");
+        assertThatThrownBy(() -> RedisLockBackend.builder().uri("redis://:s3cret-value@[::1")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageNotContaining("s3cret-value").hasNoCause();
+        assertThatThrownBy(() -> RedisLockBackend.builder().build()).isInstanceOf(IllegalArgumentException.class);
+        RedisLockBackendProvider provider = new RedisLockBackendProvider();
+        assertThatThrownBy(() -> provider.open("redis://127.0.0.1:1", Map.of("keyPrefix", "bad{")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("bad{");
+        assertThatThrownBy(() -> provider.open("redis://127.0.0.1:1", Map.of("keyprefix", "x", "password", "s3cret-value")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("[keyprefix]")
+                .hasMessageContaining("keyPrefix").hasMessageNotContaining("s3cret-value");
+        assertThatThrownBy(() -> provider.open("jdbc:postgresql://h/db", Map.of())).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void credentialsNeverAppearInFailures() {
+        String user = "fencelock-test-" + UUID.randomUUID().toString().substring(0, 8);
+        String password = "Right-" + UUID.randomUUID();
+        String secret = "Wr0ng-" + UUID.randomUUID();
+        boolean created = withRedis(server, redis -> {
+            try {
+                redis.aclSetuser(user, io.lettuce.core.AclSetuserArgs.Builder.on().addPassword(password)
+                        .allKeys().allChannels().allCommands());
+                return true;
+            } catch (RuntimeException e) {
+                return false; // someone else's server may not let us create users
+            }
+        });
+        Assumptions.assumeTrue(created, "cannot create an ACL user on " + server.description());
+        try {
+            try (RedisLockBackend right = RedisLockBackend.builder().uri(server.uri()).user(user).password(password).build()) {
+                assertThat(right.tryAcquire(name(), lease(), TTL).acquired()).isTrue();
+            }
+            Throwable wrongPassword = catchThrowable(() -> RedisLockBackend.builder().uri(server.uri()).user(user)
+                    .password(secret).build().close());
+            assertThat(wrongPassword).isInstanceOf(LockBackendException.class);
+            assertThat(((LockBackendException) wrongPassword).isRetryable()).as(chain(wrongPassword)).isFalse();
+            assertNoSecret(wrongPassword, secret);
+
+            String inUri = server.uri().replace("redis://", "redis://" + user + ":" + secret + "@");
+            Throwable wrongInUri = catchThrowable(() -> new RedisLockBackendProvider().open(inUri, Map.of()).close());
+            assertThat(wrongInUri).isInstanceOf(LockBackendException.class);
+            assertNoSecret(wrongInUri, secret);
+        } finally {
+            withRedis(server, redis -> redis.aclDeluser(user));
+        }
+
+        Throwable unreachable = catchThrowable(() -> RedisLockBackend.builder().uri("redis://app:" + secret + "@127.0.0.1:1")
+                .connectTimeout(Duration.ofSeconds(1)).build());
+        assertThat(unreachable).isInstanceOf(LockBackendException.class);
+        assertThat(((LockBackendException) unreachable).isRetryable()).as("a server that is down may come back").isTrue();
+        assertNoSecret(unreachable, secret);
+    }
+
+    @Test
+    void aPasswordWorksFromTheUriTheBuilderOrAProperty() {
+        try (RedisServer own = RedisServer.start(Source.BINARIES, Persistence.NONE)) {
+            String password = "pw-" + UUID.randomUUID();
+            withRedis(own, redis -> redis.configSet("requirepass", password));
+            String hostPort = own.uri().substring("redis://".length());
+            try (RedisLockBackend fromBuilder = RedisLockBackend.builder().uri(own.uri()).password(password).build();
+                 LockBackend fromUri = new RedisLockBackendProvider().open("redis://:" + password + "@" + hostPort, Map.of());
+                 LockBackend fromProperty = new RedisLockBackendProvider().open(own.uri(), Map.of("password", password))) {
+                String name = name();
+                assertThat(fromBuilder.tryAcquire(name, lease(), TTL).acquired()).isTrue();
+                assertThat(fromUri.inspect(name).orElseThrow().held()).isTrue();
+                assertThat(fromProperty.list("test/")).extracting(LockInfo::name).containsExactly(name);
+            }
+            Throwable none = catchThrowable(() -> RedisLockBackend.builder().uri(own.uri()).build().close());
+            assertThat(none).isInstanceOf(LockBackendException.class).hasMessageContaining("NOAUTH");
+            assertThat(((LockBackendException) none).isRetryable()).isFalse();
+        }
+    }
+
+    @Test
+    void declaresItsCapabilitiesAndIsFoundByServiceLoader() {
+        assertThat(backend.capabilities()).contains(Capability.FENCING, Capability.SERVER_TIME, Capability.WAKE_ON_RELEASE,
+                Capability.BATCH_RENEW, Capability.TOKEN_PERIOD).doesNotContain(Capability.PURGE_FREE);
+        assertThat(backend.deployment()).isEqualTo(RedisLockBackend.Deployment.STANDALONE);
+        assertThatThrownBy(() -> backend.purgeFree(Duration.ZERO)).isInstanceOf(UnsupportedOperationException.class);
+
+        LockBackendProvider provider = ServiceLoader.load(LockBackendProvider.class).stream()
+                .map(ServiceLoader.Provider::get).filter(p -> p.name().equals("redis")).findFirst().orElseThrow();
+        for (String uri : List.of(server.uri(), "rediss://h:6380", "redis-sentinel://h:26379#mymaster", "redis-cluster://a:7000,b:7001")) {
+            assertThat(provider.accepts(uri)).as(uri).isTrue();
+        }
+        assertThat(provider.accepts("jdbc:postgresql://h/db")).isFalse();
+        try (LockBackend opened = provider.open(server.uri(), Map.of("keyPrefix", "fencelock:"))) {
+            String name = name();
+            assertThat(opened.tryAcquire(name, lease(), TTL).acquired()).isTrue();
+            assertThat(backend.inspect(name).orElseThrow().held()).as("same keys as the builder's default").isTrue();
+        }
+    }
+
+    private static String chain(Throwable failure) {
+        java.io.StringWriter out = new java.io.StringWriter();
+        failure.printStackTrace(new java.io.PrintWriter(out));
+        return out.toString();
+    }
+
+    private static void assertNoSecret(Throwable failure, String secret) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            assertThat(String.valueOf(t.getMessage())).doesNotContain(secret);
+            assertThat(t.toString()).doesNotContain(secret);
+        }
+    }
+
+    /** The server's count of EVAL and EVALSHA calls so far. */
+    private static long scriptCalls() {
+        return withRedis(server, redis -> {
+            long calls = 0;
+            for (String line : redis.info("commandstats").split("\r?\n")) {
+                if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
+                    calls += Long.parseLong(line.replaceAll("^[^:]+:calls=(\\d+),.*", "$1"));
+                }
+            }
+            return calls;
+        });
+    }
+
+    private static <T> T withRedis(RedisServer on, Function<RedisCommands<String, String>, T> work) {
+        RedisClient client = RedisClient.create(on.uri());
+        try (StatefulRedisConnection<String, String> connection = client.connect()) {
+            return work.apply(connection.sync());
+        } finally {
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        }
+    }
+
+    /** Connections died with the server; the engine retries retryable failures, and so does this. */
+    private static <T> T retryWhileRetryable(Callable<T> operation) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
+        while (true) {
+            try {
+                return operation.call();
+            } catch (LockBackendException e) {
+                if (!e.isRetryable() || System.nanoTime() > deadline) {
+                    throw e;
+                }
+                try {
+                    Thread.sleep(10);
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }
+    }
+}
