@@ -8,7 +8,9 @@ import java.time.Instant;
  *
  * @param acquired        whether the lock was granted
  * @param token           the fencing token of the grant (0 when not acquired)
- * @param expiresAt       the server-side expiry of the grant (null when not acquired)
+ * @param expiresAt       the server-side expiry of the grant (null when not acquired), for display:
+ *                        it may be an estimate within one round trip (the engine's validity
+ *                        deadline never depends on it)
  * @param holderRemaining when not acquired: how long the current holder's lease has left on the
  *                        backend's clock, if known (null otherwise); waiters never sleep past it
  */

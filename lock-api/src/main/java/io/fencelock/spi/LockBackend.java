@@ -23,6 +23,8 @@ public interface LockBackend extends AutoCloseable {
      * Takes {@code name} for {@code leaseId} if it is free or its holder has expired on the
      * backend's clock, assigning a fencing token greater than every token issued for this name
      * before. Otherwise changes nothing and reports the holder's remaining time if it can.
+     * A call with the lease id that already holds the lock may be granted again with a new token
+     * (an idempotent retry) or refused; the engine never sends one (every attempt has a fresh id).
      */
     AcquireResult tryAcquire(String name, String leaseId, Duration ttl);
 

@@ -1,0 +1,306 @@
+package io.fencelock.mysql;
+
+import io.fencelock.spi.SqlIdentifiers;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The lock table and its token floor: names, DDL, race-safe creation and the start-up check.
+ *
+ * <p>The lock table keeps one row per name and is never deleted from on release, so {@code token + 1}
+ * on the row is always above every earlier token of that name. The only deletions are
+ * {@code purgeFree}'s, and they first raise the one-row <em>floor</em> table to the highest token
+ * they delete; a name without a row starts above the floor. Identifiers are used as given (MySQL
+ * does not fold case) and quoted with backticks.
+ */
+final class LockTable {
+    static final String FLOOR_SUFFIX = "_floor";
+    private static final int MAX_IDENTIFIER = 63; // SqlIdentifiers' limit, below MySQL's 64
+    private static final int CREATE_LOCK_SECONDS = 30;
+
+    /** The schema (database) as given, or null for the connection's current database. */
+    final String schema;
+    final String table;
+    final String floor;
+    final String qualifiedTable;
+    final String qualifiedFloor;
+
+    private LockTable(String schema, String table) {
+        this.schema = schema;
+        this.table = table;
+        this.floor = table + FLOOR_SUFFIX;
+        String prefix = schema == null ? "" : quote(schema) + ".";
+        this.qualifiedTable = prefix + quote(table);
+        this.qualifiedFloor = prefix + quote(floor);
+    }
+
+    /** Validates both names (no I/O); {@code schema} may be null for the URL's database. */
+    static LockTable of(String schema, String table) {
+        if (schema != null) {
+            SqlIdentifiers.require("schema", schema);
+        }
+        SqlIdentifiers.require("table", table);
+        if (table.length() + FLOOR_SUFFIX.length() > MAX_IDENTIFIER) {
+            throw new IllegalArgumentException("table '" + table + "' is too long: its floor table " + table + FLOOR_SUFFIX
+                    + " must fit " + MAX_IDENTIFIER + " characters, so at most " + (MAX_IDENTIFIER - FLOOR_SUFFIX.length())
+                    + " characters");
+        }
+        return new LockTable(schema, table);
+    }
+
+    /** The DDL of both tables and the floor's one row, for migration tools or {@code createTable(true)}. */
+    String ddl() {
+        return "CREATE TABLE IF NOT EXISTS " + qualifiedTable + " (\n"
+                + "    name            VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,\n"
+                + "    lease_id        VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NULL,\n"
+                + "    token           BIGINT       NOT NULL,\n"
+                + "    token_issued_at DATETIME(6)  NOT NULL,\n"
+                + "    expires_at      DATETIME(6)  NOT NULL,\n"
+                + "    PRIMARY KEY (name)\n"
+                + ") ENGINE=InnoDB;\n"
+                + "CREATE TABLE IF NOT EXISTS " + qualifiedFloor + " (\n"
+                + "    id          TINYINT NOT NULL,\n"
+                + "    token_floor BIGINT  NOT NULL,\n"
+                + "    PRIMARY KEY (id)\n"
+                + ") ENGINE=InnoDB;\n"
+                + "INSERT IGNORE INTO " + qualifiedFloor + " (id, token_floor) VALUES (1, 0);";
+    }
+
+    /**
+     * Creates both tables and the floor row if absent. {@code CREATE TABLE IF NOT EXISTS} and
+     * {@code INSERT IGNORE} are safe to race already; creators still queue on a named lock so that
+     * a second one never sees a table whose floor row is not there yet.
+     */
+    void create(Connection c) throws SQLException {
+        String lockName = "fencelock:create:" + sha256(currentDatabase(c) + "." + table).substring(0, 40);
+        try (PreparedStatement get = c.prepareStatement("SELECT GET_LOCK(?, ?)")) {
+            get.setString(1, lockName);
+            get.setInt(2, CREATE_LOCK_SECONDS);
+            try (ResultSet rs = get.executeQuery()) {
+                if (!rs.next() || rs.getInt(1) != 1) {
+                    throw new SQLException("another process held the table-creation lock " + lockName + " for "
+                            + CREATE_LOCK_SECONDS + " s", "HY000");
+                }
+            }
+        }
+        try (Statement ddl = c.createStatement()) {
+            for (String statement : ddl().split(";\n")) {
+                ddl.execute(statement);
+            }
+        } finally {
+            try (PreparedStatement release = c.prepareStatement("DO RELEASE_LOCK(?)")) {
+                release.setString(1, lockName);
+                release.execute();
+            }
+        }
+    }
+
+    /**
+     * Checks that both tables are what the statements rely on (InnoDB, the columns with binary
+     * collations and microsecond datetimes, the primary keys, the floor row) and throws an
+     * {@link IllegalStateException} saying what is wrong and how to fix it otherwise.
+     */
+    void verify(Connection c) throws SQLException {
+        String database = currentDatabase(c);
+        Map<String, String> engines = engines(c);
+        if (!engines.containsKey(table)) {
+            throw new IllegalStateException("lock table " + describe(database) + " does not exist (or this user cannot see it). "
+                    + "Build the backend with createTable(true), or create it:\n" + ddl());
+        }
+        List<String> problems = new ArrayList<>();
+        for (String t : List.of(table, floor)) {
+            String engine = engines.get(t);
+            if (engine == null) {
+                problems.add("table " + t + " is missing");
+            } else if (!engine.equalsIgnoreCase("InnoDB")) {
+                // other engines have no row locks or no crash-safe commits, which the tokens rely on
+                problems.add("table " + t + " uses the " + engine + " engine, expected InnoDB: ALTER TABLE "
+                        + qualified(t) + " ENGINE=InnoDB");
+            }
+        }
+        Map<String, Column> columns = columns(c);
+        checkName(problems, columns.get(table + ".name"), "name", 255);
+        checkName(problems, columns.get(table + ".lease_id"), "lease_id", 36);
+        checkBigint(problems, columns.get(table + ".token"), "token");
+        checkDatetime(problems, columns.get(table + ".token_issued_at"), "token_issued_at");
+        checkDatetime(problems, columns.get(table + ".expires_at"), "expires_at");
+        List<String> key = primaryKey(c, table);
+        if (!key.equals(List.of("name"))) {
+            problems.add(key.isEmpty() ? "table " + table + " has no primary key on (name)"
+                    : "the primary key of " + table + " is on " + key + ", expected (name)");
+        }
+        if (engines.containsKey(floor)) {
+            checkBigint(problems, columns.get(floor + ".token_floor"), floor + ".token_floor");
+            if (!primaryKey(c, floor).equals(List.of("id"))) {
+                problems.add("table " + floor + " needs its primary key on (id)");
+            }
+            if (problems.isEmpty() && !floorRowExists(c)) {
+                problems.add("the floor row is missing: INSERT INTO " + qualifiedFloor
+                        + " (id, token_floor) VALUES (1, <a token above every token ever issued from this table>)");
+            }
+        }
+        if (!problems.isEmpty()) {
+            throw new IllegalStateException("lock table " + describe(database) + " is not usable: "
+                    + String.join("; ", problems) + ". Expected:\n" + ddl());
+        }
+    }
+
+    private String currentDatabase(Connection c) throws SQLException {
+        if (schema != null) {
+            return schema;
+        }
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT DATABASE()")) {
+            rs.next();
+            String database = rs.getString(1);
+            if (database == null) {
+                throw new IllegalStateException("no database selected for lock table " + qualifiedTable
+                        + ": name one in the JDBC URL (jdbc:mysql://host:3306/<database>) or set schema(...)");
+            }
+            return database;
+        }
+    }
+
+    private String describe(String database) {
+        return schema == null ? quote(database) + "." + quote(table) : qualifiedTable;
+    }
+
+    private String qualified(String t) {
+        return schema == null ? quote(t) : quote(schema) + "." + quote(t);
+    }
+
+    private static void checkName(List<String> problems, Column column, String name, int minLength) {
+        if (column == null) {
+            problems.add("column " + name + " is missing");
+            return;
+        }
+        boolean text = column.dataType.equals("varchar") || column.dataType.equals("char");
+        boolean binary = column.dataType.equals("varbinary") || column.dataType.equals("binary");
+        if (!text && !binary) {
+            problems.add("column " + name + " is " + column.columnType + ", expected VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin");
+            return;
+        }
+        if (column.maxLength < minLength) {
+            problems.add("column " + name + " is " + column.columnType + ", too short for " + minLength + " characters");
+        }
+        if (text && (column.collation == null || !column.collation.toLowerCase(Locale.ROOT).endsWith("_bin"))) {
+            // a case-insensitive collation would make 'Lock' and 'lock' one lock, and change the order of list()
+            problems.add("column " + name + " has collation " + column.collation
+                    + ", expected a binary one (ascii_bin): names and lease ids are case-sensitive");
+        }
+        if (name.equals("name") && column.nullable) {
+            problems.add("column name must be NOT NULL");
+        }
+        if (name.equals("lease_id") && !column.nullable) {
+            problems.add("column lease_id must allow NULL: a released lock keeps its row with no holder");
+        }
+    }
+
+    private static void checkBigint(List<String> problems, Column column, String name) {
+        if (column == null) {
+            problems.add("column " + name + " is missing");
+        } else if (!column.dataType.equals("bigint")) {
+            problems.add("column " + name + " is " + column.columnType + ", expected BIGINT");
+        } else if (column.nullable) {
+            problems.add("column " + name + " must be NOT NULL");
+        }
+    }
+
+    private static void checkDatetime(List<String> problems, Column column, String name) {
+        if (column == null) {
+            problems.add("column " + name + " is missing");
+        } else if (!column.dataType.equals("datetime") || column.precision != 6) {
+            // TIMESTAMP would shift with the session time zone; the statements compare UTC_TIMESTAMP(6)
+            problems.add("column " + name + " is " + column.columnType + ", expected DATETIME(6) NOT NULL");
+        } else if (column.nullable) {
+            problems.add("column " + name + " must be NOT NULL");
+        }
+    }
+
+    private record Column(String dataType, String columnType, long maxLength, int precision, String collation,
+                          boolean nullable) {
+    }
+
+    private Map<String, String> engines(Connection c) throws SQLException {
+        Map<String, String> found = new HashMap<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT table_name, engine FROM information_schema.tables"
+                + " WHERE table_schema = COALESCE(?, DATABASE()) AND table_name IN (?, ?)")) {
+            ps.setString(1, schema);
+            ps.setString(2, table);
+            ps.setString(3, floor);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    found.put(rs.getString(1), String.valueOf(rs.getString(2)));
+                }
+            }
+        }
+        return found;
+    }
+
+    private Map<String, Column> columns(Connection c) throws SQLException {
+        Map<String, Column> found = new HashMap<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT table_name, column_name, data_type, column_type,"
+                + " character_maximum_length, datetime_precision, collation_name, is_nullable"
+                + " FROM information_schema.columns WHERE table_schema = COALESCE(?, DATABASE()) AND table_name IN (?, ?)")) {
+            ps.setString(1, schema);
+            ps.setString(2, table);
+            ps.setString(3, floor);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    found.put(rs.getString(1) + "." + rs.getString(2).toLowerCase(Locale.ROOT), new Column(
+                            rs.getString(3).toLowerCase(Locale.ROOT), rs.getString(4), rs.getLong(5), rs.getInt(6),
+                            rs.getString(7), "YES".equalsIgnoreCase(rs.getString(8))));
+                }
+            }
+        }
+        return found;
+    }
+
+    private List<String> primaryKey(Connection c, String t) throws SQLException {
+        List<String> key = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT column_name FROM information_schema.key_column_usage"
+                + " WHERE table_schema = COALESCE(?, DATABASE()) AND table_name = ? AND constraint_name = 'PRIMARY'"
+                + " ORDER BY ordinal_position")) {
+            ps.setString(1, schema);
+            ps.setString(2, t);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    key.add(rs.getString(1).toLowerCase(Locale.ROOT));
+                }
+            }
+        }
+        return key;
+    }
+
+    private boolean floorRowExists(Connection c) throws SQLException {
+        try (Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM " + qualifiedFloor + " WHERE id = 1")) {
+            rs.next();
+            return rs.getInt(1) == 1;
+        }
+    }
+
+    private static String quote(String identifier) {
+        return '`' + identifier + '`'; // a validated plain identifier: no backtick can be inside
+    }
+
+    private static String sha256(String text) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+        }
+    }
+}

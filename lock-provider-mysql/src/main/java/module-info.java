@@ -1,0 +1,15 @@
+/**
+ * The MySQL / MariaDB lock backend: {@link io.fencelock.mysql.MySqlLockBackend}, also found through
+ * {@link java.util.ServiceLoader} for {@code jdbc:mysql:} and {@code jdbc:mariadb:} URLs. MySQL
+ * Connector/J is needed at run time only (the pool loads it by class name), so it is not required here.
+ */
+module io.fencelock.mysql {
+    requires transitive io.fencelock; // the backend implements its SPI
+    requires transitive java.sql; // the builder takes a javax.sql.DataSource
+    requires com.zaxxer.hikari;
+    requires org.slf4j;
+
+    exports io.fencelock.mysql;
+
+    provides io.fencelock.spi.LockBackendProvider with io.fencelock.mysql.MySqlLockBackendProvider;
+}

@@ -1,0 +1,866 @@
+package io.fencelock.mysql;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.fencelock.Capability;
+import io.fencelock.LockBackendException;
+import io.fencelock.LockInfo;
+import io.fencelock.spi.AcquireResult;
+import io.fencelock.spi.LockBackend;
+import io.fencelock.spi.LockBackendProvider;
+import io.fencelock.spi.RenewRequest;
+import io.fencelock.spi.RenewResult;
+import io.fencelock.tck.fixture.MariaDbServer;
+import io.fencelock.tck.fixture.ServerControl;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.ServiceLoader;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import static org.assertj.core.api.Assertions.within;
+
+class MySqlLockBackendTest {
+    private static final Duration TTL = Duration.ofSeconds(30);
+    /** Expired by the time the next statement runs: a round trip takes far longer than this. */
+    private static final Duration EXPIRED_AT_ONCE = Duration.ofNanos(1_000);
+    /** How far a grant's reported expiry may be from the stored one: a loopback round trip and then some. */
+    private static final Duration SAME_MOMENT = Duration.ofMillis(50);
+    /** Only to stop a hang. */
+    private static final long HANG_GUARD_SECONDS = 60;
+
+    private static MariaDbServer server;
+    private static String url;
+    private static MySqlLockBackend backend;
+
+    @BeforeAll
+    static void openBackend() {
+        server = MariaDbServer.shared();
+        url = server.createDatabase("mysql_backend");
+        backend = builder().createTable(true).build();
+    }
+
+    @AfterAll
+    static void closeBackend() {
+        if (backend != null) {
+            backend.close();
+        }
+    }
+
+    private static MySqlLockBackend.Builder builder() {
+        return MySqlLockBackend.builder().jdbcUrl(url).user(server.user()).password(server.password());
+    }
+
+    private static String name() {
+        return "test/" + UUID.randomUUID();
+    }
+
+    private static String lease() {
+        return UUID.randomUUID().toString();
+    }
+
+    @Test
+    void acquireRenewReleaseAndInspectInOneRoundTripEach() {
+        assertThat(backend.multiStatements()).as("the own pool allows multi-statements (a renewal and its read)").isTrue();
+        String name = name();
+        String holder = lease();
+        String other = lease();
+
+        Instant before = Instant.now();
+        AcquireResult granted = backend.tryAcquire(name, holder, TTL);
+        assertThat(granted.acquired()).isTrue();
+        assertThat(granted.token()).isPositive();
+        // server and test share this machine's clock: the expiry is about now + TTL, in UTC
+        assertThat(granted.expiresAt()).isBetween(before.plus(TTL).minusSeconds(5), Instant.now().plus(TTL).plusSeconds(5));
+
+        AcquireResult refused = backend.tryAcquire(name, other, TTL);
+        assertThat(refused.acquired()).isFalse();
+        assertThat(refused.holderRemaining()).isPositive().isLessThanOrEqualTo(TTL);
+
+        LockInfo info = backend.inspect(name).orElseThrow();
+        assertThat(info.held()).isTrue();
+        assertThat(info.holder()).contains(holder);
+        assertThat(info.token()).isEqualTo(granted.token());
+        assertThat(info.expiresAt()).isAfter(info.serverTime())
+                .as("the stored expiry and the one the grant reported (known to within a round trip)")
+                .isCloseTo(granted.expiresAt(), within(SAME_MOMENT));
+
+        List<RenewResult> renewed = backend.renew(List.of(new RenewRequest(name, holder, Duration.ofSeconds(60), null),
+                new RenewRequest(name, other, TTL, null)));
+        assertThat(renewed.get(0).renewed()).isTrue();
+        assertThat(renewed.get(0).token()).isEqualTo(granted.token());
+        assertThat(renewed.get(0).expiresAt()).isAfter(granted.expiresAt());
+        assertThat(renewed.get(1)).isEqualTo(RenewResult.rejected());
+
+        assertThat(backend.release(name, other)).as("release by a non-holder").isFalse();
+        assertThat(backend.inspect(name).orElseThrow().held()).isTrue();
+        assertThat(backend.release(name, holder)).isTrue();
+        assertThat(backend.release(name, holder)).as("release is idempotent").isFalse();
+
+        LockInfo free = backend.inspect(name).orElseThrow();
+        assertThat(free.held()).isFalse();
+        assertThat(free.leaseId()).isNull();
+        assertThat(free.expiresAt()).isNull();
+        assertThat(free.token()).as("the row keeps the token history").isEqualTo(granted.token());
+        assertThat(backend.renew(List.of(new RenewRequest(name, holder, TTL, null)))).containsExactly(RenewResult.rejected());
+
+        AcquireResult next = backend.tryAcquire(name, other, TTL);
+        assertThat(next.acquired()).isTrue();
+        assertThat(next.token()).isGreaterThan(granted.token());
+        assertThat(backend.inspect("never-" + UUID.randomUUID())).isEmpty();
+    }
+
+    @Test
+    void anAcquireRetriedByTheHoldingLeaseIsGrantedAgainWithAHigherToken() {
+        String name = name();
+        String holder = lease();
+        AcquireResult first = backend.tryAcquire(name, holder, TTL);
+        AcquireResult again = backend.tryAcquire(name, holder, TTL);
+        assertThat(again.acquired()).as("the same lease id (a retry after a lost answer)").isTrue();
+        assertThat(again.token()).isGreaterThan(first.token());
+        assertThat(backend.tryAcquire(name, lease(), TTL).acquired()).as("another lease").isFalse();
+    }
+
+    @Test
+    void expiredHolderIsTakenOverWithAHigherTokenAndCannotRenewOrRelease() {
+        String name = name();
+        String crashed = lease();
+        AcquireResult first = backend.tryAcquire(name, crashed, EXPIRED_AT_ONCE);
+        assertThat(first.acquired()).isTrue();
+
+        assertThat(backend.renew(List.of(new RenewRequest(name, crashed, TTL, null)))).containsExactly(RenewResult.rejected());
+        assertThat(backend.release(name, crashed)).as("an expired lease frees nothing").isFalse();
+        assertThat(backend.inspect(name).orElseThrow().held()).isFalse();
+        AcquireResult free = backend.tryAcquire(name, lease(), TTL);
+        assertThat(free.acquired()).isTrue();
+        assertThat(free.token()).isGreaterThan(first.token());
+    }
+
+    @Test
+    void aGrantReportsTheStoredExpiryToWithinARoundTripAndNeverMuchLater() {
+        for (int i = 0; i < 20; i++) {
+            String name = name();
+            AcquireResult granted = backend.tryAcquire(name, lease(), TTL);
+            LockInfo stored = backend.inspect(name).orElseThrow();
+            assertThat(granted.expiresAt()).isCloseTo(stored.expiresAt(), within(SAME_MOMENT))
+                    .isBefore(stored.expiresAt().plusMillis(5));
+        }
+    }
+
+    @Test
+    void purgeDeletesOnlyLongFreeRowsAndTokensStillRise() {
+        String purged = name();
+        String held = name();
+        String holder = lease();
+        long before = 0;
+        for (int i = 0; i < 3; i++) { // a row whose token is above every new row's
+            String l = lease();
+            before = backend.tryAcquire(purged, l, TTL).token();
+            backend.release(purged, l);
+        }
+        String heldBy = lease();
+        backend.tryAcquire(held, heldBy, TTL);
+        String expired = name();
+        backend.tryAcquire(expired, holder, EXPIRED_AT_ONCE);
+
+        assertThat(backend.purgeFree(Duration.ofHours(1))).as("free for less than an hour").isZero();
+        assertThat(backend.inspect(purged)).isPresent();
+
+        assertThat(backend.purgeFree(Duration.ZERO)).isGreaterThanOrEqualTo(2);
+        assertThat(backend.inspect(purged)).isEmpty();
+        assertThat(backend.inspect(expired)).as("an expired holder's record").isEmpty();
+        assertThat(backend.inspect(held).orElseThrow().holder()).contains(heldBy);
+
+        AcquireResult after = backend.tryAcquire(purged, lease(), TTL);
+        assertThat(after.acquired()).isTrue();
+        assertThat(after.token()).as("a new row starts above the floor the purge raised").isGreaterThan(before);
+        assertThat(backend.tryAcquire(name(), lease(), TTL).token()).as("so does any new name").isGreaterThan(before);
+        assertThatThrownBy(() -> backend.purgeFree(Duration.ofSeconds(-1))).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void purgeWorksInBatchesOverManyRows() {
+        int rows = MySqlLockBackend.PURGE_BATCH * 2 + 7;
+        String prefix = "purge-" + UUID.randomUUID() + "/";
+        long highest = 0;
+        for (int i = 0; i < rows; i++) {
+            highest = Math.max(highest, backend.tryAcquire(prefix + i, lease(), EXPIRED_AT_ONCE).token());
+        }
+        assertThat(backend.purgeFree(Duration.ZERO)).isGreaterThanOrEqualTo(rows);
+        assertThat(backend.inspect(prefix + 0)).isEmpty();
+        assertThat(backend.inspect(prefix + (rows - 1))).isEmpty();
+        assertThat(backend.tryAcquire(prefix + 0, lease(), TTL).token()).isGreaterThan(highest);
+    }
+
+    @Test
+    void deletingRowsBehindThePurgesBackWouldRestartTokens() throws SQLException {
+        // Why purgeFree raises the floor: a row deleted by hand takes its token history with it.
+        // This is the seed's "cleanup + token + 1" flaw; the README says never to do it.
+        try (MySqlLockBackend own = builder().table("by_hand").createTable(true).build()) {
+            String name = name();
+            long last = 0;
+            for (int i = 0; i < 3; i++) {
+                String l = lease();
+                last = own.tryAcquire(name, l, TTL).token();
+                own.release(name, l);
+            }
+            execute("DELETE FROM by_hand WHERE name = '" + name + "'");
+            assertThat(own.tryAcquire(name, lease(), TTL).token()).as("token after deleting the row by hand").isLessThan(last);
+        }
+    }
+
+    @Test
+    void purgesRacingAcquiresNeverLowerAToken() throws Exception {
+        // Holders of two names hand them around while a purger deletes every free row as fast as it
+        // can: every grant must still exceed the previous grant of its name.
+        List<String> names = List.of(name(), name());
+        Map<String, List<Long>> grants = new ConcurrentHashMap<>();
+        names.forEach(n -> grants.put(n, new CopyOnWriteArrayList<>()));
+        AtomicBoolean running = new AtomicBoolean(true);
+        AtomicInteger purged = new AtomicInteger();
+        ExecutorService pool = Executors.newFixedThreadPool(5);
+        try {
+            Future<?> purger = pool.submit(() -> {
+                while (running.get()) {
+                    purged.addAndGet(backend.purgeFree(Duration.ZERO));
+                }
+                return null;
+            });
+            List<Future<?>> workers = new ArrayList<>();
+            for (int w = 0; w < 4; w++) {
+                int worker = w;
+                workers.add(pool.submit(() -> {
+                    for (int i = 0; i < 150; i++) {
+                        String name = names.get((worker + i) % names.size());
+                        String l = lease();
+                        AcquireResult r = backend.tryAcquire(name, l, TTL);
+                        if (r.acquired()) {
+                            grants.get(name).add(r.token()); // recorded before the release lets the next holder in
+                            backend.release(name, l);
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> worker : workers) {
+                worker.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS);
+            }
+            running.set(false);
+            purger.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS);
+        } finally {
+            running.set(false);
+            pool.shutdownNow();
+        }
+        assertThat(purged.get()).as("rows purged during the run").isPositive();
+        for (String name : names) {
+            List<Long> tokens = grants.get(name);
+            assertThat(tokens).as("grants of " + name).hasSizeGreaterThan(20);
+            for (int i = 1; i < tokens.size(); i++) {
+                assertThat(tokens.get(i)).as("grant %d of %s after %s", i, name, tokens.subList(Math.max(0, i - 3), i))
+                        .isGreaterThan(tokens.get(i - 1));
+            }
+        }
+    }
+
+    @Test
+    void anAcquireDuringAPurgeWaitsForItAndStartsAboveTheRaisedFloorEvenInReadCommitted() throws Exception {
+        // A purge frozen between its DELETE and its COMMIT, as purgeFree runs it: floor locked and
+        // raised, the free row deleted. An acquire of that name must not read the old floor and then
+        // insert a fresh row once the delete commits: it waits on the floor and starts above it.
+        // READ COMMITTED (common on MySQL) is where a plain read would see the old floor; the statement
+        // reads it with LOCK IN SHARE MODE (InnoDB would also lock it for an INSERT ... VALUES by itself,
+        // but not for an INSERT ... SELECT, so the statement says so rather than rely on its form).
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(url);
+        config.setUsername(server.user());
+        config.setPassword(server.password());
+        config.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
+        config.setMaximumPoolSize(2);
+        String name = name();
+        long token = 0;
+        for (int i = 0; i < 5; i++) {
+            String l = lease();
+            token = backend.tryAcquire(name, l, TTL).token();
+            backend.release(name, l);
+        }
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try (HikariDataSource readCommitted = new HikariDataSource(config);
+             MySqlLockBackend onReadCommitted = MySqlLockBackend.builder().dataSource(readCommitted).build();
+             Connection purge = server.connect(url); Statement s = purge.createStatement()) {
+            purge.setAutoCommit(false);
+            long floor;
+            try (ResultSet rs = s.executeQuery("SELECT token_floor FROM fencelock_locks_floor WHERE id = 1 FOR UPDATE")) {
+                rs.next();
+                floor = rs.getLong(1);
+            }
+            s.executeUpdate("UPDATE fencelock_locks_floor SET token_floor = GREATEST(token_floor, " + token + ") WHERE id = 1");
+            assertThat(s.executeUpdate("DELETE FROM fencelock_locks WHERE name = '" + name + "'")).isEqualTo(1);
+            Future<AcquireResult> acquire = pool.submit(() -> onReadCommitted.tryAcquire(name, lease(), TTL));
+            awaitRunningAcquire();
+            Thread.sleep(200); // the statement reads the floor first thing: by now it waits for it
+            assertThat(acquire).as("an acquire while the purge holds the floor").isNotDone();
+            purge.commit();
+            AcquireResult after = acquire.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS);
+            assertThat(after.acquired()).isTrue();
+            assertThat(after.token()).as("token after a purge that raced the acquire (floor was %d)", floor)
+                    .isGreaterThan(token);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void tokenPeriodBumpsTheTokenOnlyOnceThePeriodHasPassed() {
+        String name = name();
+        String holder = lease();
+        long token = backend.tryAcquire(name, holder, TTL).token();
+
+        RenewResult young = backend.renew(List.of(new RenewRequest(name, holder, TTL, Duration.ofHours(1)))).get(0);
+        assertThat(young.renewed()).isTrue();
+        assertThat(young.token()).as("issued less than an hour ago").isEqualTo(token);
+
+        // the token was issued at least a round trip ago, so a 1 µs period has passed
+        RenewResult old = backend.renew(List.of(new RenewRequest(name, holder, TTL, Duration.ofNanos(1_000)))).get(0);
+        assertThat(old.renewed()).isTrue();
+        assertThat(old.token()).isEqualTo(token + 1);
+        assertThat(backend.inspect(name).orElseThrow().token()).isEqualTo(old.token());
+
+        RenewResult again = backend.renew(List.of(new RenewRequest(name, holder, TTL, Duration.ofHours(1)))).get(0);
+        assertThat(again.token()).as("the bump restarted the period").isEqualTo(old.token());
+        RenewResult noPeriod = backend.renew(List.of(new RenewRequest(name, holder, TTL, null))).get(0);
+        assertThat(noPeriod.token()).isEqualTo(old.token());
+
+        String taker = lease();
+        backend.release(name, holder);
+        assertThat(backend.tryAcquire(name, taker, TTL).token()).as("the next holder").isGreaterThan(old.token());
+    }
+
+    @Test
+    void renewsAThousandLeasesOfMixedTtlsInOneCallInRequestOrder() {
+        List<RenewRequest> requests = new ArrayList<>();
+        List<AcquireResult> grants = new ArrayList<>();
+        String prefix = "batch-" + UUID.randomUUID() + "/";
+        for (int i = 0; i < 1000; i++) {
+            String name = prefix + i;
+            String holder = lease();
+            grants.add(backend.tryAcquire(name, holder, TTL));
+            // three TTLs and a token period: four UPDATE statements and one read, one round trip
+            Duration ttl = Duration.ofSeconds(60 + i % 3);
+            requests.add(new RenewRequest(name, holder, ttl, i % 10 == 0 ? Duration.ofHours(1) : null));
+        }
+        requests.add(500, new RenewRequest(prefix + 7, "not-the-holder", TTL, null));
+        requests.add(new RenewRequest(prefix + "never-taken", lease(), TTL, null));
+
+        List<RenewResult> results = backend.renew(requests);
+
+        assertThat(results).hasSize(1002);
+        assertThat(results.get(500)).isEqualTo(RenewResult.rejected());
+        assertThat(results.get(1001)).isEqualTo(RenewResult.rejected());
+        List<RenewResult> real = new ArrayList<>(results.subList(0, 1001));
+        real.remove(500);
+        for (int i = 0; i < 1000; i++) {
+            assertThat(real.get(i).renewed()).as("lease %d", i).isTrue();
+            assertThat(real.get(i).token()).isEqualTo(grants.get(i).token());
+            assertThat(real.get(i).expiresAt()).isAfter(grants.get(i).expiresAt());
+        }
+        assertThat(backend.renew(List.of())).isEmpty();
+    }
+
+    @Test
+    void renewsMoreLeasesThanOneStatementTakes() {
+        int leases = MySqlLockBackend.RENEW_CHUNK + 10;
+        String prefix = "chunks-" + UUID.randomUUID() + "/";
+        List<RenewRequest> requests = new ArrayList<>();
+        for (int i = 0; i < leases; i++) {
+            String holder = lease();
+            backend.tryAcquire(prefix + i, holder, TTL);
+            requests.add(new RenewRequest(prefix + i, holder, TTL, null));
+        }
+        assertThat(backend.renew(requests)).hasSize(leases).allMatch(RenewResult::renewed);
+    }
+
+    @Test
+    void listsHeldLocksByPrefixInJavaOrderWithUnderscoresAsPlainCharacters() {
+        String id = UUID.randomUUID().toString();
+        String prefix = "list-" + id + "/";
+        for (String suffix : List.of("b", "a", "B", "c", "_x")) {
+            backend.tryAcquire(prefix + suffix, lease(), TTL);
+        }
+        String released = lease();
+        backend.tryAcquire(prefix + "d", released, TTL);
+        backend.release(prefix + "d", released);
+        backend.tryAcquire(prefix + "e", lease(), EXPIRED_AT_ONCE);
+        backend.tryAcquire("other-" + prefix + "a", lease(), TTL);
+        backend.tryAcquire("under-" + id, lease(), TTL);
+
+        assertThat(backend.list(prefix)).extracting(LockInfo::name)
+                .containsExactly(prefix + "B", prefix + "_x", prefix + "a", prefix + "b", prefix + "c");
+        assertThat(backend.list(prefix)).allSatisfy(info -> {
+            assertThat(info.held()).isTrue();
+            assertThat(info.leaseId()).isNotNull();
+        });
+        assertThat(backend.list(prefix + "_")).extracting(LockInfo::name).containsExactly(prefix + "_x");
+        assertThat(backend.list("under_" + id)).as("'_' is no wildcard: it does not match '-'").isEmpty();
+        assertThat(backend.list("under-" + id)).hasSize(1);
+        assertThat(backend.list("")).extracting(LockInfo::name).contains(prefix + "a", "other-" + prefix + "a");
+    }
+
+    @Test
+    void namesAreCaseSensitive() {
+        String name = "Case-" + UUID.randomUUID();
+        assertThat(backend.tryAcquire(name, lease(), TTL).acquired()).isTrue();
+        assertThat(backend.tryAcquire(name.toLowerCase(), lease(), TTL).acquired()).as("the lower-case name").isTrue();
+    }
+
+    @Test
+    void eightThreadsRacingForOneNameNeverCrashAndNeverShareIt() throws Exception {
+        // Fresh names each round: every thread's INSERT hits a missing key at the same moment, where
+        // InnoDB's gap and insert-intention locks may deadlock. A lost conflict is "not acquired".
+        int threads = 8;
+        int rounds = 40;
+        long deadlocksBefore = innodbDeadlocks();
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            for (int round = 0; round < rounds; round++) {
+                String name = name();
+                CyclicBarrier start = new CyclicBarrier(threads);
+                List<Callable<AcquireResult>> attempts = new ArrayList<>();
+                for (int i = 0; i < threads; i++) {
+                    attempts.add(() -> {
+                        start.await(HANG_GUARD_SECONDS, TimeUnit.SECONDS);
+                        return backend.tryAcquire(name, lease(), TTL);
+                    });
+                }
+                List<AcquireResult> results = new ArrayList<>();
+                for (Future<AcquireResult> f : pool.invokeAll(attempts)) {
+                    results.add(f.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS)); // an exception would fail here
+                }
+                assertThat(results).as("round %d", round).filteredOn(AcquireResult::acquired).hasSize(1);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        if (deadlocksBefore >= 0) {
+            System.out.println("[mysql-test] InnoDB deadlocks during " + rounds + " rounds of " + threads
+                    + " racing acquires: " + (innodbDeadlocks() - deadlocksBefore));
+        }
+    }
+
+    @Test
+    void innodbLockConflictsAreADefiniteNotAcquired() throws Exception {
+        String name = name();
+        String holder = lease();
+        backend.tryAcquire(name, holder, EXPIRED_AT_ONCE); // expired: free to take, once its row lock is free
+        String heavy = table("heavy");
+        execute("CREATE TABLE " + heavy + " (id INT PRIMARY KEY) ENGINE=InnoDB");
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        // a lock wait that outlasts innodb_lock_wait_timeout (half the socket timeout: 1 s here) ends in
+        // error 1205, which InnoDB rolls back: "not acquired" for an acquire, retryable for a renewal
+        try (MySqlLockBackend impatient = builder().socketTimeout(Duration.ofSeconds(2)).build();
+             Connection other = server.connect(url); Statement s = other.createStatement()) {
+            other.setAutoCommit(false);
+            s.executeQuery("SELECT token FROM fencelock_locks WHERE name = '" + name + "' FOR UPDATE").close();
+            AcquireResult waited = impatient.tryAcquire(name, lease(), TTL);
+            assertThat(waited).isEqualTo(AcquireResult.held(null));
+            LockBackendException renewal = catchThrowableOfType(LockBackendException.class,
+                    () -> impatient.renew(List.of(new RenewRequest(name, holder, TTL, null))));
+            assertThat(renewal).isNotNull();
+            assertThat(renewal.isRetryable()).as(renewal.getMessage()).isTrue();
+            assertThat(renewal.getMessage()).contains("1205");
+
+            // a deadlock: this transaction holds the row and, heavier (many changed rows), asks for the
+            // floor while the acquire holds the floor and waits for the row; InnoDB rolls the acquire back
+            StringBuilder rows = new StringBuilder("INSERT INTO " + heavy + " VALUES (0)");
+            for (int i = 1; i < 200; i++) {
+                rows.append(", (").append(i).append(')');
+            }
+            s.executeUpdate(rows.toString());
+            long deadlocksBefore = innodbDeadlocks();
+            Future<AcquireResult> victim = pool.submit(() -> backend.tryAcquire(name, lease(), TTL));
+            awaitAcquireHoldingTheFloor(); // and then it can only wait for the row this transaction holds
+            s.executeQuery("SELECT token_floor FROM fencelock_locks_floor WHERE id = 1 FOR UPDATE").close();
+            assertThat(victim.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).as("the deadlock victim's answer")
+                    .isEqualTo(AcquireResult.held(null));
+            if (deadlocksBefore >= 0) {
+                assertThat(innodbDeadlocks()).as("InnoDB deadlocks").isGreaterThan(deadlocksBefore);
+            }
+            other.rollback();
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(backend.tryAcquire(name, lease(), TTL).acquired()).as("free again").isTrue();
+    }
+
+    /**
+     * Waits until an acquire statement runs on the server. (One waiting for the floor may not be
+     * listed in innodb_trx yet: its transaction has taken no lock so far.)
+     */
+    private static void awaitRunningAcquire() throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
+        try (Connection c = server.connect(url); Statement s = c.createStatement()) {
+            while (System.nanoTime() < deadline) {
+                try (ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM information_schema.processlist"
+                        + " WHERE info LIKE 'INSERT INTO `fencelock_locks`%'")) {
+                    rs.next();
+                    if (rs.getInt(1) > 0) {
+                        return;
+                    }
+                }
+                Thread.sleep(2);
+            }
+        }
+        throw new AssertionError("no acquire statement ever ran");
+    }
+
+    /**
+     * Waits until an acquire holds its shared lock on the floor row: an exclusive NOWAIT attempt by
+     * another session then fails at once (MariaDB 1205, MySQL 3572), where one that succeeds is
+     * rolled back straight away and tried again.
+     */
+    private static void awaitAcquireHoldingTheFloor() throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
+        try (Connection probe = server.connect(url); Statement s = probe.createStatement()) {
+            probe.setAutoCommit(false);
+            while (System.nanoTime() < deadline) {
+                try {
+                    s.executeQuery("SELECT token_floor FROM fencelock_locks_floor WHERE id = 1 FOR UPDATE NOWAIT").close();
+                } catch (SQLException held) {
+                    probe.rollback();
+                    return;
+                }
+                probe.rollback();
+                Thread.sleep(2);
+            }
+        }
+        throw new AssertionError("no acquire ever held the floor");
+    }
+
+    @Test
+    void worksOnTheApplicationsTransactionalPoolWithoutMultiStatementsInAnotherTimeZone() throws Exception {
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(url);
+        config.setUsername(server.user());
+        config.setPassword(server.password());
+        config.setAutoCommit(false); // an application pool in transaction mode
+        config.setMaximumPoolSize(3);
+        // a session time zone far from UTC, and the driver told about it: DATETIME(6) in UTC must not care
+        config.setConnectionInitSql("SET time_zone = '+05:30'");
+        config.addDataSourceProperty("connectionTimeZone", "Asia/Kolkata");
+        config.addDataSourceProperty("useAffectedRows", "true"); // a refusal is then no affected row: no hint
+        try (HikariDataSource appPool = new HikariDataSource(config)) {
+            String name = name();
+            String holder = lease();
+            try (MySqlLockBackend onAppPool = MySqlLockBackend.builder().dataSource(appPool).build()) {
+                assertThat(onAppPool.multiStatements()).as("no allowMultiQueries on this pool").isFalse();
+                Instant before = Instant.now();
+                AcquireResult granted = onAppPool.tryAcquire(name, holder, TTL);
+                assertThat(granted.acquired()).isTrue();
+                assertThat(granted.expiresAt()).isBetween(before.plus(TTL).minusSeconds(5), Instant.now().plus(TTL).plusSeconds(5));
+                assertThat(backend.inspect(name).orElseThrow().holder()).as("committed, seen by others").contains(holder);
+                assertThat(onAppPool.tryAcquire(name, lease(), TTL)).as("refused, without the holder's remaining time")
+                        .isEqualTo(AcquireResult.held(null));
+                assertThat(onAppPool.inspect(name).orElseThrow().expiresAt()).isCloseTo(granted.expiresAt(), within(SAME_MOMENT));
+                assertThat(onAppPool.renew(List.of(new RenewRequest(name, holder, TTL, Duration.ofNanos(1_000)))).get(0).token())
+                        .isEqualTo(granted.token() + 1);
+                assertThat(onAppPool.release(name, holder)).isTrue();
+                assertThat(onAppPool.purgeFree(Duration.ZERO)).isPositive();
+                assertThat(onAppPool.tryAcquire(name, lease(), TTL).token()).isGreaterThan(granted.token() + 1);
+            }
+            assertThat(appPool.isClosed()).isFalse();
+            try (Connection c = appPool.getConnection()) {
+                assertThat(c.isValid(5)).isTrue();
+            }
+        }
+    }
+
+    @Test
+    void durableTokensAreDeclaredWhenCommitsAreFlushedAndSurviveACrash() throws SQLException {
+        try (MariaDbServer own = MariaDbServer.start(MariaDbServer.Source.BINARIES)) {
+            ServerControl control = own.control().orElseThrow();
+            String ownUrl = own.createDatabase("mysql_crash");
+            String name = name();
+            try (Connection c = own.connect(ownUrl); Statement s = c.createStatement()) {
+                s.execute("SET GLOBAL innodb_flush_log_at_trx_commit = 2"); // a crash may lose the last commits
+                try (MySqlLockBackend lazy = MySqlLockBackend.builder().jdbcUrl(ownUrl).user(own.user())
+                        .password(own.password()).createTable(true).build()) {
+                    assertThat(lazy.capabilities()).doesNotContain(Capability.DURABLE_TOKENS).contains(Capability.FENCING);
+                } finally {
+                    s.execute("SET GLOBAL innodb_flush_log_at_trx_commit = 1");
+                }
+            }
+            try (MySqlLockBackend crashing = MySqlLockBackend.builder().jdbcUrl(ownUrl).user(own.user())
+                    .password(own.password()).createTable(true).build()) {
+                assertThat(crashing.capabilities()).contains(Capability.DURABLE_TOKENS);
+                long before = 0;
+                for (int i = 0; i < 5; i++) {
+                    before = crashing.tryAcquire(name, lease(), EXPIRED_AT_ONCE).token();
+                }
+
+                control.kill();
+                LockBackendException down = catchThrowableOfType(LockBackendException.class, () -> crashing.inspect(name));
+                assertThat(down).isNotNull();
+                assertThat(down.isRetryable()).as(down.getMessage()).isTrue();
+                control.start();
+
+                String holder = lease();
+                AcquireResult after = retryWhileRetryable(() -> crashing.tryAcquire(name, holder, TTL));
+                assertThat(after.token()).as("the committed token survived the crash").isGreaterThan(before);
+                assertThat(crashing.release(name, holder)).isTrue();
+            }
+        }
+    }
+
+    /** Pooled connections died with the server; the engine retries retryable failures, and so does this. */
+    private static <T> T retryWhileRetryable(Callable<T> operation) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
+        while (true) {
+            try {
+                return operation.call();
+            } catch (LockBackendException e) {
+                if (!e.isRetryable() || System.nanoTime() > deadline) {
+                    throw e;
+                }
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }
+    }
+
+    @Test
+    void badSettingsAreRejectedBeforeAnyIo() {
+        // an unreachable URL: any I/O would fail with a connection error, not the expected message
+        MySqlLockBackend.Builder offline = MySqlLockBackend.builder().jdbcUrl("jdbc:mysql://127.0.0.1:1/none");
+        assertThatThrownBy(() -> offline.schema("app; drop table x")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("schema").hasMessageContaining("plain SQL identifier");
+        assertThatThrownBy(() -> offline.table("locks`")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("table");
+        assertThatThrownBy(() -> offline.table("t".repeat(58))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("at most 57");
+        assertThatThrownBy(() -> MySqlLockBackend.builder().jdbcUrl("jdbc:postgresql://h/db"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("jdbc:mysql:");
+        assertThatThrownBy(() -> offline.poolSize(0)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> offline.socketTimeout(Duration.ZERO)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> MySqlLockBackend.builder().build()).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("exactly one of jdbcUrl and dataSource");
+        assertThatThrownBy(() -> new MySqlLockBackendProvider().open("jdbc:mysql://127.0.0.1:1/none",
+                Map.of("table", "bad-name"))).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("bad-name");
+        assertThatThrownBy(() -> new MySqlLockBackendProvider().open("jdbc:mysql://127.0.0.1:1/none",
+                Map.of("tabel", "x", "password", "s3cret-value"))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("[tabel]").hasMessageContaining("createTable").hasMessageNotContaining("s3cret-value");
+        assertThatThrownBy(() -> new MySqlLockBackendProvider().open("jdbc:mysql://127.0.0.1:1/none",
+                Map.of("poolSize", "many"))).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("poolSize");
+        assertThatThrownBy(() -> new MySqlLockBackendProvider().open("jdbc:oracle:thin:app/s3cret-value@//h/db", Map.of()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageNotContaining("s3cret-value");
+        assertThat(MySqlLockBackend.ddl("app", "locks")).contains("`app`.`locks`").contains("`app`.`locks_floor`");
+    }
+
+    @Test
+    void selfCheckNamesWhatIsWrongAndHowToFixIt() throws SQLException {
+        assertThatThrownBy(() -> builder().table("missing_locks").build()).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("`missing_locks` does not exist").hasMessageContaining("createTable(true)")
+                .hasMessageContaining("CREATE TABLE");
+
+        String sloppy = table("sloppy");
+        execute("CREATE TABLE " + sloppy + " (name VARCHAR(100) NOT NULL, lease_id VARCHAR(255) NOT NULL,"
+                        + " token INT NOT NULL, token_issued_at TIMESTAMP(6) NOT NULL, expires_at DATETIME NOT NULL) ENGINE=MyISAM",
+                "CREATE TABLE " + sloppy + "_floor (id TINYINT NOT NULL PRIMARY KEY, token_floor BIGINT NOT NULL) ENGINE=InnoDB",
+                "INSERT INTO " + sloppy + "_floor VALUES (1, 0)");
+        assertThatThrownBy(() -> builder().table(sloppy).build()).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("uses the MyISAM engine, expected InnoDB")
+                .hasMessageContaining("column name is varchar(100), too short for 255 characters")
+                .hasMessageContaining("has collation utf8mb4_")
+                .hasMessageContaining("column lease_id must allow NULL")
+                .hasMessageContaining("column token is int") // int(11) on MariaDB, int on MySQL 8
+                .hasMessageContaining(", expected BIGINT")
+                .hasMessageContaining("column token_issued_at is timestamp(6), expected DATETIME(6)")
+                .hasMessageContaining("column expires_at is datetime, expected DATETIME(6)")
+                .hasMessageContaining("no primary key on (name)");
+
+        String noFloor = table("nofloor");
+        execute(MySqlLockBackend.ddl(null, noFloor).split(";\n"));
+        execute("DELETE FROM " + noFloor + "_floor");
+        assertThatThrownBy(() -> builder().table(noFloor).build()).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("the floor row is missing");
+        execute("DROP TABLE " + noFloor + "_floor");
+        assertThatThrownBy(() -> builder().table(noFloor).build()).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("table " + noFloor + "_floor is missing");
+
+        assertThatThrownBy(() -> MySqlLockBackend.builder().jdbcUrl(MariaDbServerUrls.withoutDatabase(url))
+                .user(server.user()).password(server.password()).build())
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("no database selected");
+    }
+
+    @Test
+    void aFloorRowDeletedWhileRunningMakesAcquiresFailLoudly() throws SQLException {
+        String t = table("floorless");
+        try (MySqlLockBackend own = builder().table(t).createTable(true).build()) {
+            String name = name();
+            own.tryAcquire(name, lease(), EXPIRED_AT_ONCE);
+            execute("DELETE FROM " + t + "_floor");
+            LockBackendException e = catchThrowableOfType(LockBackendException.class, () -> own.tryAcquire(name, lease(), TTL));
+            assertThat(e).isNotNull();
+            assertThat(e.isRetryable()).isFalse();
+            assertThat(e.getMessage()).contains("token");
+        }
+    }
+
+    @Test
+    void createTableIsIdempotentAndSafeWhenFourThreadsRace() throws Exception {
+        String table = table("raced");
+        int threads = 4;
+        CyclicBarrier start = new CyclicBarrier(threads);
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            List<Future<?>> builds = new ArrayList<>();
+            for (int i = 0; i < threads; i++) {
+                builds.add(pool.submit(() -> {
+                    start.await(HANG_GUARD_SECONDS, TimeUnit.SECONDS);
+                    builder().table(table).createTable(true).poolSize(1).build().close();
+                    return null;
+                }));
+            }
+            for (Future<?> build : builds) {
+                build.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        try (MySqlLockBackend again = builder().table(table).createTable(true).build();
+             Connection c = server.connect(url); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM " + table + "_floor")) {
+            assertThat(again.tryAcquire(name(), lease(), TTL).acquired()).isTrue();
+            rs.next();
+            assertThat(rs.getInt(1)).as("floor rows").isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aSchemaOtherThanTheUrlsDatabaseHoldsTheTable() {
+        String other = server.createDatabase("mysql_other");
+        String database = other.substring(other.lastIndexOf('/') + 1);
+        try (MySqlLockBackend elsewhere = builder().schema(database).table("elsewhere").createTable(true).build()) {
+            String name = name();
+            assertThat(elsewhere.tryAcquire(name, lease(), TTL).acquired()).isTrue();
+            assertThat(elsewhere.toString()).contains("`" + database + "`.`elsewhere`");
+            assertThat(backend.inspect(name)).as("not in the URL's database").isEmpty();
+        }
+    }
+
+    @Test
+    void credentialsNeverAppearInFailures() {
+        String secret = "Wr0ng-" + UUID.randomUUID();
+        Throwable wrongPassword = catchThrowable(() -> builder().password(secret).build().close());
+        Assumptions.assumeTrue(wrongPassword != null, "this server does not check passwords: " + server.description());
+        assertThat(wrongPassword).isInstanceOf(LockBackendException.class);
+        assertThat(((LockBackendException) wrongPassword).isRetryable()).as("bad credentials do not heal").isFalse();
+        assertNoSecret(wrongPassword, secret);
+
+        Throwable inUrl = catchThrowable(() -> MySqlLockBackend.builder()
+                .jdbcUrl(url + "?user=" + server.user() + "&password=" + secret).build().close());
+        assertThat(inUrl).isInstanceOf(LockBackendException.class);
+        assertNoSecret(inUrl, secret);
+
+        Throwable unreachable = catchThrowable(() -> MySqlLockBackend.builder()
+                .jdbcUrl("jdbc:mysql://app:" + secret + "@127.0.0.1:1/none?password=" + secret)
+                .connectTimeout(Duration.ofSeconds(1)).build());
+        assertThat(unreachable).isInstanceOf(LockBackendException.class);
+        assertThat(((LockBackendException) unreachable).isRetryable()).as("a server that is down may come back").isTrue();
+        assertNoSecret(unreachable, secret);
+    }
+
+    @Test
+    void declaresItsCapabilitiesAndIsFoundByServiceLoaderForBothSchemes() {
+        assertThat(backend.capabilities()).containsExactlyInAnyOrder(Capability.FENCING, Capability.DURABLE_TOKENS,
+                Capability.SERVER_TIME, Capability.BATCH_RENEW, Capability.TOKEN_PERIOD, Capability.LINEARIZABLE,
+                Capability.PURGE_FREE);
+        assertThat(backend.capabilities()).doesNotContain(Capability.WAKE_ON_RELEASE);
+
+        LockBackendProvider provider = ServiceLoader.load(LockBackendProvider.class).stream()
+                .map(ServiceLoader.Provider::get).filter(p -> p.name().equals("mysql")).findFirst().orElseThrow();
+        assertThat(provider.accepts(url)).isTrue();
+        String mariadbUrl = "jdbc:mariadb:" + url.substring("jdbc:mysql:".length());
+        assertThat(provider.accepts(mariadbUrl)).isTrue();
+        assertThat(provider.accepts("jdbc:postgresql://h/db")).isFalse();
+        try (LockBackend opened = provider.open(mariadbUrl, Map.of("user", server.user(), "password",
+                server.password() == null ? "" : server.password(), "poolSize", "1", "createTable", "false"))) {
+            String name = name();
+            assertThat(opened.tryAcquire(name, lease(), TTL).acquired()).isTrue();
+            assertThat(backend.inspect(name).orElseThrow().held()).as("same table as the builder's default").isTrue();
+            assertThat(opened.toString()).contains("MariaDB").doesNotContain(String.valueOf(server.password()));
+        }
+    }
+
+    @Test
+    void failuresAreClassifiedForTheEngine() {
+        assertThat(MySqlLockBackend.isRetryable(new SQLException("Deadlock found", "40001", 1213))).isTrue();
+        assertThat(MySqlLockBackend.isRetryable(new SQLException("Lock wait timeout exceeded", "HY000", 1205))).isTrue();
+        assertThat(MySqlLockBackend.isRetryable(new SQLException("Communications link failure", "08S01", 0))).isTrue();
+        assertThat(MySqlLockBackend.isRetryable(new SQLException("read-only", "HY000", 1290))).isTrue();
+        assertThat(MySqlLockBackend.isRetryable(new SQLException("Access denied", "28000", 1045))).isFalse();
+        assertThat(MySqlLockBackend.isRetryable(new SQLException("Table doesn't exist", "42S02", 1146))).isFalse();
+    }
+
+    private static String table(String stem) {
+        return stem + "_" + UUID.randomUUID().toString().replace("-", "").substring(0, 8);
+    }
+
+    /** MariaDB's count of InnoDB deadlocks since start-up; -1 where there is no such status variable (MySQL). */
+    private static long innodbDeadlocks() throws SQLException {
+        try (Connection c = server.connect(url); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SHOW GLOBAL STATUS LIKE 'Innodb_deadlocks'")) {
+            return rs.next() ? rs.getLong(2) : -1;
+        }
+    }
+
+    private static void assertNoSecret(Throwable failure, String secret) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            assertThat(String.valueOf(t.getMessage())).doesNotContain(secret);
+            assertThat(t.toString()).doesNotContain(secret);
+            for (Throwable s : t.getSuppressed()) {
+                assertThat(s.toString()).doesNotContain(secret);
+            }
+        }
+    }
+
+    private static void execute(String... statements) throws SQLException {
+        try (Connection c = server.connect(url); Statement s = c.createStatement()) {
+            for (String sql : statements) {
+                s.execute(sql);
+            }
+        }
+    }
+
+    /** URLs of the test server with parts taken away. */
+    private static final class MariaDbServerUrls {
+        static String withoutDatabase(String url) {
+            int query = url.indexOf('?');
+            String path = query < 0 ? url : url.substring(0, query);
+            return path.substring(0, path.lastIndexOf('/') + 1) + (query < 0 ? "" : url.substring(query));
+        }
+    }
+}
