@@ -2,12 +2,11 @@ package io.fencelock.redis;
 
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.LockBackendProvider;
-import io.fencelock.spi.Redaction;
+import io.fencelock.spi.ProviderProperties;
 
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
 
 /**
  * Opens {@link RedisLockBackend}s from Redis URIs: a single server ({@code redis:}, {@code rediss:},
@@ -32,20 +31,11 @@ public final class RedisLockBackendProvider implements LockBackendProvider {
 
     @Override
     public LockBackend open(String uri, Map<String, String> properties) {
-        if (uri == null || !accepts(uri)) {
-            throw new IllegalArgumentException("not a Redis URI (" + String.join(", ", PREFIXES) + "): " + Redaction.uri(uri));
-        }
-        Set<String> unknown = new TreeSet<>(properties.keySet());
-        unknown.removeAll(KEYS);
-        if (!unknown.isEmpty()) {
-            throw new IllegalArgumentException("unknown Redis lock backend properties " + unknown + "; known: " + new TreeSet<>(KEYS));
-        }
+        ProviderProperties settings = ProviderProperties.check(this, uri, properties, KEYS);
         RedisLockBackend.Builder builder = RedisLockBackend.builder().uri(uri)
-                .user(properties.get("user"))
-                .password(properties.get("password"));
-        if (properties.containsKey("keyPrefix")) {
-            builder.keyPrefix(properties.get("keyPrefix"));
-        }
+                .user(settings.get("user"))
+                .password(settings.get("password"));
+        settings.ifPresent("keyPrefix", builder::keyPrefix);
         return builder.build();
     }
 }

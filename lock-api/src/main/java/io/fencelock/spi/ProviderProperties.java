@@ -1,0 +1,74 @@
+package io.fencelock.spi;
+
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Consumer;
+
+/**
+ * The settings a {@link LockBackendProvider#open} receives, checked the same way by every
+ * provider: unknown keys are refused by name (never by value: a value may be a password), and
+ * typed values are parsed with a message naming the key and the rule.
+ */
+public final class ProviderProperties {
+    private final Map<String, String> values;
+
+    private ProviderProperties(Map<String, String> values) {
+        this.values = values;
+    }
+
+    /**
+     * Checks that {@code uri} is one {@code provider} accepts and that every key is in {@code known};
+     * throws {@link IllegalArgumentException} otherwise (the URI redacted).
+     */
+    public static ProviderProperties check(LockBackendProvider provider, String uri, Map<String, String> properties,
+                                           Set<String> known) {
+        if (uri == null || !provider.accepts(uri)) {
+            throw new IllegalArgumentException("not a URI for the " + provider.name() + " provider (it accepts "
+                    + String.join(", ", provider.uriPrefixes()) + "): " + Redaction.uri(uri));
+        }
+        Set<String> unknown = new TreeSet<>(properties.keySet());
+        unknown.removeAll(known);
+        if (!unknown.isEmpty()) {
+            throw new IllegalArgumentException("unknown " + provider.name() + " lock backend properties " + unknown
+                    + "; known: " + new TreeSet<>(known));
+        }
+        return new ProviderProperties(properties);
+    }
+
+    /** The raw value, or {@code null} when absent. */
+    public String get(String key) {
+        return values.get(key);
+    }
+
+    /** Passes the value to {@code setter} when the key is present. */
+    public ProviderProperties ifPresent(String key, Consumer<String> setter) {
+        if (values.containsKey(key)) {
+            setter.accept(values.get(key));
+        }
+        return this;
+    }
+
+    /** Passes the value, parsed as {@code true} or {@code false}, to {@code setter} when present. */
+    public ProviderProperties ifPresentBoolean(String key, Consumer<Boolean> setter) {
+        return ifPresent(key, value -> {
+            String v = value == null ? "" : value.trim().toLowerCase(Locale.ROOT);
+            if (!v.equals("true") && !v.equals("false")) {
+                throw new IllegalArgumentException(key + " must be true or false, got '" + value + "'");
+            }
+            setter.accept(v.equals("true"));
+        });
+    }
+
+    /** Passes the value, parsed as a whole number, to {@code setter} when present. */
+    public ProviderProperties ifPresentInt(String key, Consumer<Integer> setter) {
+        return ifPresent(key, value -> {
+            try {
+                setter.accept(Integer.parseInt(value == null ? "" : value.trim()));
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException(key + " must be a whole number, got '" + value + "'");
+            }
+        });
+    }
+}
