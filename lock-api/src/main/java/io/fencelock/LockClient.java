@@ -404,8 +404,8 @@ public final class LockClient implements AutoCloseable {
         }
 
         @Override
-        public void renewed(Lease lease) {
-            listeners.forEach(l -> safely(() -> l.renewed(lease)));
+        public void renewed(Lease lease, long sentNanos) {
+            listeners.forEach(l -> safely(() -> l.renewed(lease, sentNanos)));
         }
 
         @Override

@@ -12,6 +12,15 @@ public interface LockEventListener {
     default void renewed(Lease lease) {
     }
 
+    /**
+     * As {@link #renewed(Lease)}, with the {@link System#nanoTime()} at which the renewal was sent
+     * (a watchdog renewal's answer may arrive well after it left). Calls {@link #renewed(Lease)}
+     * unless overridden.
+     */
+    default void renewed(Lease lease, long sentNanos) {
+        renewed(lease);
+    }
+
     default void released(Lease lease, boolean freedOnBackend) {
     }
 

@@ -231,7 +231,7 @@ final class ManagedLease implements Lease {
             announceLoss(loss, result.renewed());
             return false;
         }
-        client.events().renewed(this);
+        client.events().renewed(this, sentNanos);
         return true;
     }
 

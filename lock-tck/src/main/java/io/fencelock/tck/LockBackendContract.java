@@ -35,6 +35,9 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -432,7 +435,9 @@ public abstract class LockBackendContract {
         requireClaim(Capability.BATCH_RENEW);
         InstrumentedBackend raw = new InstrumentedBackend(fixture.openBackend());
         AtomicInteger renewed = new AtomicInteger();
-        LockClient c = LockClient.builder().backend(raw).options(options(Duration.ofSeconds(3), true))
+        // a renew interval of 3 s: the leases are all taken within its first half, so the first
+        // watchdog tick finds every one of them due and must renew them in one round trip
+        LockClient c = LockClient.builder().backend(raw).options(options(Duration.ofSeconds(9), true))
                 .listener(new LockEventListener() {
                     @Override
                     public void renewed(Lease lease) {
@@ -441,8 +446,18 @@ public abstract class LockBackendContract {
                 }).build();
         clients.add(c);
         int leases = 300;
-        for (int i = 0; i < leases; i++) {
-            c.tryAcquire(freshName()).orElseThrow();
+        ExecutorService acquirers = Executors.newFixedThreadPool(16);
+        try {
+            List<Future<Optional<Lease>>> taken = new ArrayList<>();
+            for (int i = 0; i < leases; i++) {
+                String name = freshName();
+                taken.add(acquirers.submit(() -> c.tryAcquire(name)));
+            }
+            for (Future<Optional<Lease>> f : taken) {
+                assertThat(f.get(HANG_BOUND.toSeconds(), TimeUnit.SECONDS)).isPresent();
+            }
+        } finally {
+            acquirers.shutdownNow();
         }
         awaitCondition("every lease to be renewed once", () -> renewed.get() >= leases);
         List<Integer> batches = raw.renewBatchSizes();

@@ -295,12 +295,14 @@ public final class ScheduleRunner {
         }
 
         @Override
-        public void renewed(Lease lease) {
+        public void renewed(Lease lease, long sentNanos) {
             if (inManualRenew.get()) {
                 return;
             }
             long op = history.newOpId();
-            history.record(script.process(), op, Type.INVOKE, Kind.RENEW, lease.name(), lease.leaseId(), 0, false, 0, "watchdog");
+            // stamped when the renewal was sent, not when its answer came: it may predate a release's invoke
+            history.recordAt(sentNanos, script.process(), op, Type.INVOKE, Kind.RENEW, lease.name(), lease.leaseId(), 0,
+                    false, 0, "watchdog");
             history.record(script.process(), op, Type.OK, Kind.RENEW, lease.name(), lease.leaseId(), lease.fencingToken(),
                     false, deadline(lease), "watchdog");
         }

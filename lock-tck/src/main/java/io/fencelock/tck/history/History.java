@@ -34,6 +34,26 @@ public final class History {
         }
     }
 
+    /**
+     * Records an event that happened at {@code atNanos} (in the past, e.g. when a watchdog renewal
+     * was sent), placed in time order among the events recorded so far.
+     */
+    public Event recordAt(long atNanos, int process, long opId, Event.Type type, Event.Kind kind, String name,
+                          String leaseId, long token, boolean flag, long deadlineNanos, String detail) {
+        lock.lock();
+        try {
+            Event e = new Event(process, opId, type, kind, name, leaseId, token, flag, deadlineNanos, atNanos, detail);
+            int at = events.size();
+            while (at > 0 && events.get(at - 1).timeNanos() - atNanos > 0) {
+                at--;
+            }
+            events.add(at, e);
+            return e;
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** Adds a ready-made event (for synthetic histories in tests); keeps the list sorted by time. */
     public void add(Event e) {
         lock.lock();

@@ -1,0 +1,57 @@
+package io.fencelock.etcd;
+
+import io.fencelock.spi.LockBackend;
+import io.fencelock.spi.LockBackendProvider;
+import io.fencelock.spi.ProviderProperties;
+import io.fencelock.spi.Redaction;
+
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Opens {@link EtcdLockBackend}s from {@code etcd://host:port[,host:port...]} URIs (plain HTTP client
+ * endpoints). Properties: {@code keyPrefix} (default {@code fencelock/}) and {@code requestTimeout}
+ * (an ISO-8601 duration, default {@code PT5S}).
+ */
+public final class EtcdLockBackendProvider implements LockBackendProvider {
+    static final String SCHEME = "etcd://";
+    private static final Set<String> KEYS = Set.of("keyPrefix", "requestTimeout");
+
+    @Override
+    public String name() {
+        return "etcd";
+    }
+
+    @Override
+    public List<String> uriPrefixes() {
+        return List.of("etcd:");
+    }
+
+    @Override
+    public LockBackend open(String uri, Map<String, String> properties) {
+        if (uri == null || !uri.regionMatches(true, 0, SCHEME, 0, SCHEME.length()) || uri.length() == SCHEME.length()) {
+            throw new IllegalArgumentException("not an etcd URI (etcd://host:port[,host:port...]): " + Redaction.uri(uri));
+        }
+        ProviderProperties settings = ProviderProperties.check(this, uri, properties, KEYS);
+        String rest = uri.substring(SCHEME.length());
+        int end = rest.indexOf('/');
+        String hosts = end < 0 ? rest : rest.substring(0, end);
+        EtcdLockBackend.Builder builder = EtcdLockBackend.builder()
+                .endpoints(Arrays.stream(hosts.split(",")).map(h -> "http://" + h.trim()).toList());
+        settings.ifPresent("keyPrefix", builder::keyPrefix)
+                .ifPresent("requestTimeout", value -> builder.requestTimeout(isoDuration("requestTimeout", value)));
+        return builder.build();
+    }
+
+    private static Duration isoDuration(String key, String value) {
+        try {
+            return Duration.parse(value);
+        } catch (DateTimeParseException | NullPointerException e) {
+            throw new IllegalArgumentException(key + " '" + value + "' is not an ISO-8601 duration such as PT5S", e);
+        }
+    }
+}

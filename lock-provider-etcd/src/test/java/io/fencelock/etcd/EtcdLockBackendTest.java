@@ -1,0 +1,235 @@
+package io.fencelock.etcd;
+
+import io.fencelock.Capability;
+import io.fencelock.LockInfo;
+import io.fencelock.spi.AcquireResult;
+import io.fencelock.spi.LockBackend;
+import io.fencelock.spi.LockBackendProvider;
+import io.fencelock.spi.RenewRequest;
+import io.fencelock.spi.RenewResult;
+import io.fencelock.spi.WakeUpSubscription;
+import io.fencelock.tck.fixture.EtcdServer;
+import io.fencelock.tck.fixture.ServerControl;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.ServiceLoader;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The etcd primitive itself, on a real etcd (the shared single node unless a test needs its own). */
+class EtcdLockBackendTest {
+    private final List<AutoCloseable> opened = new ArrayList<>();
+
+    @AfterEach
+    void closeAll() throws Exception {
+        for (int i = opened.size() - 1; i >= 0; i--) {
+            opened.get(i).close();
+        }
+    }
+
+    private EtcdLockBackend open(EtcdServer server) {
+        EtcdLockBackend b = EtcdLockBackend.builder().endpoints(server.endpoints()).build();
+        opened.add(b);
+        return b;
+    }
+
+    private static String name() {
+        return "test-" + UUID.randomUUID();
+    }
+
+    private static String id() {
+        return UUID.randomUUID().toString();
+    }
+
+    @Test
+    void tokenIsTheCreateRevisionAndRisesAcrossReleaseExpiryAndTakeover() throws Exception {
+        EtcdLockBackend a = open(EtcdServer.shared());
+        EtcdLockBackend b = open(EtcdServer.shared());
+        String name = name();
+        AcquireResult first = a.tryAcquire(name, id(), Duration.ofSeconds(5));
+        assertThat(first.acquired()).isTrue();
+        assertThat(a.inspect(name).orElseThrow().token()).isEqualTo(first.token());
+        assertThat(b.tryAcquire(name, id(), Duration.ofSeconds(5)).acquired()).as("held").isFalse();
+        String firstId = a.inspect(name).orElseThrow().leaseId();
+        assertThat(a.release(name, firstId)).isTrue();
+        AcquireResult second = b.tryAcquire(name, id(), Duration.ofMillis(300));
+        assertThat(second.token()).as("after release").isGreaterThan(first.token());
+        // not renewed: the key dies with its etcd lease (1 s on the fixture's settings, checked every 500 ms)
+        long start = System.nanoTime();
+        AcquireResult third;
+        do {
+            Thread.sleep(20);
+            third = a.tryAcquire(name, id(), Duration.ofSeconds(5));
+        } while (!third.acquired() && System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10));
+        assertThat(third.acquired()).as("taken over after expiry").isTrue();
+        assertThat(third.token()).as("after expiry and takeover").isGreaterThan(second.token());
+        System.out.println("[etcd] a 300 ms lock expired on the server after " + (System.nanoTime() - start) / 1_000_000 + " ms");
+    }
+
+    @Test
+    void tokensSurviveARestartOfTheServer() throws Exception {
+        try (EtcdServer own = EtcdServer.start()) {
+            ServerControl control = own.control().orElse(null);
+            org.junit.jupiter.api.Assumptions.assumeTrue(control != null, "needs a server this fixture runs itself");
+            String name = name();
+            long before;
+            try (EtcdLockBackend b = EtcdLockBackend.builder().endpoints(own.endpoints()).build()) {
+                String lease = id();
+                before = b.tryAcquire(name, lease, Duration.ofSeconds(30)).token();
+                assertThat(b.release(name, lease)).isTrue();
+            }
+            control.kill();
+            control.start();
+            try (EtcdLockBackend b = EtcdLockBackend.builder().endpoints(own.endpoints()).build()) {
+                AcquireResult after = b.tryAcquire(name, id(), Duration.ofSeconds(30));
+                assertThat(after.acquired()).isTrue();
+                assertThat(after.token()).as("token after SIGKILL and restart").isGreaterThan(before);
+            }
+        }
+    }
+
+    @Test
+    void renewingManyLocksOnOneLeaseIsOneKeepAliveAndOneRead() {
+        EtcdLockBackend b = open(EtcdServer.shared());
+        Duration ttl = Duration.ofSeconds(10);
+        List<RenewRequest> requests = new ArrayList<>();
+        long t = System.nanoTime();
+        for (int i = 0; i < 300; i++) {
+            String name = name();
+            String lease = id();
+            assertThat(b.tryAcquire(name, lease, ttl).acquired()).isTrue();
+            requests.add(new RenewRequest(name, lease, ttl, null));
+        }
+        System.out.println("[etcd] 300 acquires took " + (System.nanoTime() - t) / 1_000_000 + " ms");
+        List<LockInfo> listed = b.list("test-");
+        assertThat(listed.stream().map(LockInfo::leaseId)).containsAll(requests.stream().map(RenewRequest::leaseId).toList());
+        long leases = listed.stream().filter(i -> requests.stream().anyMatch(r -> r.name().equals(i.name()))).count();
+        assertThat(leases).isEqualTo(300);
+        t = System.nanoTime();
+        List<RenewResult> results = b.renew(requests);
+        System.out.println("[etcd] renewing 300 locks took " + (System.nanoTime() - t) / 1000 + " us");
+        assertThat(results).hasSize(300).allMatch(RenewResult::renewed);
+        assertThat(results.get(0).token()).isPositive();
+        requests.forEach(r -> b.release(r.name(), r.leaseId()));
+    }
+
+    @Test
+    void locksOfALeaseThatCannotBeKeptAliveAreRejected() throws Exception {
+        EtcdServer server = EtcdServer.shared();
+        EtcdLockBackend b = open(server);
+        Duration ttl = Duration.ofSeconds(10);
+        String x = name();
+        String y = name();
+        String xl = id();
+        String yl = id();
+        b.tryAcquire(x, xl, ttl);
+        b.tryAcquire(y, yl, ttl);
+        long etcdLease;
+        try (io.etcd.jetcd.Client raw = io.etcd.jetcd.Client.builder().endpoints(server.endpoints().toArray(String[]::new)).build()) {
+            etcdLease = raw.getKVClient().get(io.etcd.jetcd.ByteSequence.from("fencelock/" + x, java.nio.charset.StandardCharsets.UTF_8))
+                    .get(5, TimeUnit.SECONDS).getKvs().get(0).getLease();
+            raw.getLeaseClient().revoke(etcdLease).get(5, TimeUnit.SECONDS); // the lease dies on the server
+        }
+        List<RenewResult> results = b.renew(List.of(new RenewRequest(x, xl, ttl, null), new RenewRequest(y, yl, ttl, null)));
+        assertThat(results).noneMatch(RenewResult::renewed);
+        assertThat(b.inspect(x)).isEmpty();
+        // the backend grants a new lease for the next lock of that TTL
+        AcquireResult again = b.tryAcquire(x, id(), ttl);
+        assertThat(again.acquired()).isTrue();
+    }
+
+    @Test
+    void aLockNobodyRenewsIsNotCarriedByItsSiblingsRenewals() throws Exception {
+        EtcdLockBackend b = open(EtcdServer.shared());
+        Duration ttl = Duration.ofMillis(600);
+        String kept = name();
+        String keptId = id();
+        String dropped = name();
+        String droppedId = id();
+        assertThat(b.tryAcquire(kept, keptId, ttl).acquired()).isTrue();
+        assertThat(b.tryAcquire(dropped, droppedId, ttl).acquired()).isTrue();
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+        while (System.nanoTime() < end) {
+            assertThat(b.renew(List.of(new RenewRequest(kept, keptId, ttl, null))).get(0).renewed()).isTrue();
+            Thread.sleep(150);
+        }
+        assertThat(b.inspect(kept)).isPresent();
+        assertThat(b.inspect(dropped)).as("the lock its holder stopped renewing").isEmpty();
+    }
+
+    @Test
+    void releaseWakesAWatcherAtOnce() throws Exception {
+        EtcdLockBackend holder = open(EtcdServer.shared());
+        EtcdLockBackend waiter = open(EtcdServer.shared());
+        String name = name();
+        String lease = id();
+        assertThat(holder.tryAcquire(name, lease, Duration.ofSeconds(10)).acquired()).isTrue();
+        CountDownLatch woken = new CountDownLatch(1);
+        try (WakeUpSubscription ignored = waiter.subscribe(name, woken::countDown)) {
+            assertThat(waiter.tryAcquire(name, id(), Duration.ofSeconds(10)).acquired()).isFalse();
+            Thread.sleep(100); // the watch is established
+            long released = System.nanoTime();
+            assertThat(holder.release(name, lease)).isTrue();
+            assertThat(woken.await(5, TimeUnit.SECONDS)).as("woken by the delete").isTrue();
+            System.out.println("[etcd] release -> watch callback: " + (System.nanoTime() - released) / 1000 + " us");
+        }
+    }
+
+    @Test
+    void releaseIsOwnerChecked() {
+        EtcdLockBackend b = open(EtcdServer.shared());
+        String name = name();
+        String lease = id();
+        b.tryAcquire(name, lease, Duration.ofSeconds(10));
+        assertThat(b.release(name, id())).isFalse();
+        assertThat(b.inspect(name).orElseThrow().leaseId()).isEqualTo(lease);
+        assertThat(b.release(name, lease)).isTrue();
+        assertThat(b.release(name, lease)).isFalse();
+    }
+
+    @Test
+    void badSettingsAreRejectedBeforeAnyIo() {
+        for (String bad : new String[] {"", "no-slash", "has space/", "{tag}/", "x".repeat(70) + "/", "é/"}) {
+            assertThatThrownBy(() -> EtcdLockBackend.builder().keyPrefix(bad)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("keyPrefix");
+        }
+        assertThatThrownBy(() -> EtcdLockBackend.builder().keyPrefix(null)).hasMessageContaining("null");
+        assertThatThrownBy(() -> EtcdLockBackend.builder().endpoints("https://127.0.0.1:1")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> EtcdLockBackend.builder().endpoints("http://user:secret@127.0.0.1:1"))
+                .isInstanceOf(IllegalArgumentException.class).message().doesNotContain("secret");
+        assertThatThrownBy(() -> EtcdLockBackend.builder().build()).hasMessageContaining("no etcd endpoints");
+        assertThatThrownBy(() -> EtcdLockBackend.builder().requestTimeout(Duration.ZERO)).hasMessageContaining("positive");
+        assertThat(EtcdLockBackend.seconds(Duration.ofMillis(200))).isEqualTo(1);
+        assertThat(EtcdLockBackend.seconds(Duration.ofMillis(500))).isEqualTo(1);
+        assertThat(EtcdLockBackend.seconds(Duration.ofMillis(900))).isEqualTo(2);
+        assertThat(EtcdLockBackend.seconds(Duration.ofSeconds(3))).isEqualTo(4);
+        assertThat(EtcdLockBackend.seconds(Duration.ofSeconds(30))).isEqualTo(31);
+    }
+
+    @Test
+    void theProviderIsFoundAndOpensFromAnEtcdUri() {
+        EtcdServer server = EtcdServer.shared();
+        LockBackendProvider provider = ServiceLoader.load(LockBackendProvider.class).stream()
+                .map(ServiceLoader.Provider::get).filter(p -> p.name().equals("etcd")).findFirst().orElseThrow();
+        assertThat(provider.accepts("etcd://127.0.0.1:2379")).isTrue();
+        assertThatThrownBy(() -> provider.open("etcd://127.0.0.1:1", Map.of("keyPrefix", "bad"))).hasMessageContaining("keyPrefix");
+        assertThatThrownBy(() -> provider.open("etcd://127.0.0.1:1", Map.of("nope", "x"))).hasMessageContaining("unknown");
+        String hosts = String.join(",", server.endpoints().stream().map(e -> e.substring("http://".length())).toList());
+        try (LockBackend b = provider.open("etcd://" + hosts, Map.of("keyPrefix", "fencelock-test/", "requestTimeout", "PT3S"))) {
+            assertThat(b.capabilities()).contains(Capability.FENCING, Capability.DURABLE_TOKENS, Capability.WAKE_ON_RELEASE)
+                    .doesNotContain(Capability.TOKEN_PERIOD, Capability.PURGE_FREE);
+            String name = name();
+            assertThat(b.tryAcquire(name, id(), Duration.ofSeconds(5)).acquired()).isTrue();
+            assertThat(b.list("").stream().map(LockInfo::name)).contains(name);
+        }
+    }
+}
