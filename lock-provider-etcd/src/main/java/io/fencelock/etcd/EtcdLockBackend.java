@@ -348,6 +348,11 @@ public final class EtcdLockBackend implements LockBackend {
         return watcher.subscribe(name, key(name), onRelease);
     }
 
+    /** Whether the server has confirmed every watch of {@code name} (for tests). */
+    boolean watchConfirmed(String name) {
+        return watcher.confirmed(name);
+    }
+
     @Override
     public Set<Capability> capabilities() {
         return CAPABILITIES;

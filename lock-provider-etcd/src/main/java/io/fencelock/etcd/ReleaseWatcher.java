@@ -10,6 +10,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.Set;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -57,6 +58,12 @@ final class ReleaseWatcher implements AutoCloseable {
         }
     }
 
+    /** Whether every watch of {@code name} has been confirmed by the server (for tests). */
+    boolean confirmed(String name) {
+        Set<Subscription> set = subscribers.get(name);
+        return set != null && !set.isEmpty() && set.stream().allMatch(Subscription::confirmed);
+    }
+
     @Override
     public void close() {
         closed = true;
@@ -68,8 +75,9 @@ final class ReleaseWatcher implements AutoCloseable {
         private final String name;
         private final Runnable onRelease;
         volatile Watch.Watcher watcher;
-        private long createdAt; // guarded by this; 0 until the watch is confirmed
-        private long lastHeld; // guarded by this; the newest revision a failed attempt saw before that
+        private final ReentrantLock lock = new ReentrantLock();
+        private long createdAt; // guarded by lock; 0 until the watch is confirmed
+        private long lastHeld; // guarded by lock; the newest revision a failed attempt saw before that
         private volatile boolean done;
 
         Subscription(String name, Runnable onRelease) {
@@ -78,19 +86,34 @@ final class ReleaseWatcher implements AutoCloseable {
         }
 
         void heldAt(long revision) {
-            synchronized (this) {
+            lock.lock();
+            try {
                 if (createdAt == 0) {
                     lastHeld = Math.max(lastHeld, revision);
                 }
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        boolean confirmed() {
+            lock.lock();
+            try {
+                return createdAt != 0;
+            } finally {
+                lock.unlock();
             }
         }
 
         void onNext(WatchResponse r) {
             if (r.isCreatedNotify()) {
                 boolean missed;
-                synchronized (this) {
+                lock.lock();
+                try {
                     createdAt = r.getHeader().getRevision();
                     missed = lastHeld != 0 && lastHeld < createdAt;
+                } finally {
+                    lock.unlock();
                 }
                 if (missed) {
                     fire();

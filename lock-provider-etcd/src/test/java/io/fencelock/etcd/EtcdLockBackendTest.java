@@ -21,6 +21,7 @@ import java.util.ServiceLoader;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -173,13 +174,18 @@ class EtcdLockBackendTest {
         String name = name();
         String lease = id();
         assertThat(holder.tryAcquire(name, lease, Duration.ofSeconds(10)).acquired()).isTrue();
-        CountDownLatch woken = new CountDownLatch(1);
-        try (WakeUpSubscription ignored = waiter.subscribe(name, woken::countDown)) {
+        AtomicReference<CountDownLatch> woken = new AtomicReference<>(new CountDownLatch(1));
+        try (WakeUpSubscription ignored = waiter.subscribe(name, () -> woken.get().countDown())) {
             assertThat(waiter.tryAcquire(name, id(), Duration.ofSeconds(10)).acquired()).isFalse();
-            Thread.sleep(100); // the watch is established
+            long bound = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (!waiter.watchConfirmed(name)) {
+                assertThat(System.nanoTime() - bound).as("watch confirmed within 5 s").isNegative();
+                Thread.onSpinWait();
+            }
+            woken.set(new CountDownLatch(1)); // only the delete may wake it from here on
             long released = System.nanoTime();
             assertThat(holder.release(name, lease)).isTrue();
-            assertThat(woken.await(5, TimeUnit.SECONDS)).as("woken by the delete").isTrue();
+            assertThat(woken.get().await(5, TimeUnit.SECONDS)).as("woken by the delete").isTrue();
             System.out.println("[etcd] release -> watch callback: " + (System.nanoTime() - released) / 1000 + " us");
         }
     }

@@ -321,8 +321,7 @@ class MySqlLockBackendTest {
             s.executeUpdate("UPDATE fencelock_locks_floor SET token_floor = GREATEST(token_floor, " + token + ") WHERE id = 1");
             assertThat(s.executeUpdate("DELETE FROM fencelock_locks WHERE name = '" + name + "'")).isEqualTo(1);
             Future<AcquireResult> acquire = pool.submit(() -> onReadCommitted.tryAcquire(name, lease(), TTL));
-            awaitRunningAcquire();
-            Thread.sleep(200); // the statement reads the floor first thing: by now it waits for it
+            awaitAcquireWaitingForALock();
             assertThat(acquire).as("an acquire while the purge holds the floor").isNotDone();
             purge.commit();
             AcquireResult after = acquire.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS);
@@ -520,21 +519,22 @@ class MySqlLockBackendTest {
      * Waits until an acquire statement runs on the server. (One waiting for the floor may not be
      * listed in innodb_trx yet: its transaction has taken no lock so far.)
      */
-    private static void awaitRunningAcquire() throws Exception {
+    /** Waits until InnoDB reports the acquire's transaction blocked on a row lock (the floor, held by the purge). */
+    private static void awaitAcquireWaitingForALock() throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
         try (Connection c = server.connect(url); Statement s = c.createStatement()) {
             while (System.nanoTime() < deadline) {
-                try (ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM information_schema.processlist"
-                        + " WHERE info LIKE 'INSERT INTO `fencelock_locks`%'")) {
+                try (ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM information_schema.innodb_trx"
+                        + " WHERE trx_state = 'LOCK WAIT' AND trx_query LIKE 'INSERT INTO `fencelock_locks`%'")) {
                     rs.next();
                     if (rs.getInt(1) > 0) {
                         return;
                     }
                 }
-                Thread.sleep(2);
+                Thread.sleep(2); // polling the server's lock table
             }
         }
-        throw new AssertionError("no acquire statement ever ran");
+        throw new AssertionError("no acquire ever waited for the purge's lock");
     }
 
     /**
