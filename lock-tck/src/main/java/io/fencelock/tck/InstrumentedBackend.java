@@ -14,12 +14,16 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Wraps a real backend to count its round trips and, on request, to cut renewals off as a lost
- * connection would (the call fails with a retryable error and never reaches the server). Used by
- * properties about the engine: batching, lost signals, input validation before any I/O.
+ * Wraps a real backend to count its round trips and, on request, to inject faults at the SPI:
+ * renewals cut off as by a lost connection (the call fails and never reaches the server), renewals
+ * stalled as by a frozen network or a paused renewer (the call waits, then reaches the server
+ * late), and lost answers (the call reaches the server and acts, then fails as if the answer had
+ * been lost: an indeterminate outcome). Used by properties about the engine: batching, lost
+ * signals, input validation before any I/O, and by the fault properties on every topology.
  */
 public final class InstrumentedBackend implements LockBackend {
     private final LockBackend delegate;
@@ -28,6 +32,8 @@ public final class InstrumentedBackend implements LockBackend {
     private final AtomicInteger reads = new AtomicInteger();
     private final List<Integer> renewBatchSizes = new CopyOnWriteArrayList<>();
     private volatile boolean renewalsCut;
+    private volatile boolean answersLost;
+    private volatile CountDownLatch renewalGate;
 
     public InstrumentedBackend(LockBackend delegate) {
         this.delegate = delegate;
@@ -40,6 +46,28 @@ public final class InstrumentedBackend implements LockBackend {
     /** From now on, renewals fail as if the connection were gone (true) or go through again (false). */
     public void cutRenewals(boolean cut) {
         this.renewalsCut = cut;
+    }
+
+    /**
+     * From now on, acquires, renewals and releases reach the server and take effect, but their
+     * answers are lost: the call fails with a retryable error (true), or answers again (false).
+     */
+    public void loseAnswers(boolean lose) {
+        this.answersLost = lose;
+    }
+
+    /** From now on, renewals wait before they reach the server, until {@link #resumeRenewals()}. */
+    public void stallRenewals() {
+        renewalGate = new CountDownLatch(1);
+    }
+
+    /** Lets stalled renewals through (late) and stops stalling new ones. */
+    public void resumeRenewals() {
+        CountDownLatch gate = renewalGate;
+        renewalGate = null;
+        if (gate != null) {
+            gate.countDown();
+        }
     }
 
     public int acquireCalls() {
@@ -67,22 +95,38 @@ public final class InstrumentedBackend implements LockBackend {
     @Override
     public AcquireResult tryAcquire(String name, String leaseId, Duration ttl) {
         acquires.incrementAndGet();
-        return delegate.tryAcquire(name, leaseId, ttl);
+        return answered(delegate.tryAcquire(name, leaseId, ttl));
     }
 
     @Override
     public List<RenewResult> renew(List<RenewRequest> requests) {
         renewBatchSizes.add(requests.size());
+        CountDownLatch gate = renewalGate;
+        if (gate != null) {
+            try {
+                gate.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new LockBackendException("stalled renewal interrupted", e, true);
+            }
+        }
         if (renewalsCut) {
             throw new LockBackendException("renewal cut off by the TCK (simulated lost connection)", true);
         }
-        return delegate.renew(requests);
+        return answered(delegate.renew(requests));
     }
 
     @Override
     public boolean release(String name, String leaseId) {
         releases.incrementAndGet();
-        return delegate.release(name, leaseId);
+        return answered(delegate.release(name, leaseId));
+    }
+
+    private <T> T answered(T answer) {
+        if (answersLost) {
+            throw new LockBackendException("answer lost by the TCK after the backend acted (indeterminate outcome)", true);
+        }
+        return answer;
     }
 
     @Override

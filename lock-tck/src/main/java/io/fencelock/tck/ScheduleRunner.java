@@ -2,16 +2,13 @@ package io.fencelock.tck;
 
 import io.fencelock.Capability;
 import io.fencelock.Lease;
-import io.fencelock.LeaseLoss;
 import io.fencelock.LeaseState;
-import io.fencelock.LockClient;
-import io.fencelock.LockEventListener;
 import io.fencelock.LockOptions;
 import io.fencelock.spi.LockBackend;
-import io.fencelock.tck.history.Event;
 import io.fencelock.tck.history.Event.Kind;
 import io.fencelock.tck.history.Event.Type;
 import io.fencelock.tck.history.History;
+import io.fencelock.tck.schedule.Action;
 import io.fencelock.tck.schedule.ProcessScript;
 import io.fencelock.tck.schedule.Schedule;
 import io.fencelock.tck.schedule.Step;
@@ -117,8 +114,8 @@ public final class ScheduleRunner {
                 .build();
     }
 
-    /** One process of a schedule: a client, the leases it holds per lock, and the previous ones. */
-    private final class Process implements LockEventListener {
+    /** One process of a schedule: a recorded client, the leases it holds per lock, and the previous ones. */
+    private final class Process {
         private final ProcessScript script;
         private final List<String> names;
         private final Map<String, FencedResource> resources;
@@ -126,8 +123,6 @@ public final class ScheduleRunner {
         private final Map<Integer, Lease> current = new HashMap<>();
         private final Map<Integer, Lease> previous = new HashMap<>();
         private final List<Lease> abandoned = new ArrayList<>();
-        private final ThreadLocal<Boolean> inManualRenew = ThreadLocal.withInitial(() -> false);
-        private LockBackend backend;
 
         Process(ProcessScript script, List<String> names, Map<String, FencedResource> resources, History history) {
             this.script = script;
@@ -137,14 +132,12 @@ public final class ScheduleRunner {
         }
 
         void run() throws InterruptedException {
-            backend = fixture.openBackend();
-            LockClient client = LockClient.builder().backend(backend).options(optionsFor(script)).listener(this).build();
-            try {
+            try (RecordedClient client = new RecordedClient(script.process(), history, fixture.openBackend(), optionsFor(script))) {
                 for (Step step : script.steps()) {
                     perform(client, step);
                 }
                 for (Map.Entry<Integer, Lease> held : new ArrayList<>(current.entrySet())) {
-                    release(held.getKey(), held.getValue());
+                    release(client, held.getKey(), held.getValue());
                 }
                 // A crashed holder never releases: wait until its leases are lost before close() could free them.
                 for (Lease lease : abandoned) {
@@ -154,12 +147,10 @@ public final class ScheduleRunner {
                         throw new AssertionError("abandoned lease " + lease + " was not declared lost by its deadline", e);
                     }
                 }
-            } finally {
-                client.close();
             }
         }
 
-        private void perform(LockClient client, Step step) throws InterruptedException {
+        private void perform(RecordedClient client, Step step) throws InterruptedException {
             String name = names.get(step.lock());
             Lease lease = current.get(step.lock());
             switch (step.action()) {
@@ -167,34 +158,40 @@ public final class ScheduleRunner {
                     if (lease != null && lease.state() == LeaseState.HELD) {
                         return;
                     }
-                    acquire(client, step, name);
+                    Duration wait = step.action() == Action.ACQUIRE ? Duration.ofMillis(step.millis()) : null;
+                    client.acquire(name, wait).ifPresent(got -> {
+                        Lease before = current.put(step.lock(), got);
+                        if (before != null) {
+                            previous.put(step.lock(), before);
+                        }
+                    });
                 }
                 case HOLD, PAUSE -> Thread.sleep(step.millis());
                 case WRITE -> {
                     if (lease != null && lease.isValid()) {
-                        write(name, lease, true);
+                        client.write(resources.get(name), lease, true);
                     }
                 }
                 case ZOMBIE_WRITE -> {
                     Lease last = lease != null ? lease : previous.get(step.lock());
                     if (last != null) {
-                        write(name, last, false);
+                        client.write(resources.get(name), last, false);
                     }
                 }
                 case RENEW -> {
                     if (lease != null && lease.state() == LeaseState.HELD) {
-                        renew(lease);
+                        client.renew(lease);
                     }
                 }
                 case RELEASE -> {
                     if (lease != null) {
-                        release(step.lock(), lease);
+                        release(client, step.lock(), lease);
                     }
                 }
                 case RELEASE_STALE -> {
                     Lease old = previous.get(step.lock());
                     if (old != null) {
-                        staleRelease(old);
+                        client.releaseStale(old);
                     }
                 }
                 case ABANDON -> {
@@ -205,10 +202,10 @@ public final class ScheduleRunner {
                     }
                 }
                 case PURGE -> {
-                    if (client.capabilities().contains(Capability.PURGE_FREE)) {
+                    if (client.client().capabilities().contains(Capability.PURGE_FREE)) {
                         long op = history.newOpId();
                         history.record(script.process(), op, Type.INVOKE, Kind.PURGE, null, null, 0, false, 0, null);
-                        int purged = client.purgeFree(Duration.ZERO);
+                        int purged = client.client().purgeFree(Duration.ZERO);
                         history.record(script.process(), op, Type.OK, Kind.PURGE, null, null, 0, false, 0,
                                 purged + " purged");
                     }
@@ -216,101 +213,10 @@ public final class ScheduleRunner {
             }
         }
 
-        private void acquire(LockClient client, Step step, String name) throws InterruptedException {
-            long op = history.newOpId();
-            history.record(script.process(), op, Type.INVOKE, Kind.ACQUIRE, name, null, 0, false, 0,
-                    step.action() == io.fencelock.tck.schedule.Action.ACQUIRE ? "wait " + step.millis() + "ms" : "try");
-            try {
-                var got = step.action() == io.fencelock.tck.schedule.Action.ACQUIRE
-                        ? client.acquire(name, Duration.ofMillis(step.millis()))
-                        : client.tryAcquire(name);
-                if (got.isPresent()) {
-                    Lease lease = got.get();
-                    history.record(script.process(), op, Type.OK, Kind.ACQUIRE, name, lease.leaseId(), lease.fencingToken(),
-                            false, deadline(lease), null);
-                    Lease before = current.put(step.lock(), lease);
-                    if (before != null) {
-                        previous.put(step.lock(), before);
-                    }
-                } else {
-                    history.record(script.process(), op, Type.FAIL, Kind.ACQUIRE, name, null, 0, false, 0, null);
-                }
-            } catch (RuntimeException e) {
-                history.record(script.process(), op, Type.INFO, Kind.ACQUIRE, name, null, 0, false, 0, e.toString());
-            }
-        }
-
-        private void renew(Lease lease) {
-            long op = history.newOpId();
-            history.record(script.process(), op, Type.INVOKE, Kind.RENEW, lease.name(), lease.leaseId(), 0, false, 0, "manual");
-            inManualRenew.set(true);
-            try {
-                boolean renewed = lease.renew();
-                history.record(script.process(), op, renewed ? Type.OK : Type.FAIL, Kind.RENEW, lease.name(), lease.leaseId(),
-                        renewed ? lease.fencingToken() : 0, false, renewed ? deadline(lease) : 0, null);
-            } catch (RuntimeException e) {
-                history.record(script.process(), op, Type.INFO, Kind.RENEW, lease.name(), lease.leaseId(), 0, false, 0, e.toString());
-            } finally {
-                inManualRenew.set(false);
-            }
-        }
-
-        private void release(int lock, Lease lease) {
+        private void release(RecordedClient client, int lock, Lease lease) {
             current.remove(lock);
             previous.put(lock, lease);
-            long op = history.newOpId();
-            history.record(script.process(), op, Type.INVOKE, Kind.RELEASE, lease.name(), lease.leaseId(), 0, false, 0, null);
-            try {
-                boolean freed = lease.release();
-                history.record(script.process(), op, Type.OK, Kind.RELEASE, lease.name(), lease.leaseId(), 0, freed, 0, null);
-            } catch (RuntimeException e) {
-                history.record(script.process(), op, Type.INFO, Kind.RELEASE, lease.name(), lease.leaseId(), 0, false, 0, e.toString());
-            }
-        }
-
-        /** A release of an old lease straight through the backend: tests the backend's owner check. */
-        private void staleRelease(Lease old) {
-            long op = history.newOpId();
-            history.record(script.process(), op, Type.INVOKE, Kind.RELEASE, old.name(), old.leaseId(), 0, false, 0, "stale");
-            try {
-                boolean freed = backend.release(old.name(), old.leaseId());
-                history.record(script.process(), op, Type.OK, Kind.RELEASE, old.name(), old.leaseId(), 0, freed, 0, "stale");
-            } catch (RuntimeException e) {
-                history.record(script.process(), op, Type.INFO, Kind.RELEASE, old.name(), old.leaseId(), 0, false, 0, e.toString());
-            }
-        }
-
-        private void write(String name, Lease lease, boolean believedValid) {
-            long op = history.newOpId();
-            long token = lease.fencingToken();
-            history.record(script.process(), op, Type.INVOKE, Kind.WRITE, name, lease.leaseId(), token, believedValid, 0, null);
-            boolean accepted = resources.get(name).write(token);
-            history.record(script.process(), op, Type.OK, Kind.WRITE, name, lease.leaseId(), token, accepted, 0, null);
-        }
-
-        /** The local deadline, read so that it can only be earlier than the true one. */
-        private long deadline(Lease lease) {
-            long now = System.nanoTime();
-            return now + lease.remainingValidity().toNanos();
-        }
-
-        @Override
-        public void renewed(Lease lease, long sentNanos) {
-            if (inManualRenew.get()) {
-                return;
-            }
-            long op = history.newOpId();
-            // stamped when the renewal was sent, not when its answer came: it may predate a release's invoke
-            history.recordAt(sentNanos, script.process(), op, Type.INVOKE, Kind.RENEW, lease.name(), lease.leaseId(), 0,
-                    false, 0, "watchdog");
-            history.record(script.process(), op, Type.OK, Kind.RENEW, lease.name(), lease.leaseId(), lease.fencingToken(),
-                    false, deadline(lease), "watchdog");
-        }
-
-        @Override
-        public void lost(LeaseLoss loss) {
-            history.record(script.process(), history.newOpId(), Type.OK, Kind.LOST, loss.lease().name(),
-                    loss.lease().leaseId(), 0, false, 0, loss.reason().toString());
+            client.release(lease);
         }
     }
 

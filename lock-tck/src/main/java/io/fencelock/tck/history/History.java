@@ -6,6 +6,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 
 /**
  * A thread-safe, append-only recording of events. Each event is stamped inside the recorder's
@@ -15,6 +16,16 @@ public final class History {
     private final ReentrantLock lock = new ReentrantLock();
     private final List<Event> events = new ArrayList<>();
     private final AtomicLong nextOpId = new AtomicLong(1);
+    private final Consumer<Event> sink;
+
+    public History() {
+        this(event -> { });
+    }
+
+    /** A history that also hands every recorded event to {@code sink}, in order (e.g. to stream it to another process). */
+    public History(Consumer<Event> sink) {
+        this.sink = sink;
+    }
 
     /** A new operation id. */
     public long newOpId() {
@@ -28,6 +39,7 @@ public final class History {
         try {
             Event e = new Event(process, opId, type, kind, name, leaseId, token, flag, deadlineNanos, System.nanoTime(), detail);
             events.add(e);
+            sink.accept(e);
             return e;
         } finally {
             lock.unlock();
@@ -48,6 +60,7 @@ public final class History {
                 at--;
             }
             events.add(at, e);
+            sink.accept(e);
             return e;
         } finally {
             lock.unlock();

@@ -1,0 +1,426 @@
+package io.fencelock.tck.fault;
+
+import io.fencelock.Lease;
+import io.fencelock.LeaseLostException;
+import io.fencelock.LeaseState;
+import io.fencelock.LockInfo;
+import io.fencelock.LockOptions;
+import io.fencelock.spi.LockBackend;
+import io.fencelock.tck.BackendFixture;
+import io.fencelock.tck.ClientConnection;
+import io.fencelock.tck.FencedResource;
+import io.fencelock.tck.InstrumentedBackend;
+import io.fencelock.tck.RecordedClient;
+import io.fencelock.tck.fixture.ReplicaSetControl;
+import io.fencelock.tck.fixture.ServerControl;
+import io.fencelock.tck.history.Event;
+import io.fencelock.tck.history.History;
+
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+
+/**
+ * The fault scenarios of the TCK, each run against the fixture's real server with recorded
+ * clients: a holder frozen past its TTL (a child JVM under {@code SIGSTOP}, and an in-process
+ * watchdog whose renewals stall), one client's connections broken in the ways a network breaks
+ * them (through {@link FaultProxy}, and answers lost at the SPI), and the server stopped, killed
+ * and restarted on its data (every member at once, or one follower or the leader of a cluster).
+ *
+ * <p>A scenario never asserts; it returns a {@link FaultRun} that the properties judge, so that one
+ * run of a slow fault (a restart) serves every property it bears on.
+ */
+public final class FaultScenarios {
+    /** Bounds every wait, only so that a hang fails instead of blocking the build. */
+    public static final Duration HANG_BOUND = Duration.ofSeconds(20);
+
+    private final BackendFixture fixture;
+    private final Supplier<String> names;
+
+    /** @param names fresh lock names, unused by any other test */
+    public FaultScenarios(BackendFixture fixture, Supplier<String> names) {
+        this.fixture = fixture;
+        this.names = names;
+    }
+
+    /** Leases of the pause and connection scenarios: short, so that each fault outlasts several renewals. */
+    static final Duration TTL = Duration.ofMillis(1000);
+    /** Leases held across a restart: long enough to survive a quick restart on a backend that keeps its data. */
+    static final Duration RESTART_TTL = Duration.ofSeconds(4);
+
+    static LockOptions options(Duration ttl) {
+        return LockOptions.builder().ttl(ttl).autoRenew(true)
+                .initialPollInterval(Duration.ofMillis(2)).maxPollInterval(Duration.ofMillis(100)).build();
+    }
+
+    // ------------------------------------------------------------------ holder pauses
+
+    /** Why {@link #holderJvmFrozen()} cannot run on this fixture, or empty when it can. */
+    public Optional<String> holderJvmUnavailable() {
+        return fixture.clientConnection().isPresent() ? Optional.empty()
+                : Optional.of("the fixture gives no clientConnection() for a holder in another JVM");
+    }
+
+    /**
+     * A holder in a child JVM is frozen with SIGSTOP while it holds the lock and writes; another
+     * client takes the lock over after the TTL and writes; the holder is thawed. It must learn
+     * that it lost the lease (its task cancelled), and its writes must be turned away.
+     */
+    public FaultRun holderJvmFrozen() throws Exception {
+        ClientConnection connection = fixture.clientConnection().orElseThrow();
+        History history = new History();
+        FaultRun run = new FaultRun("holder JVM frozen (SIGSTOP) past its TTL", history);
+        FencedResource resource = new FencedResource();
+        String name = names.get();
+        try (HolderJvm holder = HolderJvm.start(connection, name, TTL, 1, history, resource);
+             RecordedClient successor = new RecordedClient(2, history, fixture.openBackend(), options(TTL))) {
+            try {
+                holder.holding().get(HANG_BOUND.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (ExecutionException | TimeoutException e) {
+                throw new AssertionError("the holder JVM never held the lock: " + e.getMessage() + "\n" + holder.diagnostics(), e);
+            }
+            await("the holder's first writes", () -> resource.acceptedWrites() >= 3);
+            holder.pause();
+            long frozenAt = System.nanoTime();
+            Optional<Lease> taken = successor.acquire(name, HANG_BOUND);
+            run.note("taken over " + (System.nanoTime() - frozenAt) / 1_000_000 + " ms after the freeze");
+            taken.ifPresent(lease -> successor.write(resource, lease, lease.isValid()));
+            holder.resume();
+            boolean finished = holder.awaitDone(HANG_BOUND);
+            String cancelled = holder.cancelled().getNow(null);
+            run.check(FaultRun.TASK_CANCELLED, cancelled != null, cancelled != null ? "runExclusively threw: " + cancelled
+                    : "the task was never cancelled" + (finished ? "" : " (the holder JVM did not finish)") + "\n" + holder.diagnostics());
+            checkLostSignalled(run, 1);
+            taken.ifPresent(lease -> {
+                successor.write(resource, lease, lease.isValid());
+                successor.release(lease);
+            });
+            run.check(FaultRun.RECOVERED, taken.isPresent(), taken.isPresent() ? "another client took the lock over"
+                    : "nobody could take the lock over from the frozen holder within " + HANG_BOUND);
+        }
+        return run;
+    }
+
+    /**
+     * The holder's watchdog stalls (its renewals hang, as behind a frozen socket) past the TTL;
+     * another client takes over; then the stalled renewal reaches the server late and must be
+     * refused. The holder's lost signal must come from its own deadline, not from the stuck I/O.
+     */
+    public FaultRun watchdogStalled() throws Exception {
+        History history = new History();
+        FaultRun run = new FaultRun("watchdog renewals stalled in-process past the TTL", history);
+        FencedResource resource = new FencedResource();
+        String name = names.get();
+        InstrumentedBackend stalling = new InstrumentedBackend(fixture.openBackend());
+        try (RecordedClient holder = new RecordedClient(1, history, stalling, options(TTL));
+             RecordedClient successor = new RecordedClient(2, history, fixture.openBackend(), options(TTL))) {
+            CompletableFuture<Lease> holding = new CompletableFuture<>();
+            CompletableFuture<Throwable> task = CompletableFuture.supplyAsync(() -> {
+                try {
+                    holder.runExclusively(name, HANG_BOUND, lease -> {
+                        holding.complete(lease);
+                        while (true) {
+                            holder.write(resource, lease, lease.isValid());
+                            Thread.sleep(10); // pacing the writes; interrupted when the lease is lost
+                        }
+                    });
+                    return null;
+                } catch (Throwable e) {
+                    return e;
+                } finally {
+                    holding.completeExceptionally(new IllegalStateException("the holder never held the lock"));
+                }
+            });
+            Lease lease = holding.get(HANG_BOUND.toMillis(), TimeUnit.MILLISECONDS);
+            await("the holder's first writes", () -> resource.acceptedWrites() >= 3);
+            stalling.stallRenewals();
+            Optional<Lease> taken = successor.acquire(name, HANG_BOUND);
+            taken.ifPresent(l -> successor.write(resource, l, l.isValid()));
+            stalling.resumeRenewals(); // the stalled renewal now reaches the server, late
+            Throwable ended = task.get(HANG_BOUND.toMillis(), TimeUnit.MILLISECONDS);
+            run.check(FaultRun.TASK_CANCELLED, ended instanceof LeaseLostException,
+                    ended instanceof LeaseLostException ? "runExclusively threw " + ended.getMessage() : "the task ended with " + ended);
+            checkLostSignalled(run, 1);
+            holder.write(resource, lease, false); // the zombie's write, with its old token
+            taken.ifPresent(l -> {
+                successor.write(resource, l, l.isValid());
+                successor.release(l);
+            });
+            run.check(FaultRun.RECOVERED, taken.isPresent(), taken.isPresent() ? "another client took the lock over"
+                    : "nobody could take the lock over from the stalled holder within " + HANG_BOUND);
+        } finally {
+            stalling.resumeRenewals();
+        }
+        return run;
+    }
+
+    // ------------------------------------------------------------------ connection faults
+
+    /** One way a client's connection breaks: applied to the client's backend, then healed. */
+    private record ConnectionFault(String name, boolean leaseCannotSurvive, Runnable inject, Runnable heal) {
+    }
+
+    /**
+     * Every connection fault this fixture allows, each in its own scenario: answers lost after the
+     * backend acted (at the SPI, on every topology), and, through {@link FaultProxy} where the
+     * fixture has a {@link BackendFixture#proxyTarget()}, dropped responses, a blackhole, reset and
+     * refused connections, and latency beyond the TTL.
+     */
+    public List<FaultRun> connectionFaults() throws Exception {
+        List<FaultRun> runs = new ArrayList<>();
+        InstrumentedBackend losing = new InstrumentedBackend(fixture.openBackend());
+        runs.add(connectionScenario(losing, new ConnectionFault("answers lost after the backend acted (SPI)", true,
+                () -> losing.loseAnswers(true), () -> losing.loseAnswers(false))));
+        Optional<InetSocketAddress> target = fixture.proxyTarget();
+        if (target.isPresent()) {
+            List<java.util.function.Function<FaultProxy, ConnectionFault>> faults = List.of(
+                    p -> new ConnectionFault("responses dropped, requests delivered (proxy)", true, p::dropResponses, p::heal),
+                    p -> new ConnectionFault("blackhole, sockets left open (proxy)", true, p::blackhole, p::heal),
+                    p -> new ConnectionFault("connections reset (proxy)", false, p::reset, p::heal),
+                    p -> new ConnectionFault("connections refused (proxy)", true, p::refuse, p::heal),
+                    p -> new ConnectionFault("latency of 0.6 TTL each way (proxy)", true,
+                            () -> p.latency(TTL.multipliedBy(6).dividedBy(10)), p::heal));
+            for (var fault : faults) {
+                try (FaultProxy proxy = FaultProxy.start(target.get())) {
+                    runs.add(connectionScenario(fixture.openBackendVia(proxy.address()), fault.apply(proxy)));
+                }
+            }
+        }
+        return runs;
+    }
+
+    /** Why the proxy faults cannot run on this fixture, or empty when they can. */
+    public Optional<String> proxyUnavailable() {
+        return fixture.proxyTarget().isPresent() ? Optional.empty()
+                : Optional.of("the fixture gives no proxyTarget() (its clients cannot be routed through one address)");
+    }
+
+    /**
+     * Client 1, whose connections suffer the fault, holds a lock and writes while it believes it
+     * holds it, and tries another lock during the fault (an outcome it cannot know); client 2, on
+     * a healthy connection, competes for both. After the fault heals, client 1 must recover by
+     * itself, and its lease must be renewed or declared lost, never silently assumed.
+     */
+    private FaultRun connectionScenario(LockBackend faultedBackend, ConnectionFault fault) throws Exception {
+        History history = new History();
+        FaultRun run = new FaultRun(fault.name(), history);
+        FencedResource held = new FencedResource();
+        FencedResource contested = new FencedResource();
+        String heldName = names.get();
+        String contestedName = names.get();
+        try (RecordedClient faulted = new RecordedClient(1, history, faultedBackend, options(TTL));
+             RecordedClient healthy = new RecordedClient(2, history, fixture.openBackend(), options(TTL))) {
+            Lease lease = faulted.acquire(heldName, HANG_BOUND)
+                    .orElseThrow(() -> new AssertionError("a free lock was not granted before the fault:\n" + history));
+            faulted.write(held, lease, lease.isValid());
+            fault.inject().run();
+            long injectedAt = System.nanoTime();
+            CompletableFuture<Optional<Lease>> blindAttempt = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return faulted.acquire(contestedName, null);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return Optional.empty();
+                }
+            });
+            // the faulted holder keeps working while it believes it holds the lock
+            while (System.nanoTime() - injectedAt < TTL.multipliedBy(2).toNanos()) {
+                if (lease.isValid()) {
+                    faulted.write(held, lease, true);
+                }
+                Thread.sleep(20); // pacing the holder's writes
+            }
+            Optional<Lease> takeover = healthy.acquire(heldName, fault.leaseCannotSurvive() ? HANG_BOUND : null);
+            takeover.ifPresent(l -> healthy.write(held, l, l.isValid()));
+            faulted.write(held, lease, lease.isValid());
+            Optional<Lease> contestedLease = healthy.acquire(contestedName, TTL.multipliedBy(3));
+            contestedLease.ifPresent(l -> healthy.write(contested, l, l.isValid()));
+            fault.heal().run();
+            long healedAt = System.nanoTime();
+            Optional<Lease> blind = blindAttempt.get(HANG_BOUND.toMillis(), TimeUnit.MILLISECONDS);
+            blind.ifPresent(l -> faulted.write(contested, l, l.isValid()));
+            if (fault.leaseCannotSurvive()) {
+                run.check(FaultRun.RECOVERED + " (takeover)", takeover.isPresent(), takeover.isPresent()
+                        ? "the healthy client took the lock over" : "the healthy client never got the faulted client's lock");
+            }
+            checkRecovered(run, faulted, healedAt);
+            checkNotAssumed(run, lease, healthy);
+            if (lease.state() == LeaseState.LOST) {
+                checkLostSignalled(run, 1);
+            }
+            takeover.ifPresent(healthy::release);
+            contestedLease.ifPresent(healthy::release);
+            blind.ifPresent(faulted::release);
+            if (lease.state() == LeaseState.HELD) {
+                faulted.release(lease);
+            }
+        }
+        return run;
+    }
+
+    // ------------------------------------------------------------------ crash and restart
+
+    /** A crash of the backend (or part of it) and the recovery from it; both block until done. */
+    private record ServerFault(String name, Runnable crash, Runnable recover) {
+    }
+
+    /** Why the restart faults cannot run on this fixture, or empty when they can. */
+    public Optional<String> restartUnavailable() {
+        return fixture.control().isPresent() || fixture.replicaSet().isPresent() ? Optional.empty()
+                : Optional.of("the fixture gives no control() or replicaSet() to stop and restart its server");
+    }
+
+    /**
+     * Graceful stop and restart, and kill -9 and restart, of the whole backend; for a replicated
+     * one also a follower and then the leader killed and restarted, with clients working meanwhile.
+     */
+    public List<FaultRun> restarts() throws Exception {
+        List<ServerFault> faults = new ArrayList<>();
+        fixture.control().ifPresent(c -> {
+            faults.add(new ServerFault("graceful stop and restart", c::stop, c::start));
+            faults.add(new ServerFault("kill -9 and restart", c::kill, c::start));
+        });
+        fixture.replicaSet().ifPresent(rs -> {
+            AtomicReference<ServerControl> victim = new AtomicReference<>();
+            faults.add(new ServerFault("follower killed, then restarted", () -> {
+                victim.set(rs.follower().orElseThrow(() -> new IllegalStateException("no follower to kill")));
+                victim.get().kill();
+            }, () -> restartMember(rs, victim.get())));
+            faults.add(new ServerFault("leader killed, then restarted", () -> {
+                victim.set(rs.leader().orElseThrow(() -> new IllegalStateException("no leader to kill")));
+                victim.get().kill();
+            }, () -> restartMember(rs, victim.get())));
+        });
+        List<FaultRun> runs = new ArrayList<>();
+        for (ServerFault fault : faults) {
+            runs.add(restartScenario(fault));
+        }
+        return runs;
+    }
+
+    private static void restartMember(ReplicaSetControl rs, ServerControl member) {
+        rs.awaitHealthy(HANG_BOUND); // the rest of the cluster serves meanwhile (with a new leader if needed)
+        member.start();
+        rs.awaitHealthy(HANG_BOUND);
+    }
+
+    /**
+     * Client 1 takes a lock and releases it (its token is the one to exceed), and holds another
+     * across the fault; right after the recovery client 2 tries the held lock once; client 1 must
+     * then recover by itself, its lease be renewed or lost, and a new grant exceed the old token.
+     */
+    private FaultRun restartScenario(ServerFault fault) throws Exception {
+        History history = new History();
+        FaultRun run = new FaultRun(fault.name(), history);
+        String releasedName = names.get();
+        String heldName = names.get();
+        FencedResource resource = new FencedResource();
+        try (RecordedClient client = new RecordedClient(1, history, fixture.openBackend(), options(RESTART_TTL));
+             RecordedClient other = new RecordedClient(2, history, fixture.openBackend(), options(RESTART_TTL))) {
+            Lease before = client.acquire(releasedName, HANG_BOUND).orElseThrow(() -> new AssertionError("not granted:\n" + history));
+            client.release(before);
+            Lease lease = client.acquire(heldName, HANG_BOUND).orElseThrow(() -> new AssertionError("not granted:\n" + history));
+            client.write(resource, lease, lease.isValid());
+            fault.crash().run();
+            fault.recover().run();
+            long recoveredAt = System.nanoTime();
+            Optional<Lease> rival = other.acquire(heldName, null);
+            rival.ifPresent(l -> other.write(resource, l, l.isValid()));
+            if (lease.isValid()) {
+                client.write(resource, lease, true);
+            }
+            Optional<Lease> after = retryAcquire(client, releasedName);
+            run.check(FaultRun.RECOVERED, after.isPresent(), after.isPresent()
+                    ? "acquired again " + (System.nanoTime() - recoveredAt) / 1_000_000 + " ms after the restart"
+                    : "no acquire succeeded within " + HANG_BOUND + " after the restart");
+            after.ifPresent(l -> run.check(FaultRun.TOKENS_MONOTONE, l.fencingToken() > before.fencingToken(),
+                    "token " + before.fencingToken() + " before the fault, " + l.fencingToken() + " after it"));
+            // the lease held across the fault: wait until the watchdog renewed it after the restart, or it was lost
+            await("the lease held across the fault to be renewed or lost",
+                    () -> lease.state() != LeaseState.HELD || renewedSince(history, lease, recoveredAt));
+            checkNotAssumed(run, lease, other);
+            if (lease.state() == LeaseState.LOST) {
+                checkLostSignalled(run, 1);
+            }
+            after.ifPresent(client::release);
+            rival.ifPresent(other::release);
+            if (lease.state() == LeaseState.HELD) {
+                client.release(lease);
+            }
+        }
+        return run;
+    }
+
+    // ------------------------------------------------------------------ checks shared by the scenarios
+
+    /** Acquires a fresh attempt every 50 ms until one succeeds or {@link #HANG_BOUND} passes. */
+    private static Optional<Lease> retryAcquire(RecordedClient client, String name) throws InterruptedException {
+        long end = System.nanoTime() + HANG_BOUND.toNanos();
+        while (System.nanoTime() - end < 0) {
+            Optional<Lease> got = client.acquire(name, null);
+            if (got.isPresent()) {
+                return got;
+            }
+            Thread.sleep(50); // pacing the attempts while the client reconnects
+        }
+        return Optional.empty();
+    }
+
+    private static void checkRecovered(FaultRun run, RecordedClient client, long healedAt) throws InterruptedException {
+        String fresh = "recovery-" + java.util.UUID.randomUUID().toString().substring(0, 8);
+        Optional<Lease> got = retryAcquire(client, fresh);
+        run.check(FaultRun.RECOVERED, got.isPresent(), got.isPresent()
+                ? "acquired a fresh lock " + (System.nanoTime() - healedAt) / 1_000_000 + " ms after the fault healed"
+                : "no acquire succeeded within " + HANG_BOUND + " after the fault healed");
+        got.ifPresent(client::release);
+    }
+
+    /** A lease the client still takes as held must be the backend's holder of its lock. */
+    private static void checkNotAssumed(FaultRun run, Lease lease, RecordedClient observer) {
+        if (lease.state() != LeaseState.HELD || !lease.isValid()) {
+            run.check(FaultRun.LEASE_NOT_ASSUMED, true, "lease " + lease.state());
+            return;
+        }
+        Optional<LockInfo> info = observer.client().inspect(lease.name());
+        boolean holds = info.map(i -> i.held() && lease.leaseId().equals(i.leaseId())).orElse(false);
+        run.check(FaultRun.LEASE_NOT_ASSUMED, holds, holds ? "renewed, and the backend shows it as the holder"
+                : "the client takes its lease as valid but the backend shows " + info.map(Object::toString).orElse("no record"));
+    }
+
+    /** Every lease of {@code process} that is past its deadline without a renewal was signalled lost. */
+    private static void checkLostSignalled(FaultRun run, int process) throws InterruptedException {
+        BooleanSupplier signalled = () -> run.history().events().stream()
+                .anyMatch(e -> e.process() == process && e.kind() == Event.Kind.LOST);
+        try {
+            await("the lost signal", signalled);
+            run.check(FaultRun.LOST_SIGNALLED, true, "lost signal recorded");
+        } catch (AssertionError e) {
+            run.check(FaultRun.LOST_SIGNALLED, false, "no lost signal within " + HANG_BOUND + " of the lease's end");
+        }
+    }
+
+    private static boolean renewedSince(History history, Lease lease, long since) {
+        return history.events().stream().anyMatch(e -> e.kind() == Event.Kind.RENEW && e.type() == Event.Type.INVOKE
+                && lease.leaseId().equals(e.leaseId()) && e.timeNanos() - since > 0);
+    }
+
+    /** Waits for a condition, bounded only to stop a hang. */
+    static void await(String what, BooleanSupplier condition) throws InterruptedException {
+        long end = System.nanoTime() + HANG_BOUND.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - end > 0) {
+                throw new AssertionError("timed out after " + HANG_BOUND + " waiting for " + what);
+            }
+            Thread.sleep(5);
+        }
+    }
+}

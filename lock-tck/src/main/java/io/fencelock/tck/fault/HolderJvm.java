@@ -1,0 +1,173 @@
+package io.fencelock.tck.fault;
+
+import io.fencelock.tck.ClientConnection;
+import io.fencelock.tck.FencedResource;
+import io.fencelock.tck.RecordedClient;
+import io.fencelock.tck.fixture.ProcessSignals;
+import io.fencelock.tck.history.Event;
+import io.fencelock.tck.history.History;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A lock holder in a child JVM that the TCK can freeze with {@code SIGSTOP} and thaw with
+ * {@code SIGCONT}: a stop-the-world pause (GC, a frozen VM) that nothing inside the holder can
+ * notice or prevent, the scenario of Kleppmann's fencing argument. The child ({@link HolderJvmMain})
+ * holds one lock under {@code runExclusively} and writes to a {@link FencedResource} that lives
+ * here; its history events stream into this JVM's {@link History}.
+ */
+public final class HolderJvm implements AutoCloseable {
+    private final Process process;
+    private final PrintWriter toChild;
+    private final History history;
+    private final int processId;
+    private final String name;
+    private final FencedResource resource;
+    private final CompletableFuture<Long> holding = new CompletableFuture<>();
+    private final CompletableFuture<String> cancelled = new CompletableFuture<>();
+    private final CompletableFuture<Void> done = new CompletableFuture<>();
+    private final List<String> unexpected = Collections.synchronizedList(new ArrayList<>());
+    private final List<String> stderr = Collections.synchronizedList(new ArrayList<>());
+
+    private HolderJvm(Process process, History history, int processId, String name, FencedResource resource) {
+        this.process = process;
+        this.toChild = new PrintWriter(new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8), true);
+        this.history = history;
+        this.processId = processId;
+        this.name = name;
+        this.resource = resource;
+    }
+
+    /**
+     * Starts a child JVM (on this JVM's class path, so it finds the same providers) that acquires
+     * {@code name} with {@code ttl} and auto-renewal, and records as process {@code processId}.
+     */
+    public static HolderJvm start(ClientConnection connection, String name, Duration ttl, int processId, History history,
+                                  FencedResource resource) {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<String> command = List.of(java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                "-cp", System.getProperty("java.class.path"), HolderJvmMain.class.getName());
+        Process child;
+        try {
+            child = new ProcessBuilder(command).start();
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot start a holder JVM: " + e.getMessage(), e);
+        }
+        HolderJvm holder = new HolderJvm(child, history, processId, name, resource);
+        holder.startReaders();
+        // the connection goes on stdin, never on the command line: it may hold credentials
+        holder.toChild.println("connection " + EventLines.encode(connection.uri()));
+        for (Map.Entry<String, String> p : connection.properties().entrySet()) {
+            holder.toChild.println("property " + EventLines.encode(p.getKey()) + " " + EventLines.encode(p.getValue()));
+        }
+        holder.toChild.println("hold " + EventLines.encode(name) + " " + ttl.toMillis() + " " + processId);
+        holder.toChild.println("start");
+        return holder;
+    }
+
+    private void startReaders() {
+        Thread out = new Thread(this::readEvents, "tck-holder-jvm-out");
+        out.setDaemon(true);
+        out.start();
+        Thread err = new Thread(() -> {
+            try (BufferedReader r = process.errorReader(StandardCharsets.UTF_8)) {
+                for (String line; (line = r.readLine()) != null; ) {
+                    if (stderr.size() < 400) {
+                        stderr.add(line);
+                    }
+                }
+            } catch (IOException ignored) {
+                // the child is gone
+            }
+        }, "tck-holder-jvm-err");
+        err.setDaemon(true);
+        err.start();
+    }
+
+    private void readEvents() {
+        java.util.Map<Long, Long> opIds = new java.util.HashMap<>();
+        try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+            for (String line; (line = r.readLine()) != null; ) {
+                String[] f = line.split(" ");
+                switch (f[0]) {
+                    case "event" -> {
+                        long childOp = Long.parseLong(f[2]);
+                        long op = opIds.computeIfAbsent(childOp, k -> history.newOpId());
+                        Event e = EventLines.event(f, op);
+                        history.add(e);
+                    }
+                    case "write" -> {
+                        boolean accepted = RecordedClient.recordWrite(history, processId, resource, name,
+                                EventLines.decode(f[1]), Long.parseLong(f[2]), Boolean.parseBoolean(f[3]));
+                        toChild.println("ack " + accepted);
+                    }
+                    case "holding" -> holding.complete(Long.parseLong(f[2]));
+                    case "cancelled" -> cancelled.complete(EventLines.decode(f[1]));
+                    case "done" -> done.complete(null);
+                    default -> unexpected.add(line);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            unexpected.add("reader failed: " + e);
+        } finally {
+            done.complete(null);
+            holding.completeExceptionally(new IllegalStateException("the holder JVM ended before it held the lock:\n" + diagnostics()));
+            cancelled.complete(null);
+        }
+    }
+
+    /** Completes with the fencing token once the child holds the lock. */
+    public CompletableFuture<Long> holding() {
+        return holding;
+    }
+
+    /** Completes with the loss message once the child's task was cancelled for a lost lease (null if it never was). */
+    public CompletableFuture<String> cancelled() {
+        return cancelled;
+    }
+
+    /** Freezes the whole child JVM: every thread, the watchdog's and the timer's too. */
+    public void pause() {
+        ProcessSignals.send("STOP", process.pid());
+    }
+
+    public void resume() {
+        ProcessSignals.send("CONT", process.pid());
+    }
+
+    /** Waits for the child to finish its run; false if it did not within {@code bound}. */
+    public boolean awaitDone(Duration bound) throws InterruptedException {
+        try {
+            done.get(bound.toMillis(), TimeUnit.MILLISECONDS);
+            return process.waitFor(bound.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            return false;
+        }
+    }
+
+    /** The child's stderr and any unexpected output, for a failure report (never the connection). */
+    public String diagnostics() {
+        String err = String.join("\n", List.copyOf(stderr));
+        return "child stderr:\n" + err + "\n" + (unexpected.isEmpty() ? "" : "unexpected output: " + unexpected + "\n");
+    }
+
+    @Override
+    public void close() {
+        process.destroyForcibly(); // SIGKILL ends a frozen process too
+        toChild.close();
+    }
+}
