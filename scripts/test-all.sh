@@ -10,6 +10,7 @@ ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need+=(mariadb-server)
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v etcd >/dev/null 2>&1 || need+=(etcd-server etcd-client)
+command -v faketime >/dev/null 2>&1 || need+=(faketime)
 
 if [ ${#need[@]} -gt 0 ]; then
   echo "Installing server packages: ${need[*]}"

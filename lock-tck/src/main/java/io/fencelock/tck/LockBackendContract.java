@@ -15,6 +15,11 @@ import io.fencelock.tck.history.Event;
 import io.fencelock.tck.history.History;
 import io.fencelock.tck.history.HistoryChecker;
 import io.fencelock.tck.history.Violation;
+import io.fencelock.tck.fault.FaultRun;
+import io.fencelock.tck.fault.FaultScenarios;
+import io.fencelock.tck.matrix.GuaranteeMatrix;
+import io.fencelock.tck.matrix.GuaranteeMatrix.Outcome;
+import io.fencelock.tck.matrix.MatrixRecorder;
 import io.fencelock.tck.schedule.Schedule;
 import io.fencelock.tck.schedule.ScheduleGenerator;
 import io.fencelock.tck.schedule.Shrinker;
@@ -24,6 +29,7 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
@@ -65,7 +71,8 @@ import static org.assertj.core.api.Assertions.fail;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
-public abstract class LockBackendContract {
+@ExtendWith(MatrixRecorder.class)
+public abstract class LockBackendContract implements MatrixRecorder.Source {
     private static final Duration HANG_BOUND = Duration.ofSeconds(20);
 
     private BackendFixture fixture;
@@ -74,6 +81,11 @@ public abstract class LockBackendContract {
     private final AtomicInteger nameCounter = new AtomicInteger();
     private final List<LockClient> clients = new ArrayList<>();
     private List<RunResult> randomRun;
+    private GuaranteeMatrix matrix;
+    private FaultScenarios faults;
+    private List<FaultRun> pauseRuns;
+    private List<FaultRun> connectionRuns;
+    private List<FaultRun> restartRuns;
 
     /** The real backend under test. Called once per test class. */
     protected abstract BackendFixture fixture();
@@ -90,6 +102,13 @@ public abstract class LockBackendContract {
         fixture = fixture();
         capabilities = ScheduleRunner.capabilitiesOf(fixture);
         runPrefix = "tck-" + UUID.randomUUID().toString().substring(0, 8);
+        String backendClass;
+        try (LockBackend probe = fixture.openBackend()) {
+            backendClass = probe.getClass().getName();
+        }
+        matrix = new GuaranteeMatrix(getClass().getSimpleName(), fixture.description(), backendClass,
+                capabilities.stream().map(Enum::name).sorted().toList());
+        faults = new FaultScenarios(fixture, this::freshName);
         System.out.println("[fencelock-tck] " + getClass().getSimpleName() + " on " + fixture.description()
                 + "; capabilities " + capabilities);
     }
@@ -505,6 +524,162 @@ public abstract class LockBackendContract {
         awaitCondition("the lock to be free", () -> !c.inspect(name).map(LockInfo::held).orElse(false));
     }
 
+    // ------------------------------------------------------------------ properties under faults
+
+    @Test
+    void exclusionUnderHolderPauses() throws Exception {
+        faults.holderJvmUnavailable().ifPresent(why ->
+                matrix.record("exclusionUnderHolderPauses", "holder JVM frozen (SIGSTOP) past its TTL", true, Outcome.NOT_RUN, why, null));
+        judgeFaults("exclusionUnderHolderPauses", pauseRuns(), HistoryChecker.PROPERTIES, List.of(), true);
+    }
+
+    @Test
+    void indeterminateOutcomesNeverYieldTwoHolders() throws Exception {
+        faults.proxyUnavailable().ifPresent(why ->
+                matrix.record("indeterminateOutcomesNeverYieldTwoHolders", "connection faults (proxy)", true, Outcome.NOT_RUN, why, null));
+        judgeFaults("indeterminateOutcomesNeverYieldTwoHolders", connectionRuns(), HistoryChecker.PROPERTIES, List.of(), true);
+    }
+
+    /** The paused or cut-off holder learns it lost the lease, its task is cancelled, and its late writes are turned away. */
+    @Test
+    void faultedHolderLearnsLossAndIsFenced() throws Exception {
+        List<FaultRun> runs = new ArrayList<>(pauseRuns());
+        runs.addAll(connectionRuns());
+        judgeFaults("faultedHolderLearnsLossAndIsFenced", runs, List.of(HistoryChecker.FENCED_RESOURCE_REJECTS_STALE_WRITERS),
+                List.of(FaultRun.LOST_SIGNALLED, FaultRun.TASK_CANCELLED), true);
+    }
+
+    /** After a fault heals (a reconnection, a restart) the client acquires again by itself, and no lease is silently assumed. */
+    @Test
+    void clientRecoversAfterFaults() throws Exception {
+        List<FaultRun> runs = new ArrayList<>(pauseRuns());
+        runs.addAll(connectionRuns());
+        runs.addAll(restartRuns());
+        judgeFaults("clientRecoversAfterFaults", runs, List.of(),
+                List.of(FaultRun.RECOVERED, FaultRun.RECOVERED + " (takeover)", FaultRun.LEASE_NOT_ASSUMED), true);
+    }
+
+    /** Tokens keep rising across a restart of the backend; only a provider declaring DURABLE_TOKENS claims it. */
+    @Test
+    void tokensMonotoneAcrossBackendRestart() throws Exception {
+        boolean claimed = capabilities.contains(Capability.DURABLE_TOKENS);
+        requireRestarts("tokensMonotoneAcrossBackendRestart", claimed);
+        judgeFaults("tokensMonotoneAcrossBackendRestart", restartRuns(),
+                List.of(HistoryChecker.NEW_HOLDER_EXCEEDS_ALL_PRIOR_TOKENS, HistoryChecker.TOKENS_RESPECT_REAL_TIME_ORDER),
+                List.of(FaultRun.TOKENS_MONOTONE), claimed);
+    }
+
+    /** No two clients hold one lock across a restart: the backend's lock records survive it (claimed with DURABLE_TOKENS). */
+    @Test
+    void exclusionAcrossBackendRestart() throws Exception {
+        boolean claimed = capabilities.contains(Capability.DURABLE_TOKENS);
+        requireRestarts("exclusionAcrossBackendRestart", claimed);
+        judgeFaults("exclusionAcrossBackendRestart", restartRuns(),
+                List.of(HistoryChecker.CERTAIN_HOLDS_NEVER_OVERLAP, HistoryChecker.FENCED_RESOURCE_REJECTS_STALE_WRITERS),
+                List.of(), claimed);
+    }
+
+    /** A client's wall clock plays no part: holders whose clocks are hours off keep and yield the lock as any other. */
+    @Test
+    void wallClockPlaysNoPart() throws Exception {
+        Optional<String> why = faults.skewedClocksUnavailable();
+        if (why.isPresent() && TckSettings.ci() && faults.holderJvmUnavailable().isEmpty()) {
+            fail("CI=true and the skewed-clock holders cannot run: " + why.get());
+        }
+        if (why.isPresent()) {
+            matrix.record("wallClockPlaysNoPart", "skewed client wall clocks", true, Outcome.NOT_RUN, why.get(), null);
+            Assumptions.abort("not run: " + why.get());
+        }
+        judgeFaults("wallClockPlaysNoPart", List.of(faults.skewedWallClocks()), HistoryChecker.PROPERTIES,
+                List.of(FaultRun.HELD_THROUGHOUT), true);
+    }
+
+    private void requireRestarts(String property, boolean claimed) {
+        Optional<String> why = faults.restartUnavailable();
+        if (why.isPresent()) {
+            matrix.record(property, "backend restart", claimed, Outcome.NOT_RUN, why.get(), null);
+            Assumptions.abort("not run: " + why.get());
+        }
+    }
+
+    /**
+     * Records one matrix cell per fault run: held when the history shows none of
+     * {@code historyProperties} violated and none of {@code checks} failed; then fails the test if a
+     * claimed cell was violated. An unclaimed violation stays in the matrix (and the log) as a finding.
+     */
+    private void judgeFaults(String property, List<FaultRun> runs, List<String> historyProperties, List<String> checks,
+                             boolean claimed) {
+        for (FaultRun run : runs) {
+            List<Violation> violations = historyProperties.isEmpty() ? List.of() : run.violations(historyProperties);
+            List<String> failed = checks.stream().filter(c -> run.check(c).map(r -> !r.passed()).orElse(false)).toList();
+            boolean held = violations.isEmpty() && failed.isEmpty();
+            String detail;
+            if (held) {
+                List<String> passed = checks.stream().filter(c -> run.check(c).isPresent())
+                        .map(c -> c + ": " + run.check(c).get().detail()).toList();
+                detail = passed.isEmpty() ? "history judged clean" : String.join("; ", passed);
+                if (!run.notes().isEmpty()) {
+                    detail += " (" + run.notes() + ")";
+                }
+            } else {
+                detail = !failed.isEmpty() ? failed.get(0) + ": " + run.check(failed.get(0)).get().detail()
+                        : violations.get(0).property() + ": " + violations.get(0).message();
+            }
+            matrix.record(property, run.fault(), claimed, held ? Outcome.HELD : Outcome.VIOLATED, detail,
+                    held ? null : run.counterExample(violations, failed));
+            if (!held && !claimed) {
+                System.out.println("[fencelock-tck] finding (not claimed): " + property + " under " + run.fault() + ": " + detail);
+            }
+        }
+        matrix.assertClaimsHeld(property);
+    }
+
+    private List<FaultRun> pauseRuns() throws Exception {
+        if (pauseRuns == null) {
+            pauseRuns = inRounds(() -> {
+                List<FaultRun> runs = new ArrayList<>();
+                if (faults.holderJvmUnavailable().isEmpty()) {
+                    runs.add(faults.holderJvmFrozen());
+                }
+                runs.add(faults.watchdogStalled());
+                return runs;
+            });
+        }
+        return pauseRuns;
+    }
+
+    private List<FaultRun> connectionRuns() throws Exception {
+        if (connectionRuns == null) {
+            connectionRuns = inRounds(faults::connectionFaults);
+        }
+        return connectionRuns;
+    }
+
+    private List<FaultRun> restartRuns() throws Exception {
+        if (restartRuns == null) {
+            restartRuns = faults.restartUnavailable().isPresent() ? List.of() : inRounds(faults::restarts);
+        }
+        return restartRuns;
+    }
+
+    private interface Scenarios {
+        List<FaultRun> run() throws Exception;
+    }
+
+    /** Runs the scenarios {@code fencelock.tck.faultRounds} times (more rounds: more interleavings of the same faults). */
+    private static List<FaultRun> inRounds(Scenarios scenarios) throws Exception {
+        List<FaultRun> all = new ArrayList<>();
+        for (int round = 0; round < TckSettings.faultRounds(); round++) {
+            all.addAll(scenarios.run());
+        }
+        return all;
+    }
+
+    @Override
+    public GuaranteeMatrix guaranteeMatrix() {
+        return matrix;
+    }
+
     // ------------------------------------------------------------------ machinery
 
     private record RunResult(Schedule schedule, History history) {
@@ -522,6 +697,7 @@ public abstract class LockBackendContract {
                 results.add(new RunResult(s, runner.run(s, 0)));
             } else {
                 long base = TckSettings.baseSeed();
+                matrix.settings(java.util.Map.of("schedules", TckSettings.schedules(), "baseSeed", base));
                 System.out.println("[fencelock-tck] " + getClass().getSimpleName() + ": " + TckSettings.schedules()
                         + " schedules from base seed " + base);
                 for (int i = 0; i < TckSettings.schedules(); i++) {

@@ -13,7 +13,9 @@ import io.fencelock.tck.history.History;
 
 import java.time.Duration;
 import java.util.Optional;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * One process of a TCK run: a {@link LockClient} whose every operation, watchdog renewal and lost
@@ -27,6 +29,7 @@ public final class RecordedClient implements LockEventListener, AutoCloseable {
     private final LockBackend backend;
     private final LockClient client;
     private final ThreadLocal<Boolean> inManualRenew = ThreadLocal.withInitial(() -> false);
+    private final Map<String, Boolean> releasedOnBackend = new ConcurrentHashMap<>();
 
     public RecordedClient(int process, History history, LockBackend backend, LockOptions options) {
         this.process = process;
@@ -69,29 +72,44 @@ public final class RecordedClient implements LockEventListener, AutoCloseable {
     }
 
     /**
-     * {@link LockClient#runExclusively} with the acquisition recorded: its invocation before, its
-     * grant when the task starts (so the recorded deadline can only be earlier than the true one).
+     * {@link LockClient#runExclusively} with the acquisition and the release recorded: the grant when
+     * the task starts (so the recorded deadline can only be earlier than the true one), the release's
+     * invocation when the task ends (runExclusively releases right after) and its outcome as the
+     * client reported it.
      */
     public <T> Optional<T> runExclusively(String name, Duration wait, LeaseTask<T> task) throws Exception {
         long op = history.newOpId();
+        long releaseOp = history.newOpId();
         history.record(process, op, Type.INVOKE, Kind.ACQUIRE, name, null, 0, false, 0, "runExclusively");
-        AtomicBoolean granted = new AtomicBoolean();
+        AtomicReference<Lease> granted = new AtomicReference<>();
         try {
             Optional<T> result = client.runExclusively(name, wait, lease -> {
-                granted.set(true);
+                granted.set(lease);
                 history.record(process, op, Type.OK, Kind.ACQUIRE, name, lease.leaseId(), lease.fencingToken(), false,
                         deadline(lease), "runExclusively");
-                return task.run(lease);
+                try {
+                    return task.run(lease);
+                } finally {
+                    history.record(process, releaseOp, Type.INVOKE, Kind.RELEASE, name, lease.leaseId(), 0, false, 0,
+                            "runExclusively");
+                }
             });
-            if (!granted.get()) {
+            if (granted.get() == null) {
                 history.record(process, op, Type.FAIL, Kind.ACQUIRE, name, null, 0, false, 0, null);
             }
             return result;
         } catch (RuntimeException e) {
-            if (!granted.get()) {
+            if (granted.get() == null) {
                 history.record(process, op, Type.INFO, Kind.ACQUIRE, name, null, 0, false, 0, e.toString());
             }
             throw e;
+        } finally {
+            Lease lease = granted.get();
+            if (lease != null) {
+                Boolean freed = releasedOnBackend.remove(lease.leaseId());
+                history.record(process, releaseOp, freed == null ? Type.INFO : Type.OK, Kind.RELEASE, name, lease.leaseId(),
+                        0, freed != null && freed, 0, freed == null ? "outcome not reported" : "runExclusively");
+            }
         }
     }
 
@@ -119,6 +137,7 @@ public final class RecordedClient implements LockEventListener, AutoCloseable {
         history.record(process, op, Type.INVOKE, Kind.RELEASE, lease.name(), lease.leaseId(), 0, false, 0, null);
         try {
             boolean freed = lease.release();
+            releasedOnBackend.remove(lease.leaseId());
             history.record(process, op, Type.OK, Kind.RELEASE, lease.name(), lease.leaseId(), 0, freed, 0, null);
         } catch (RuntimeException e) {
             history.record(process, op, Type.INFO, Kind.RELEASE, lease.name(), lease.leaseId(), 0, false, 0, e.toString());
@@ -172,6 +191,11 @@ public final class RecordedClient implements LockEventListener, AutoCloseable {
                 "watchdog");
         history.record(process, op, Type.OK, Kind.RENEW, lease.name(), lease.leaseId(), lease.fencingToken(), false,
                 deadline(lease), "watchdog");
+    }
+
+    @Override
+    public void released(Lease lease, boolean freedOnBackend) {
+        releasedOnBackend.put(lease.leaseId(), freedOnBackend);
     }
 
     @Override

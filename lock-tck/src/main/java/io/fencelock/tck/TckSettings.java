@@ -8,7 +8,8 @@ import java.util.OptionalLong;
  *   <li>{@code fencelock.tck.schedules} (default 20): random schedules per backend;</li>
  *   <li>{@code fencelock.tck.seed}: replay exactly the schedule with this seed (printed by a failure);</li>
  *   <li>{@code fencelock.tck.baseSeed}: the first seed of a run (default: random, printed);</li>
- *   <li>{@code fencelock.tck.shrinkAttempts} (default 40): re-runs spent shrinking a failure.</li>
+ *   <li>{@code fencelock.tck.shrinkAttempts} (default 40): re-runs spent shrinking a failure;</li>
+ *   <li>{@code fencelock.tck.faultRounds} (default 1): how often each fault scenario runs per backend.</li>
  * </ul>
  */
 public final class TckSettings {
@@ -27,6 +28,15 @@ public final class TckSettings {
     public static long baseSeed() {
         String s = System.getProperty("fencelock.tck.baseSeed");
         return s == null || s.isBlank() ? System.nanoTime() ^ 0x5DEECE66DL : Long.parseLong(s.trim());
+    }
+
+    public static int faultRounds() {
+        return Math.max(1, Integer.getInteger("fencelock.tck.faultRounds", 1));
+    }
+
+    /** Whether this is a CI run ({@code CI=true}), where a fault that cannot be injected fails instead of being skipped. */
+    public static boolean ci() {
+        return "true".equalsIgnoreCase(System.getenv("CI"));
     }
 
     public static int shrinkAttempts() {

@@ -8,8 +8,9 @@ import java.util.Base64;
 /**
  * The line protocol between the TCK and a holder in a child JVM: history events and requests as
  * space-separated fields, free text Base64-encoded so that a line is always one line. Both JVMs
- * stamp events with {@link System#nanoTime()}, which on Linux is the system-wide monotonic clock,
- * so the child's events merge into the parent's history in true time order.
+ * stamp events with {@link System#nanoTime()}; {@link HolderJvm} measures the offset between the
+ * two clocks (none, unless libfaketime moved the child's) and merges the child's events into the
+ * parent's history in true time order.
  */
 final class EventLines {
     private EventLines() {

@@ -24,6 +24,8 @@ public final class FaultRun {
     public static final String RECOVERED = "recovered";
     /** A lease held across the fault is either renewed (and the backend shows it as the holder) or lost. */
     public static final String LEASE_NOT_ASSUMED = "lease renewed or lost, never assumed";
+    /** A holder kept its lease for its whole intended hold (renewed throughout) despite the fault. */
+    public static final String HELD_THROUGHOUT = "held throughout";
     /** A lock taken after the fault carries a greater token than one granted before it. */
     public static final String TOKENS_MONOTONE = "tokens monotone";
 

@@ -17,8 +17,9 @@ import java.util.Map;
 /**
  * The holder that {@link HolderJvm} runs in a child JVM: opens the backend from the connection it
  * reads on stdin, takes the lock under {@code runExclusively} and writes to the parent's fenced
- * resource in a loop until the lease is lost, then makes one more write with its old token, as a
- * zombie that never checked would. Every history event goes to stdout as it happens.
+ * resource in a loop, for a given time (then releases) or until the lease is lost; after a loss it
+ * makes one more write with its old token, as a zombie that never checked would. Every history
+ * event goes to stdout as it happens.
  */
 public final class HolderJvmMain {
     private HolderJvmMain() {
@@ -31,16 +32,19 @@ public final class HolderJvmMain {
         Map<String, String> properties = new HashMap<>();
         String name = null;
         long ttlMillis = 0;
+        long holdMillis = 0;
         int process = 0;
         for (String line; (line = in.readLine()) != null && !line.equals("start"); ) {
             String[] f = line.split(" ");
             switch (f[0]) {
+                case "sync" -> out.println("clock " + System.nanoTime());
                 case "connection" -> uri = EventLines.decode(f[1]);
                 case "property" -> properties.put(EventLines.decode(f[1]), EventLines.decode(f[2]));
                 case "hold" -> {
                     name = EventLines.decode(f[1]);
                     ttlMillis = Long.parseLong(f[2]);
                     process = Integer.parseInt(f[3]);
+                    holdMillis = Long.parseLong(f[4]);
                 }
                 default -> throw new IllegalArgumentException("unknown instruction " + f[0]);
             }
@@ -49,16 +53,19 @@ public final class HolderJvmMain {
         LockOptions options = LockOptions.builder().ttl(Duration.ofMillis(ttlMillis)).autoRenew(true).build();
         long[] token = new long[1];
         String[] leaseId = new String[1];
+        long holdNanos = holdMillis * 1_000_000;
         try (RecordedClient client = new RecordedClient(process, history, new ClientConnection(uri, properties).open(), options)) {
             try {
                 client.runExclusively(name, Duration.ofSeconds(20), lease -> {
                     token[0] = lease.fencingToken();
                     leaseId[0] = lease.leaseId();
                     out.println("holding " + EventLines.encode(lease.leaseId()) + " " + lease.fencingToken());
-                    while (true) {
+                    long start = System.nanoTime();
+                    while (holdNanos == 0 || System.nanoTime() - start < holdNanos) {
                         write(in, out, lease.leaseId(), lease.fencingToken(), lease.isValid());
                         Thread.sleep(10); // pacing the writes; interrupted when the lease is lost
                     }
+                    return null;
                 });
                 out.println("finished");
             } catch (LeaseLostException e) {

@@ -7,6 +7,7 @@ package io.fencelock.tck.matrix;
 final class Json {
     private final StringBuilder out = new StringBuilder();
     private boolean needsComma;
+    private boolean afterName;
     private int depth;
 
     Json beginObject() {
@@ -35,6 +36,7 @@ final class Json {
         string(name);
         out.append(": ");
         needsComma = false;
+        afterName = true;
         return this;
     }
 
@@ -45,6 +47,7 @@ final class Json {
 
     Json value(Object value) {
         comma();
+        lineUnlessNamed();
         if (value == null) {
             out.append("null");
         } else if (value instanceof Boolean || value instanceof Number) {
@@ -58,6 +61,7 @@ final class Json {
 
     private void open(char c) {
         comma();
+        lineUnlessNamed();
         out.append(c);
         depth++;
         needsComma = false;
@@ -68,6 +72,14 @@ final class Json {
         newline();
         out.append(c);
         needsComma = true;
+    }
+
+    /** An array element starts a line of its own; a named value stays on its name's line. */
+    private void lineUnlessNamed() {
+        if (!afterName) {
+            newline();
+        }
+        afterName = false;
     }
 
     private void comma() {
