@@ -2,18 +2,29 @@ package io.fencelock.mysql;
 
 import io.fencelock.spi.LockBackend;
 import io.fencelock.tck.BackendFixture;
+import io.fencelock.tck.ClientConnection;
 import io.fencelock.tck.LockBackendContract;
 import io.fencelock.tck.fixture.MariaDbServer;
 import io.fencelock.tck.fixture.ServerControl;
 
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Optional;
 
 /** The whole TCK against a real MySQL or MariaDB (see MariaDbServer for where it comes from). */
 class MySqlContractTest extends LockBackendContract {
+    /** Through the fault proxy a swallowed call must end quickly (InnoDB lock waits are capped at half of it). */
+    private static final Duration PROXIED_TIMEOUT = Duration.ofSeconds(2);
 
     @Override
     protected BackendFixture fixture() {
-        MariaDbServer server = MariaDbServer.shared();
+        return fixtureOn(MariaDbServer.shared());
+    }
+
+    /** A database of its own on {@code server}, its tables created once, and a fixture for it. */
+    static BackendFixture fixtureOn(MariaDbServer server) {
         String url = server.createDatabase("contract");
         // create the tables once, as an operator would; every backend after that only self-checks them
         MySqlLockBackend.builder().jdbcUrl(url).user(server.user()).password(server.password())
@@ -33,6 +44,31 @@ class MySqlContractTest extends LockBackendContract {
             @Override
             public Optional<ServerControl> control() {
                 return server.control();
+            }
+
+            @Override
+            public Optional<ClientConnection> clientConnection() {
+                Map<String, String> properties = new HashMap<>();
+                properties.put("poolSize", "2");
+                if (server.user() != null) {
+                    properties.put("user", server.user());
+                }
+                if (server.password() != null) {
+                    properties.put("password", server.password());
+                }
+                return Optional.of(new ClientConnection(url, properties)); // default table, as openBackend()
+            }
+
+            @Override
+            public Optional<InetSocketAddress> proxyTarget() {
+                return server.address();
+            }
+
+            @Override
+            public LockBackend openBackendVia(InetSocketAddress via) {
+                return MySqlLockBackend.builder().jdbcUrl(MariaDbServer.withAddress(url, via))
+                        .user(server.user()).password(server.password()).poolSize(2)
+                        .connectTimeout(PROXIED_TIMEOUT).socketTimeout(PROXIED_TIMEOUT).build();
             }
         };
     }
