@@ -106,8 +106,7 @@ public final class RedisLockBackend implements LockBackend {
     private final String where;
     private final Duration commandTimeout;
     private final AbstractRedisClient client;
-    private final StatefulConnection<String, String> connection;
-    private final RedisClusterAsyncCommands<String, String> redis;
+    private final CommandConnection connection;
     private final ClientResources sharedResources;
     private final ReleaseSubscriber subscriber;
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -115,8 +114,7 @@ public final class RedisLockBackend implements LockBackend {
     private volatile String persistence = "not read";
 
     private RedisLockBackend(Deployment deployment, KeyLayout keys, String where, Duration commandTimeout,
-                             AbstractRedisClient client, StatefulConnection<String, String> connection,
-                             RedisClusterAsyncCommands<String, String> redis,
+                             AbstractRedisClient client, CommandConnection connection,
                              Supplier<StatefulRedisPubSubConnection<String, String>> pubSub, ClientResources sharedResources) {
         this.deployment = deployment;
         this.keys = keys;
@@ -124,7 +122,6 @@ public final class RedisLockBackend implements LockBackend {
         this.commandTimeout = commandTimeout;
         this.client = client;
         this.connection = connection;
-        this.redis = redis;
         this.sharedResources = sharedResources;
         this.subscriber = new ReleaseSubscriber(pubSub, keys.channel, commandTimeout, where);
     }
@@ -137,7 +134,7 @@ public final class RedisLockBackend implements LockBackend {
 
     @Override
     public AcquireResult tryAcquire(String name, String leaseId, Duration ttl) {
-        List<Object> r = await("tryAcquire of '", name, run(Scripts.ACQUIRE, ScriptOutputType.MULTI,
+        List<Object> r = await("tryAcquire of '", name, run(connection.current(), Scripts.ACQUIRE, ScriptOutputType.MULTI,
                 new String[] {keys.lockKey(name), keys.tokenKey(name)}, leaseId, Long.toString(millis(ttl))));
         if (number(r, 0) == 1) {
             return AcquireResult.granted(number(r, 1), Instant.ofEpochMilli(number(r, 2)));
@@ -156,7 +153,8 @@ public final class RedisLockBackend implements LockBackend {
             return List.of();
         }
         List<List<Integer>> groups = groups(requests.size(), i -> requests.get(i).name(), Integer.MAX_VALUE);
-        List<CompletableFuture<List<Object>>> calls = new ArrayList<>(groups.size());
+        List<Call<List<Object>>> calls = new ArrayList<>(groups.size());
+        CommandConnection.Link link = connection.current();
         for (List<Integer> group : groups) {
             String[] k = new String[group.size() * 2];
             String[] a = new String[group.size() * 3];
@@ -168,7 +166,7 @@ public final class RedisLockBackend implements LockBackend {
                 a[3 * j + 1] = Long.toString(millis(r.ttl()));
                 a[3 * j + 2] = Long.toString(r.tokenPeriod() == null ? 0 : Math.max(1, micros(r.tokenPeriod())));
             }
-            calls.add(run(Scripts.RENEW, ScriptOutputType.MULTI, k, a));
+            calls.add(run(link, Scripts.RENEW, ScriptOutputType.MULTI, k, a));
         }
         RenewResult[] results = new RenewResult[requests.size()];
         for (int g = 0; g < groups.size(); g++) {
@@ -188,7 +186,7 @@ public final class RedisLockBackend implements LockBackend {
 
     @Override
     public boolean release(String name, String leaseId) {
-        Long freed = await("release of '", name, run(Scripts.RELEASE, ScriptOutputType.INTEGER,
+        Long freed = await("release of '", name, run(connection.current(), Scripts.RELEASE, ScriptOutputType.INTEGER,
                 new String[] {keys.lockKey(name)}, leaseId, keys.channel, name));
         return freed != null && freed == 1;
     }
@@ -211,7 +209,9 @@ public final class RedisLockBackend implements LockBackend {
         ScanArgs args = ScanArgs.Builder.matches(keys.lockKeyPattern(prefix)).limit(PAGE);
         ScanCursor cursor = ScanCursor.INITIAL;
         do {
-            KeyScanCursor<String> page = await("list of '", prefix, redis.scan(cursor, args).toCompletableFuture());
+            CommandConnection.Link link = connection.current();
+            KeyScanCursor<String> page = await("list of '", prefix,
+                    new Call<>(link, link.commands().scan(cursor, args).toCompletableFuture()));
             for (String key : page.getKeys()) {
                 String name = keys.nameOf(key);
                 if (name != null && name.startsWith(prefix)) {
@@ -233,14 +233,15 @@ public final class RedisLockBackend implements LockBackend {
     /** The records of {@code names} (absent ones left out), in one script call per slot group, all sent at once. */
     private List<LockInfo> inspect(String operation, String subject, List<String> names) {
         List<List<Integer>> groups = groups(names.size(), names::get, PAGE);
-        List<CompletableFuture<List<Object>>> calls = new ArrayList<>(groups.size());
+        List<Call<List<Object>>> calls = new ArrayList<>(groups.size());
+        CommandConnection.Link link = connection.current();
         for (List<Integer> group : groups) {
             String[] k = new String[group.size() * 2];
             for (int j = 0; j < group.size(); j++) {
                 k[2 * j] = keys.lockKey(names.get(group.get(j)));
                 k[2 * j + 1] = keys.tokenKey(names.get(group.get(j)));
             }
-            calls.add(run(Scripts.INSPECT, ScriptOutputType.MULTI, k));
+            calls.add(run(link, Scripts.INSPECT, ScriptOutputType.MULTI, k));
         }
         List<LockInfo> infos = new ArrayList<>(names.size());
         for (int g = 0; g < groups.size(); g++) {
@@ -298,11 +299,17 @@ public final class RedisLockBackend implements LockBackend {
     // ------------------------------------------------------------------ machinery
 
     /** EVALSHA, and EVAL when the server does not have the script (first use, a restart, SCRIPT FLUSH). */
-    private <T> CompletableFuture<T> run(Scripts.Script script, ScriptOutputType type, String[] k, String... args) {
+    private <T> Call<T> run(CommandConnection.Link link, Scripts.Script script, ScriptOutputType type, String[] k,
+                            String... args) {
+        RedisClusterAsyncCommands<String, String> redis = link.commands();
         CompletableFuture<T> bySha = redis.<T>evalsha(script.sha1(), type, k, args).toCompletableFuture();
-        return bySha.exceptionallyCompose(e -> unwrap(e) instanceof RedisNoScriptException
+        return new Call<>(link, bySha.exceptionallyCompose(e -> unwrap(e) instanceof RedisNoScriptException
                 ? redis.<T>eval(script.source(), type, k, args).toCompletableFuture()
-                : CompletableFuture.failedFuture(e));
+                : CompletableFuture.failedFuture(e)));
+    }
+
+    /** A command's reply to come, and the connection it went out on (replaced if the reply never comes). */
+    private record Call<T>(CommandConnection.Link link, CompletableFuture<T> reply) {
     }
 
     /**
@@ -329,16 +336,21 @@ public final class RedisLockBackend implements LockBackend {
      * Waits for a reply. {@code operation + subject} names the call in a failure ("tryAcquire of '" +
      * name), built only then: the hot path allocates no message.
      */
-    private <T> T await(String operation, String subject, CompletableFuture<T> future) {
+    private <T> T await(String operation, String subject, Call<T> call) {
         if (closed.get()) {
             throw new IllegalStateException("this Redis lock backend is closed");
         }
+        CompletableFuture<T> future = call.reply();
         try {
             return future.get(commandTimeout.toNanos() + AWAIT_SLACK_NANOS, TimeUnit.NANOSECONDS);
         } catch (ExecutionException e) {
+            if (unwrap(e.getCause()) instanceof RedisCommandTimeoutException) {
+                connection.replaceAfterTimeout(call.link());
+            }
             throw failure(what(operation, subject), e.getCause(), where);
         } catch (TimeoutException e) {
             future.cancel(false);
+            connection.replaceAfterTimeout(call.link());
             throw new LockBackendException("Redis " + what(operation, subject) + " got no answer from " + where + " within "
                     + commandTimeout, e, true);
         } catch (InterruptedException e) {
@@ -420,14 +432,14 @@ public final class RedisLockBackend implements LockBackend {
         return Math.addExact(Math.multiplyExact(d.getSeconds(), 1_000_000L), d.getNano() / 1_000);
     }
 
-    private static void shutDown(AbstractRedisClient client, StatefulConnection<String, String> connection,
+    private static void shutDown(AbstractRedisClient client, AutoCloseable connection,
                                  ClientResources sharedResources) {
         try {
             if (connection != null) {
                 connection.close();
             }
             client.shutdown(Duration.ZERO, Duration.ofSeconds(2)); // no quiet period: nothing is left to send
-        } catch (RuntimeException e) {
+        } catch (Exception e) {
             log.debug("fencelock: closing the Redis client failed: {}", e.toString());
         } finally {
             SharedResources.release(sharedResources);
@@ -439,9 +451,10 @@ public final class RedisLockBackend implements LockBackend {
      * ({@code PXAT} needs 6.2) and, on a single server, its persistence settings and eviction policy.
      */
     private void checkServer() {
-        CompletableFuture<String> info = redis.info("server").toCompletableFuture();
-        CompletableFuture<Map<String, String>> append = configGet("append*");
-        CompletableFuture<Map<String, String>> memory = configGet("maxmemory*");
+        CommandConnection.Link link = connection.current();
+        Call<String> info = new Call<>(link, link.commands().info("server").toCompletableFuture());
+        Call<Map<String, String>> append = new Call<>(link, configGet(link, "append*"));
+        Call<Map<String, String>> memory = new Call<>(link, configGet(link, "maxmemory*"));
         String version = versionOf(await("start-up check", "", info));
         int[] parsed = parseVersion(version);
         if (parsed != null && Arrays.compare(parsed, Scripts.MIN_VERSION) < 0) {
@@ -476,11 +489,11 @@ public final class RedisLockBackend implements LockBackend {
     }
 
     /** CONFIG GET, or null when the server refuses it (renamed, ACL, managed services). */
-    private CompletableFuture<Map<String, String>> configGet(String pattern) {
+    private CompletableFuture<Map<String, String>> configGet(CommandConnection.Link link, String pattern) {
         if (deployment != Deployment.STANDALONE && !pattern.startsWith("maxmemory")) {
             return CompletableFuture.completedFuture(null);
         }
-        return redis.configGet(pattern).toCompletableFuture()
+        return link.commands().configGet(pattern).toCompletableFuture()
                 .exceptionally(e -> {
                     if (unwrap(e) instanceof RedisCommandExecutionException refused) {
                         log.info("fencelock: CONFIG GET {} refused by {} ({}); assuming the least", pattern, where, refused.getMessage());
@@ -643,7 +656,9 @@ public final class RedisLockBackend implements LockBackend {
                             .build());
                     StatefulRedisClusterConnection<String, String> c = connect(() -> cluster.connect(StringCodec.UTF8));
                     connection = c;
-                    backend = new RedisLockBackend(deployment, layout, where, commandTimeout, cluster, c, c.async(),
+                    CommandConnection commands = new CommandConnection(c, () -> cluster.connectAsync(StringCodec.UTF8),
+                            fresh -> ((StatefulRedisClusterConnection<String, String>) fresh).async(), where);
+                    backend = new RedisLockBackend(deployment, layout, where, commandTimeout, cluster, commands,
                             () -> cluster.connectPubSub(StringCodec.UTF8), shared);
                 } else {
                     RedisClient single = RedisClient.create(shared);
@@ -654,7 +669,9 @@ public final class RedisLockBackend implements LockBackend {
                     RedisURI target = targets.get(0);
                     StatefulRedisConnection<String, String> c = connect(() -> single.connect(StringCodec.UTF8, target));
                     connection = c;
-                    backend = new RedisLockBackend(deployment, layout, where, commandTimeout, single, c, c.async(),
+                    CommandConnection commands = new CommandConnection(c, () -> single.connectAsync(StringCodec.UTF8, target),
+                            fresh -> ((StatefulRedisConnection<String, String>) fresh).async(), where);
+                    backend = new RedisLockBackend(deployment, layout, where, commandTimeout, single, commands,
                             () -> single.connectPubSub(StringCodec.UTF8, target), shared);
                 }
                 backend.checkServer();

@@ -109,7 +109,8 @@ public final class FaultProxy implements AutoCloseable {
     private FaultProxy(InetSocketAddress target, ServerSocket listener) {
         this.target = target;
         this.listener = listener;
-        this.address = new InetSocketAddress(listener.getInetAddress(), listener.getLocalPort());
+        // the literal address, not "localhost": a client resolving that name may try ::1 first, where nothing listens
+        this.address = new InetSocketAddress(listener.getInetAddress().getHostAddress(), listener.getLocalPort());
         this.threadPrefix = "fault-proxy-" + listener.getLocalPort();
     }
 
