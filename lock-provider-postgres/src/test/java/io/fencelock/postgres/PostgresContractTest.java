@@ -9,7 +9,6 @@ import io.fencelock.tck.fixture.ServerControl;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 
@@ -48,15 +47,8 @@ class PostgresContractTest extends LockBackendContract {
 
             @Override
             public Optional<ClientConnection> clientConnection() {
-                Map<String, String> properties = new HashMap<>();
-                properties.put("poolSize", "2");
-                if (server.user() != null) {
-                    properties.put("user", server.user());
-                }
-                if (server.password() != null) {
-                    properties.put("password", server.password());
-                }
-                return Optional.of(new ClientConnection(url, properties)); // default table, as openBackend()
+                // the default table, as openBackend()
+                return Optional.of(ClientConnection.withCredentials(url, server.user(), server.password(), Map.of("poolSize", "2")));
             }
 
             @Override

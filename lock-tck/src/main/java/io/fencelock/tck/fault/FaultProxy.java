@@ -119,14 +119,33 @@ public final class FaultProxy implements AutoCloseable {
         Objects.requireNonNull(target, "target");
         ServerSocket listener = null;
         try {
+            InetSocketAddress resolved = target.isUnresolved() ? reachable(target) : target;
             listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-            FaultProxy proxy = new FaultProxy(target, listener);
+            FaultProxy proxy = new FaultProxy(resolved, listener);
             proxy.startThread("accept", proxy::acceptLoop);
             return proxy;
         } catch (IOException e) {
             closeQuietly(listener);
             throw new UncheckedIOException("cannot listen on 127.0.0.1 for a proxy to " + target, e);
         }
+    }
+
+    /**
+     * The first address of an unresolved target's host that accepts a connection: a name like
+     * {@code localhost} resolves to ::1 and 127.0.0.1, and the server may listen on one of them only.
+     */
+    private static InetSocketAddress reachable(InetSocketAddress target) throws IOException {
+        IOException last = null;
+        for (InetAddress candidate : InetAddress.getAllByName(target.getHostString())) {
+            InetSocketAddress address = new InetSocketAddress(candidate, target.getPort());
+            try (Socket probe = new Socket()) {
+                probe.connect(address, UPSTREAM_CONNECT_TIMEOUT_MILLIS);
+                return address;
+            } catch (IOException e) {
+                last = e;
+            }
+        }
+        throw last != null ? last : new IOException("no address for " + target.getHostString());
     }
 
     /** Where clients connect: 127.0.0.1 and the proxy's port. */

@@ -11,6 +11,7 @@ import io.fencelock.tck.ClientConnection;
 import io.fencelock.tck.FencedResource;
 import io.fencelock.tck.InstrumentedBackend;
 import io.fencelock.tck.RecordedClient;
+import io.fencelock.tck.fixture.FixtureSelfCheck;
 import io.fencelock.tck.fixture.ReplicaSetControl;
 import io.fencelock.tck.fixture.ServerControl;
 import io.fencelock.tck.history.Event;
@@ -45,6 +46,7 @@ public final class FaultScenarios {
 
     private final BackendFixture fixture;
     private final Supplier<String> names;
+    private boolean clientConnectionChecked;
 
     /** @param names fresh lock names, unused by any other test */
     public FaultScenarios(BackendFixture fixture, Supplier<String> names) {
@@ -76,7 +78,7 @@ public final class FaultScenarios {
      * that it lost the lease (its task cancelled), and its writes must be turned away.
      */
     public FaultRun holderJvmFrozen() throws Exception {
-        ClientConnection connection = fixture.clientConnection().orElseThrow();
+        ClientConnection connection = checkedClientConnection();
         History history = new History();
         FaultRun run = new FaultRun("holder JVM frozen (SIGSTOP) past its TTL", history);
         FencedResource resource = new FencedResource();
@@ -163,6 +165,15 @@ public final class FaultScenarios {
         return run;
     }
 
+    /** The fixture's client connection, once checked to open the same backend as {@link BackendFixture#openBackend()}. */
+    private ClientConnection checkedClientConnection() {
+        if (!clientConnectionChecked) {
+            FixtureSelfCheck.clientConnectionOpensTheSameBackend(fixture);
+            clientConnectionChecked = true;
+        }
+        return fixture.clientConnection().orElseThrow();
+    }
+
     // ------------------------------------------------------------------ clocks
 
     /** Why {@link #skewedWallClocks()} cannot run here, or empty when it can. */
@@ -181,7 +192,7 @@ public final class FaultScenarios {
      * keep their leases to the end, the rival never gets in, and the tokens rise.
      */
     public FaultRun skewedWallClocks() throws Exception {
-        ClientConnection connection = fixture.clientConnection().orElseThrow();
+        ClientConnection connection = checkedClientConnection();
         History history = new History();
         FaultRun run = new FaultRun("holders' wall clocks 2 h ahead and 2 h behind (faketime)", history);
         FencedResource resource = new FencedResource();
@@ -235,6 +246,7 @@ public final class FaultScenarios {
                 () -> losing.loseAnswers(true), () -> losing.loseAnswers(false))));
         Optional<InetSocketAddress> target = fixture.proxyTarget();
         if (target.isPresent()) {
+            FixtureSelfCheck.openBackendViaGoesThroughVia(fixture);
             List<java.util.function.Function<FaultProxy, ConnectionFault>> faults = List.of(
                     p -> new ConnectionFault("responses dropped, requests delivered (proxy)", true, p::dropResponses, p::heal),
                     p -> new ConnectionFault("blackhole, sockets left open (proxy)", true, p::blackhole, p::heal),
