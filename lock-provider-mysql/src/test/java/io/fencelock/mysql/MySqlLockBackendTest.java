@@ -321,7 +321,7 @@ class MySqlLockBackendTest {
             s.executeUpdate("UPDATE fencelock_locks_floor SET token_floor = GREATEST(token_floor, " + token + ") WHERE id = 1");
             assertThat(s.executeUpdate("DELETE FROM fencelock_locks WHERE name = '" + name + "'")).isEqualTo(1);
             Future<AcquireResult> acquire = pool.submit(() -> onReadCommitted.tryAcquire(name, lease(), TTL));
-            awaitAcquireWaitingForALock();
+            awaitAcquireWaitingForALock(acquire);
             assertThat(acquire).as("an acquire while the purge holds the floor").isNotDone();
             purge.commit();
             AcquireResult after = acquire.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS);
@@ -516,11 +516,10 @@ class MySqlLockBackendTest {
     }
 
     /**
-     * Waits until an acquire statement runs on the server. (One waiting for the floor may not be
-     * listed in innodb_trx yet: its transaction has taken no lock so far.)
+     * Waits until InnoDB reports the acquire's transaction blocked on a row lock (the floor, held by
+     * the purge); fails at once, with its outcome, if the acquire ends instead.
      */
-    /** Waits until InnoDB reports the acquire's transaction blocked on a row lock (the floor, held by the purge). */
-    private static void awaitAcquireWaitingForALock() throws Exception {
+    private static void awaitAcquireWaitingForALock(Future<?> acquire) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
         try (Connection c = server.connect(url); Statement s = c.createStatement()) {
             while (System.nanoTime() < deadline) {
@@ -531,10 +530,21 @@ class MySqlLockBackendTest {
                         return;
                     }
                 }
+                if (acquire.isDone()) {
+                    throw new AssertionError("the acquire ended without waiting for the purge's lock: " + outcome(acquire));
+                }
                 Thread.sleep(2); // polling the server's lock table
             }
         }
         throw new AssertionError("no acquire ever waited for the purge's lock");
+    }
+
+    private static String outcome(Future<?> done) {
+        try {
+            return String.valueOf(done.get());
+        } catch (Exception e) {
+            return e.toString();
+        }
     }
 
     /**

@@ -16,9 +16,15 @@ import java.util.Optional;
  * counter-example. Fault properties record their own cells (one per fault).
  */
 public final class MatrixRecorder implements TestWatcher, AfterAllCallback {
-    /** Where the matrices go: {@code -Dfencelock.tck.matrixDir}, by default {@code target/fencelock-tck}. */
-    public static Path directory() {
-        return Path.of(System.getProperty("fencelock.tck.matrixDir", "target/fencelock-tck"));
+    /** The configuration parameter (or system property) that moves the matrices. */
+    public static final String DIRECTORY_PARAMETER = "fencelock.tck.matrixDir";
+
+    /**
+     * Where the matrices go: the JUnit configuration parameter {@value #DIRECTORY_PARAMETER} (which
+     * JUnit also reads from system properties), by default {@code target/fencelock-tck}.
+     */
+    public static Path directory(ExtensionContext context) {
+        return Path.of(context.getConfigurationParameter(DIRECTORY_PARAMETER).orElse("target/fencelock-tck"));
     }
 
     /** Implemented by a test class that keeps a matrix. */
@@ -65,7 +71,7 @@ public final class MatrixRecorder implements TestWatcher, AfterAllCallback {
     public void afterAll(ExtensionContext context) {
         context.getTestInstance().filter(Source.class::isInstance).map(i -> ((Source) i).guaranteeMatrix())
                 .ifPresent(m -> {
-                    Path file = m.write(directory());
+                    Path file = m.write(directory(context));
                     System.out.println("[fencelock-tck] guarantee matrix " + file.toAbsolutePath() + ":\n" + m.summary());
                 });
     }

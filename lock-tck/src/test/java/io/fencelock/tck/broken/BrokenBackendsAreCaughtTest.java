@@ -4,6 +4,7 @@ import io.fencelock.spi.LockBackend;
 import io.fencelock.tck.BackendFixture;
 import io.fencelock.tck.LockBackendContract;
 import io.fencelock.tck.fixture.PostgresServer;
+import io.fencelock.tck.matrix.MatrixRecorder;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -18,17 +19,15 @@ import static org.junit.platform.engine.discovery.DiscoverySelectors.selectMetho
  * against that flaw must fail. Each flawed backend is a real PostgreSQL table with unsafe SQL.
  */
 class BrokenBackendsAreCaughtTest {
+    /** The flawed backends' matrices are no real backend's results: kept out of the comparison report's way. */
+    private static final String FLAWED_MATRICES = "target/fencelock-tck-flawed";
     private static String previousSchedules;
     private static String previousShrink;
-    private static String previousMatrixDir;
 
     @BeforeAll
     static void fewerSchedules() {
         previousSchedules = System.getProperty("fencelock.tck.schedules");
         previousShrink = System.getProperty("fencelock.tck.shrinkAttempts");
-        previousMatrixDir = System.getProperty("fencelock.tck.matrixDir");
-        // the flawed backends' matrices are not results of a real backend: keep them out of the report's way
-        System.setProperty("fencelock.tck.matrixDir", "target/fencelock-tck-flawed");
         System.setProperty("fencelock.tck.schedules", "6");
         System.setProperty("fencelock.tck.shrinkAttempts", "4");
     }
@@ -37,7 +36,6 @@ class BrokenBackendsAreCaughtTest {
     static void restore() {
         restore("fencelock.tck.schedules", previousSchedules);
         restore("fencelock.tck.shrinkAttempts", previousShrink);
-        restore("fencelock.tck.matrixDir", previousMatrixDir);
     }
 
     private static void restore(String key, String value) {
@@ -87,6 +85,7 @@ class BrokenBackendsAreCaughtTest {
                 .selectors(selectMethod(NoFlaw.class, "releaseIsOwnerChecked"),
                         selectMethod(NoFlaw.class, "renewAfterExpiryIsRejected"),
                         selectMethod(NoFlaw.class, "fencedResourceRejectsStaleWriters"))
+                .configurationParameter(MatrixRecorder.DIRECTORY_PARAMETER, FLAWED_MATRICES)
                 .execute().testEvents();
         assertThat(events.failed().count()).as("failures on the sound variant: " + failures(events)).isZero();
         assertThat(events.succeeded().count()).isEqualTo(3);
@@ -106,7 +105,8 @@ class BrokenBackendsAreCaughtTest {
     }
 
     private static Events run(Class<? extends LockBackendContract> contract, String property) {
-        return EngineTestKit.engine("junit-jupiter").selectors(selectMethod(contract, property)).execute().testEvents();
+        return EngineTestKit.engine("junit-jupiter").selectors(selectMethod(contract, property))
+                .configurationParameter(MatrixRecorder.DIRECTORY_PARAMETER, FLAWED_MATRICES).execute().testEvents();
     }
 
     /** A fixture for one flaw, on its own database of the shared PostgreSQL. */
