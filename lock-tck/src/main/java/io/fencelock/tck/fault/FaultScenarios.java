@@ -23,9 +23,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
@@ -85,11 +83,7 @@ public final class FaultScenarios {
         String name = names.get();
         try (HolderJvm holder = HolderJvm.start(connection, HolderJvm.Spec.untilLost(name, TTL, 1), history, resource);
              RecordedClient successor = new RecordedClient(2, history, fixture.openBackend(), options(TTL))) {
-            try {
-                holder.holding().get(HANG_BOUND.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (ExecutionException | TimeoutException e) {
-                throw new AssertionError("the holder JVM never held the lock: " + e.getMessage() + "\n" + holder.diagnostics(), e);
-            }
+            holder.awaitHolding(HANG_BOUND);
             await("the holder's first writes", () -> resource.acceptedWrites() >= 3);
             holder.pause();
             long frozenAt = System.nanoTime();
@@ -203,12 +197,7 @@ public final class FaultScenarios {
             for (String offset : List.of("+2h", "-2h")) {
                 HolderJvm.Spec spec = new HolderJvm.Spec(name, TTL, process++, TTL.multipliedBy(3), offset);
                 try (HolderJvm holder = HolderJvm.start(connection, spec, history, resource)) {
-                    try {
-                        holder.holding().get(HANG_BOUND.toMillis(), TimeUnit.MILLISECONDS);
-                    } catch (ExecutionException | TimeoutException e) {
-                        throw new AssertionError("the holder JVM at " + offset + " never held the lock: " + e.getMessage()
-                                + "\n" + holder.diagnostics(), e);
-                    }
+                    holder.awaitHolding(HANG_BOUND);
                     while (!holder.finished().isDone()) {
                         rival.acquire(name, null).ifPresent(stolen -> {
                             rival.write(resource, stolen, stolen.isValid());

@@ -213,6 +213,15 @@ public final class HolderJvm implements AutoCloseable {
         return holding;
     }
 
+    /** Waits until the child holds the lock; an {@link AssertionError} with the child's output if it does not within {@code bound}. */
+    public long awaitHolding(Duration bound) throws InterruptedException {
+        try {
+            return holding.get(bound.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            throw new AssertionError("the holder JVM never held the lock: " + e.getMessage() + "\n" + diagnostics(), e);
+        }
+    }
+
     /** Completes with the loss message once the child's task was cancelled for a lost lease (null if it never was). */
     public CompletableFuture<String> cancelled() {
         return cancelled;
