@@ -74,6 +74,10 @@ public abstract class BackendUnderTest implements AutoCloseable {
         return all;
     }
 
+    /** Stops what this backend started itself (the shared servers stop in the fixtures' shutdown hooks). */
+    @Override
+    public abstract void close();
+
     /** How fencelock's waiters learn of a release on this backend. */
     protected abstract String waitsBy();
 }
