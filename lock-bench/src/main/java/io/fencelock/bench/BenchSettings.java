@@ -90,7 +90,7 @@ record BenchSettings(boolean quick, Set<String> backends, Path out, Path project
 
     /** Renewal interval is a third of it: a tick a second. */
     Duration renewalTtl() {
-        return Duration.ofSeconds(3);
+        return Duration.ofMillis(quick ? 1500 : 3000);
     }
 
     Duration takeoverTtl() {
@@ -118,7 +118,7 @@ record BenchSettings(boolean quick, Set<String> backends, Path out, Path project
                 + " warm-up, interleaved in 5 rounds; throughput " + throughputTime().toMillis() + " ms per cell after "
                 + throughputWarmup().toMillis() + " ms warm-up at " + clientCounts() + " clients; hand-off "
                 + handOffSamples() + " samples; renewal " + renewalLeaseCounts() + " leases, TTL "
-                + renewalTtl().toSeconds() + " s; takeover TTL " + takeoverTtl().toSeconds() + " s x " + takeoverSamples()
+                + renewalTtl().toMillis() + " ms; takeover TTL " + takeoverTtl().toSeconds() + " s x " + takeoverSamples()
                 + "; scale " + scaleSmall() + " vs " + (quick ? "20000" : "up to 1000000") + " names, " + scaleCycles()
                 + " cycles";
     }

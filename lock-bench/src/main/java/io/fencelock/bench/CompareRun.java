@@ -130,6 +130,7 @@ public final class CompareRun {
         for (LockContender.Factory f : contenders) {
             progress.line(key, "throughput: " + f.label());
             try (LockContender c = f.open()) {
+                measurements.warm(c);
                 for (boolean hot : new boolean[] {false, true}) {
                     for (int clients : settings.clientCounts()) {
                         throughput.add(new Figures.Throughput(f.label(), f.kind().name().toLowerCase(Locale.ROOT),

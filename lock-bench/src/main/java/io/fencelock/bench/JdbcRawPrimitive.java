@@ -22,7 +22,7 @@ final class JdbcRawPrimitive implements RawPrimitive {
     /**
      * @param acquireSql parameters: name, owner, ttl in microseconds; its update count is positive
      *                   exactly when the lock was taken
-     * @param releaseSql parameters: name, owner
+     * @param releaseSql parameters: name, owner; an update or a query
      */
     JdbcRawPrimitive(HikariDataSource pool, String acquireSql, String releaseSql) {
         this.pool = pool;
@@ -56,7 +56,7 @@ final class JdbcRawPrimitive implements RawPrimitive {
         try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(releaseSql)) {
             ps.setString(1, name);
             ps.setString(2, owner);
-            ps.executeUpdate();
+            ps.execute(); // an UPDATE, or a SELECT of pg_notify over one
         }
     }
 

@@ -69,6 +69,11 @@ final class PostgresUnderTest extends BackendUnderTest {
 
     @Override
     protected RawPrimitive openRaw() {
+        return openRaw("UPDATE " + RAW_TABLE + " SET lease_id = NULL, expires_at = clock_timestamp()"
+                + " WHERE name = ? AND lease_id = ?");
+    }
+
+    private RawPrimitive openRaw(String releaseSql) {
         String next = "nextval('" + RAW_TABLE + "_seq')";
         return new JdbcRawPrimitive(openPool("bench-raw-postgres"),
                 "INSERT INTO " + RAW_TABLE + " AS l (name, lease_id, token, token_issued_at, expires_at)"
@@ -76,8 +81,17 @@ final class PostgresUnderTest extends BackendUnderTest {
                         + " ON CONFLICT (name) DO UPDATE SET lease_id = EXCLUDED.lease_id, token = " + next + ","
                         + " token_issued_at = clock_timestamp(), expires_at = EXCLUDED.expires_at"
                         + " WHERE l.lease_id IS NULL OR l.expires_at <= clock_timestamp()",
-                "UPDATE " + RAW_TABLE + " SET lease_id = NULL, expires_at = clock_timestamp()"
-                        + " WHERE name = ? AND lease_id = ?");
+                releaseSql);
+    }
+
+    /**
+     * The raw primitive whose release also signals waiters with {@code pg_notify}, as the provider's
+     * does: the difference to the plain raw primitive is the price of the wake-up signal (NOTIFY
+     * serialises committing transactions on PostgreSQL's notification queue).
+     */
+    private RawPrimitive openRawNotifying() {
+        return openRaw("WITH r AS (UPDATE " + RAW_TABLE + " SET lease_id = NULL, expires_at = clock_timestamp()"
+                + " WHERE name = ? AND lease_id = ? RETURNING name) SELECT pg_notify('bench_raw', r.name) FROM r");
     }
 
     @Override
@@ -87,13 +101,10 @@ final class PostgresUnderTest extends BackendUnderTest {
 
     @Override
     protected List<LockContender.Factory> peers() {
-        return List.of(ShedLockPeer.jdbc(this::openPool, "TIMESTAMP"),
+        return List.of(new LockContender.Factory("raw primitive, release with pg_notify", LockContender.Kind.RAW,
+                        RawContender.WAITS_BY, () -> new RawContender(openRawNotifying(), WORK_TTL)),
+                ShedLockPeer.jdbc(this::openPool, "TIMESTAMP"),
                 SpringIntegrationPeer.jdbc(this::openPool, "postgresql"));
-    }
-
-    @Override
-    public List<String> peersNotMeasured() {
-        return List.of();
     }
 
     @Override
