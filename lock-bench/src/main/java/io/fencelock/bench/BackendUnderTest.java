@@ -19,17 +19,38 @@ public abstract class BackendUnderTest implements AutoCloseable {
     /** Prefix of the names the scale workload fills in. */
     static final String FILL_PREFIX = "bench-fill-";
 
-    /** The short name used in {@code -Dfencelock.bench.backends}, e.g. "postgres". */
-    public abstract String key();
+    private final String key;
+    private final String title;
+    private final String providerPackage;
+    private final String waitsBy;
 
-    /** What the report calls the backend, e.g. "PostgreSQL". */
-    public abstract String title();
+    /**
+     * @param key             the short name used in {@code -Dfencelock.bench.backends}, e.g. "postgres"
+     * @param title           what the report calls the backend, e.g. "PostgreSQL"
+     * @param providerPackage the provider's package, which names the guarantee-matrix files of this backend
+     * @param waitsBy         how fencelock's waiters learn of a release on this backend
+     */
+    protected BackendUnderTest(String key, String title, String providerPackage, String waitsBy) {
+        this.key = key;
+        this.title = title;
+        this.providerPackage = providerPackage;
+        this.waitsBy = waitsBy;
+    }
+
+    public final String key() {
+        return key;
+    }
+
+    public String title() {
+        return title;
+    }
+
+    public final String providerPackage() {
+        return providerPackage;
+    }
 
     /** The fixture's description: version, origin, address, never credentials. */
     public abstract String description();
-
-    /** The provider's package, which names the guarantee-matrix files of this backend. */
-    public abstract String providerPackage();
 
     /** A new fencelock backend (its own connections) on this server. */
     public abstract LockBackend openBackend();
@@ -63,11 +84,13 @@ public abstract class BackendUnderTest implements AutoCloseable {
         return "";
     }
 
-    /** fencelock, the raw primitive, then the peers: everything measured on this backend. */
+    /** fencelock, its provider alone, the raw primitive, then the peers: everything measured on this backend. */
     public List<LockContender.Factory> contenders() {
         List<LockContender.Factory> all = new ArrayList<>();
         all.add(new LockContender.Factory(FencelockContender.LABEL, LockContender.Kind.FENCELOCK,
-                waitsBy(), () -> new FencelockContender(LockClient.create(openBackend(), LockOptions.defaults()))));
+                waitsBy, () -> new FencelockContender(LockClient.create(openBackend(), LockOptions.defaults()))));
+        all.add(new LockContender.Factory(ProviderSpiContender.LABEL, LockContender.Kind.FENCELOCK,
+                RawContender.WAITS_BY, () -> new ProviderSpiContender(openBackend())));
         all.add(new LockContender.Factory("raw primitive", LockContender.Kind.RAW, RawContender.WAITS_BY,
                 () -> new RawContender(openRaw(), WORK_TTL)));
         all.addAll(peers());
@@ -78,6 +101,4 @@ public abstract class BackendUnderTest implements AutoCloseable {
     @Override
     public abstract void close();
 
-    /** How fencelock's waiters learn of a release on this backend. */
-    protected abstract String waitsBy();
 }

@@ -28,32 +28,13 @@ final class EtcdUnderTest extends BackendUnderTest {
     private final EtcdServer server;
 
     EtcdUnderTest() {
+        super("etcd", "etcd", "io.fencelock.etcd", "watch on the key");
         this.server = EtcdServer.shared();
-    }
-
-    @Override
-    public String key() {
-        return "etcd";
-    }
-
-    @Override
-    public String title() {
-        return "etcd";
     }
 
     @Override
     public String description() {
         return server.description();
-    }
-
-    @Override
-    public String providerPackage() {
-        return "io.fencelock.etcd";
-    }
-
-    @Override
-    protected String waitsBy() {
-        return "watch on the key";
     }
 
     @Override

@@ -20,6 +20,7 @@ final class MariaDbUnderTest extends BackendUnderTest {
     private final String url;
 
     MariaDbUnderTest() {
+        super("mariadb", "MySQL / MariaDB", "io.fencelock.mysql", "polling with backoff (no release signal)");
         this.server = MariaDbServer.shared();
         this.url = server.createDatabase("bench");
         MySqlLockBackend.builder().jdbcUrl(url).user(server.user()).password(server.password())
@@ -35,11 +36,6 @@ final class MariaDbUnderTest extends BackendUnderTest {
     }
 
     @Override
-    public String key() {
-        return "mariadb";
-    }
-
-    @Override
     public String title() {
         return server.product();
     }
@@ -47,16 +43,6 @@ final class MariaDbUnderTest extends BackendUnderTest {
     @Override
     public String description() {
         return server.description();
-    }
-
-    @Override
-    public String providerPackage() {
-        return "io.fencelock.mysql";
-    }
-
-    @Override
-    protected String waitsBy() {
-        return "polling with backoff (no release signal)";
     }
 
     @Override

@@ -27,33 +27,14 @@ final class MongoUnderTest extends BackendUnderTest {
     private final String database;
 
     MongoUnderTest() {
+        super("mongo", "MongoDB", "io.fencelock.mongo", "polling with backoff (no release signal)");
         this.server = MongoServer.shared();
         this.database = server.uniqueDatabase("bench");
     }
 
     @Override
-    public String key() {
-        return "mongo";
-    }
-
-    @Override
-    public String title() {
-        return "MongoDB";
-    }
-
-    @Override
     public String description() {
         return server.description();
-    }
-
-    @Override
-    public String providerPackage() {
-        return "io.fencelock.mongo";
-    }
-
-    @Override
-    protected String waitsBy() {
-        return "polling with backoff (no release signal)";
     }
 
     @Override
@@ -124,7 +105,7 @@ final class MongoUnderTest extends BackendUnderTest {
 
     @Override
     public long maxScaleNames() {
-        return server.isRealMongoDb() ? 1_000_000 : 20_000;
+        return server.isRealMongoDb() ? 1_000_000 : 10_000;
     }
 
     @Override

@@ -19,6 +19,7 @@ final class PostgresUnderTest extends BackendUnderTest {
     private final String url;
 
     PostgresUnderTest() {
+        super("postgres", "PostgreSQL", "io.fencelock.postgres", "LISTEN/NOTIFY");
         this.server = PostgresServer.shared();
         this.url = server.createDatabase("bench");
         PostgresLockBackend.builder().jdbcUrl(url).user(server.user()).password(server.password())
@@ -34,28 +35,8 @@ final class PostgresUnderTest extends BackendUnderTest {
     }
 
     @Override
-    public String key() {
-        return "postgres";
-    }
-
-    @Override
-    public String title() {
-        return "PostgreSQL";
-    }
-
-    @Override
     public String description() {
         return server.description();
-    }
-
-    @Override
-    public String providerPackage() {
-        return "io.fencelock.postgres";
-    }
-
-    @Override
-    protected String waitsBy() {
-        return "LISTEN/NOTIFY";
     }
 
     @Override

@@ -26,32 +26,13 @@ final class RedisUnderTest extends BackendUnderTest {
     private final RedisServer server;
 
     RedisUnderTest() {
+        super("redis", "Redis", "io.fencelock.redis", "pub/sub");
         this.server = RedisServer.shared();
-    }
-
-    @Override
-    public String key() {
-        return "redis";
-    }
-
-    @Override
-    public String title() {
-        return "Redis";
     }
 
     @Override
     public String description() {
         return server.description();
-    }
-
-    @Override
-    public String providerPackage() {
-        return "io.fencelock.redis";
-    }
-
-    @Override
-    protected String waitsBy() {
-        return "pub/sub";
     }
 
     @Override

@@ -94,7 +94,7 @@ final class ReportWriter {
             Optional<Figures.Latency> fl = latencyOf(s, Kind.FENCELOCK);
             Optional<Figures.Latency> raw = latencyOf(s, Kind.RAW);
             double tpF = throughputOf(s, "fencelock", 8, false);
-            double tpR = throughputOf(s, "raw", 8, false);
+            double tpR = throughputOf(s, "raw primitive", 8, false);
             String handOff = s.handOff().stream().filter(h -> h.kind().equals("fencelock")).findFirst()
                     .map(h -> number(h.p50Ms()) + " ms").orElse("–");
             rows.add(List.of(s.title(), fl.map(l -> number(l.p50Us()) + " µs").orElse("–"),
@@ -161,8 +161,8 @@ final class ReportWriter {
         return s.latency().stream().filter(l -> l.kind().equals(k)).findFirst();
     }
 
-    private static double throughputOf(Figures.BackendSection s, String kindOrLabel, int clients, boolean hot) {
-        return s.throughput().stream().filter(t -> (t.kind().equals(kindOrLabel) || t.contender().equals(kindOrLabel))
+    private static double throughputOf(Figures.BackendSection s, String label, int clients, boolean hot) {
+        return s.throughput().stream().filter(t -> t.contender().equals(label)
                         && t.clients() == clients && t.names().equals(hot ? "one hot name" : "independent names"))
                 .mapToDouble(Figures.Throughput::cyclesPerSecond).findFirst().orElse(Double.NaN);
     }
