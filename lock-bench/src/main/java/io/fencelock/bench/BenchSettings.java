@@ -56,11 +56,11 @@ record BenchSettings(boolean quick, Set<String> backends, Path out, Path project
     }
 
     int latencyWarmup() {
-        return quick ? 50 : 500;
+        return quick ? 50 : 300;
     }
 
     int latencyCycles() {
-        return quick ? 250 : 3000;
+        return quick ? 250 : 2000;
     }
 
     List<Integer> clientCounts() {
@@ -68,15 +68,15 @@ record BenchSettings(boolean quick, Set<String> backends, Path out, Path project
     }
 
     Duration throughputWarmup() {
-        return Duration.ofMillis(quick ? 30 : 300);
+        return Duration.ofMillis(quick ? 30 : 150);
     }
 
     Duration throughputTime() {
-        return Duration.ofMillis(quick ? 120 : 1000);
+        return Duration.ofMillis(quick ? 120 : 500);
     }
 
     int handOffSamples() {
-        return quick ? 5 : 25;
+        return quick ? 5 : 20;
     }
 
     /** How long the waiter is left to start waiting before the holder releases (not measured). */
@@ -111,7 +111,7 @@ record BenchSettings(boolean quick, Set<String> backends, Path out, Path project
     }
 
     int scaleCycles() {
-        return quick ? 200 : 2000;
+        return quick ? 200 : 1000;
     }
 
     String describe() {
