@@ -80,8 +80,14 @@ public abstract class BackendUnderTest implements AutoCloseable {
         return 1_000_000;
     }
 
-    public String scaleLimitReason() {
+    /** Why {@link #maxScaleNames()} or {@link #maxRenewedLeases()} is below what the run asks. */
+    public String limitReason() {
         return "";
+    }
+
+    /** The most leases the renewal workload holds on this backend, and why fewer than asked if so. */
+    public int maxRenewedLeases() {
+        return Integer.MAX_VALUE;
     }
 
     /** fencelock, its provider alone, the raw primitive, then the peers: everything measured on this backend. */

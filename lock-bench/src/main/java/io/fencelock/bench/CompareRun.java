@@ -83,7 +83,7 @@ public final class CompareRun {
             String reason = (missing ? "not available here: " : "could not be started: ") + Measurements.describe(e);
             progress.line(key, reason);
             return new Figures.BackendSection(key, key, false, "", reason, List.of(),
-                    List.of(), "", List.of(), List.of(), List.of(), List.of(), List.of(), List.of(), "", List.of(),
+                    List.of(), "", List.of(), List.of(), List.of(), List.of(), List.of(), List.of(), List.of(), List.of(),
                     List.of(), List.of(), progress.elapsedSeconds() - started);
         }
         try (backend) {
@@ -156,8 +156,18 @@ public final class CompareRun {
             }
         }
 
+        List<String> notes = new ArrayList<>();
         List<Figures.Renewal> renewal = new ArrayList<>();
-        for (int leases : settings.renewalLeaseCounts()) {
+        Set<Integer> leaseCounts = new java.util.LinkedHashSet<>();
+        for (int asked : settings.renewalLeaseCounts()) {
+            leaseCounts.add(Math.min(asked, backend.maxRenewedLeases()));
+        }
+        if (!leaseCounts.containsAll(settings.renewalLeaseCounts())) {
+            notes.add("renewal held at most " + backend.maxRenewedLeases() + " leases here, not "
+                    + settings.renewalLeaseCounts().get(settings.renewalLeaseCounts().size() - 1) + ": "
+                    + backend.limitReason());
+        }
+        for (int leases : leaseCounts) {
             progress.line(key, "renewal: " + leases + " held leases");
             try {
                 renewal.add(measurements.renewal(backend, leases));
@@ -180,10 +190,10 @@ public final class CompareRun {
 
         List<Figures.Scale> scale = new ArrayList<>();
         long large = settings.scaleLarge(backend);
-        String scaleNote = large < 1_000_000
-                ? (settings.quick() ? "quick mode fills " + large + " names, not 1M" : "filled " + large + " names, not 1M: "
-                + backend.scaleLimitReason())
-                : "";
+        if (large < 1_000_000) {
+            notes.add(settings.quick() ? "scale: quick mode fills " + large + " names, not 1M"
+                    : "scale: filled " + large + " names, not 1M: " + backend.limitReason());
+        }
         try {
             long filled = 0;
             for (long target : List.of(settings.scaleSmall(), large)) {
@@ -206,7 +216,7 @@ public final class CompareRun {
         List<String> capabilityNames = capabilities.stream().map(Enum::name).toList();
         return new Figures.BackendSection(key, backend.title(), true, backend.description(), "", capabilityNames,
                 notClaimed, backend.rawPrimitiveDescription(), latency, throughput, handOff, renewal, takeover, scale,
-                scaleNote, backend.peersNotMeasured(), matrix.forPackage(backend.providerPackage()), errors, seconds);
+                notes, backend.peersNotMeasured(), matrix.forPackage(backend.providerPackage()), errors, seconds);
     }
 
 }

@@ -22,11 +22,12 @@ public final class Figures {
     }
 
     /**
-     * One client holding {@code leases} leases: renew round trips per watchdog tick, the largest batch
-     * seen, and how long one batched renew of all of them takes.
+     * One client holding {@code leases} leases: renew round trips per renewal interval (TTL / 3), the
+     * mean and largest batch, how long one batched renew of all of them takes, and how many leases
+     * were lost on the way (renewals that could not keep up).
      */
-    public record Renewal(int leases, double roundTripsPerTick, int largestBatch, double renewCallMs,
-                          double acquireAllSeconds) {
+    public record Renewal(int leases, double roundTripsPerInterval, double meanBatch, int largestBatch,
+                          double renewCallMs, double acquireAllSeconds, int leasesLost) {
     }
 
     /** A holder that crashed (never renews, never releases): when did a waiter get the lock. */
@@ -42,7 +43,7 @@ public final class Figures {
                                  String unavailableReason, List<String> capabilities, List<String> notClaimed,
                                  String rawPrimitive, List<Latency> latency, List<Throughput> throughput,
                                  List<HandOff> handOff, List<Renewal> renewal, List<Takeover> takeover,
-                                 List<Scale> scale, String scaleNote, List<String> peersNotMeasured,
+                                 List<Scale> scale, List<String> notes, List<String> peersNotMeasured,
                                  List<GuaranteeMatrix.Suite> guarantees, List<String> errors, double seconds) {
     }
 

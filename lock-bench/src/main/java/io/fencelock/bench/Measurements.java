@@ -189,13 +189,19 @@ final class Measurements {
             }
             double acquireAll = (System.nanoTime() - acquireStart) / 1e9;
             int callsBefore = counted.renewBatchSizes().size();
-            Thread.sleep(ttl.toMillis()); // about three watchdog ticks at ttl/3
+            long windowStart = System.nanoTime();
+            Thread.sleep(ttl.toMillis()); // three renewal intervals
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (counted.renewBatchSizes().size() == callsBefore && System.nanoTime() - deadline < 0) {
+                Thread.sleep(50); // a batch still running from before the window: wait for the next one
+            }
+            double intervals = (System.nanoTime() - windowStart) / (double) ttl.dividedBy(3).toNanos();
             List<Integer> batches = counted.renewBatchSizes();
             List<Integer> during = batches.subList(callsBefore, batches.size());
-            long renewedLeases = during.stream().mapToLong(Integer::longValue).sum();
-            double ticks = (double) renewedLeases / leases;
-            double perTick = ticks == 0 ? Double.NaN : during.size() / ticks;
+            double perInterval = during.size() / intervals;
+            double meanBatch = during.stream().mapToInt(Integer::intValue).average().orElse(Double.NaN);
             int largest = during.stream().mapToInt(Integer::intValue).max().orElse(0);
+            int lost = leases - client.held().size();
 
             List<RenewRequest> all = new ArrayList<>();
             for (Lease lease : client.held()) {
@@ -203,13 +209,13 @@ final class Measurements {
             }
             LockBackend direct = counted.delegate();
             double[] calls = new double[3];
-            for (int i = 0; i < calls.length; i++) {
+            for (int i = 0; i < calls.length && !all.isEmpty(); i++) {
                 long start = System.nanoTime();
                 direct.renew(all);
                 calls[i] = (System.nanoTime() - start) / 1e6;
             }
             Arrays.sort(calls);
-            return new Figures.Renewal(leases, perTick, largest, calls[1], acquireAll);
+            return new Figures.Renewal(leases, perInterval, meanBatch, largest, calls[1], acquireAll, lost);
         }
     }
 
