@@ -23,7 +23,7 @@ public final class Figures {
 
     /**
      * One client holding {@code leases} leases: renew round trips per renewal interval (TTL / 3), the
-     * mean and largest batch, how long one batched renew of all of them takes, and how many leases
+     * mean and largest batch, how long the watchdog's largest batch took (median), and how many leases
      * were lost on the way (renewals that could not keep up).
      */
     public record Renewal(int leases, double roundTripsPerInterval, double meanBatch, int largestBatch,

@@ -255,7 +255,7 @@ final class ReportWriter {
                     number(r.acquireAllSeconds()), Integer.toString(r.leasesLost())));
         }
         b.add(new Table(List.of("held leases", "renew round trips per interval (TTL/3)", "mean batch", "largest batch",
-                "one batched renew of all, ms", "taking them all, s", "leases lost"), rows));
+                "largest batch took, ms (median)", "taking them all, s", "leases lost"), rows));
         b.add(new Text("Leases taken one after the other over several seconds fall due at different moments, so"
                 + " the watchdog may renew them in more than one batch per interval; every batch is one round trip."));
 
