@@ -179,9 +179,9 @@ final class Measurements {
     Figures.Renewal renewal(BackendUnderTest backend, int leases) throws Exception {
         Duration ttl = settings.renewalTtl();
         InstrumentedBackend counted = new InstrumentedBackend(backend.openBackend());
-        RenewTimingBackend timed = new RenewTimingBackend(counted);
+        RenewTimer timed = new RenewTimer(counted);
         long acquireStart = System.nanoTime();
-        try (LockClient client = LockClient.create(timed, LockOptions.builder().ttl(ttl).build())) {
+        try (LockClient client = LockClient.create(timed.backend(), LockOptions.builder().ttl(ttl).build())) {
             for (int i = 0; i < leases; i++) {
                 if (client.tryAcquire("bench-renew-" + leases + "-" + i).isEmpty()) {
                     throw new IllegalStateException("could not take bench-renew-" + leases + "-" + i);
