@@ -26,13 +26,12 @@ public abstract class BackendUnderTest implements AutoCloseable {
 
     /**
      * @param key             the short name used in {@code -Dfencelock.bench.backends}, e.g. "postgres"
-     * @param title           what the report calls the backend, e.g. "PostgreSQL"
      * @param providerPackage the provider's package, which names the guarantee-matrix files of this backend
      * @param waitsBy         how fencelock's waiters learn of a release on this backend
      */
-    protected BackendUnderTest(String key, String title, String providerPackage, String waitsBy) {
+    protected BackendUnderTest(String key, String providerPackage, String waitsBy) {
         this.key = key;
-        this.title = title;
+        this.title = BenchSettings.TITLES.get(key);
         this.providerPackage = providerPackage;
         this.waitsBy = waitsBy;
     }

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -22,6 +23,9 @@ import java.util.Set;
  */
 record BenchSettings(boolean quick, Set<String> backends, Path out, Path projectRoot, Path matrixDir) {
     static final List<String> ALL_BACKENDS = List.of("postgres", "mariadb", "redis", "etcd", "mongo");
+    /** What the report calls each backend. */
+    static final Map<String, String> TITLES = Map.of("postgres", "PostgreSQL", "mariadb", "MySQL / MariaDB",
+            "redis", "Redis", "etcd", "etcd", "mongo", "MongoDB");
 
     static BenchSettings fromSystemProperties() {
         boolean quick = Boolean.parseBoolean(System.getProperty("fencelock.bench.quick", "false"));

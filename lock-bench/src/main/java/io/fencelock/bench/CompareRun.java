@@ -2,6 +2,7 @@ package io.fencelock.bench;
 
 import io.fencelock.Capability;
 import io.fencelock.spi.LockBackend;
+import io.fencelock.spi.Redaction;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -80,9 +81,10 @@ public final class CompareRun {
         } catch (RuntimeException | AssertionError | LinkageError e) {
             // a fixture aborts (TestAbortedException) where no server is found, and fails (CI=true) likewise
             boolean missing = e.getClass().getName().startsWith("org.opentest4j.");
-            String reason = (missing ? "not available here: " : "could not be started: ") + Measurements.describe(e);
+            String reason = missing ? "not available here: " + Redaction.uri(String.valueOf(e.getMessage()))
+                    : "could not be started: " + Measurements.describe(e);
             progress.line(key, reason);
-            return new Figures.BackendSection(key, key, false, "", reason, List.of(),
+            return new Figures.BackendSection(key, BenchSettings.TITLES.get(key), false, "", reason, List.of(),
                     List.of(), "", List.of(), List.of(), List.of(), List.of(), List.of(), List.of(), List.of(), List.of(),
                     List.of(), List.of(), progress.elapsedSeconds() - started);
         }

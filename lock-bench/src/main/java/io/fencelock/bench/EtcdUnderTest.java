@@ -28,7 +28,7 @@ final class EtcdUnderTest extends BackendUnderTest {
     private final EtcdServer server;
 
     EtcdUnderTest() {
-        super("etcd", "etcd", "io.fencelock.etcd", "watch on the key");
+        super("etcd", "io.fencelock.etcd", "watch on the key");
         this.server = EtcdServer.shared();
     }
 

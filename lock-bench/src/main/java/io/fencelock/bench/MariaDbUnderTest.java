@@ -20,7 +20,7 @@ final class MariaDbUnderTest extends BackendUnderTest {
     private final String url;
 
     MariaDbUnderTest() {
-        super("mariadb", "MySQL / MariaDB", "io.fencelock.mysql", "polling with backoff (no release signal)");
+        super("mariadb", "io.fencelock.mysql", "polling with backoff (no release signal)");
         this.server = MariaDbServer.shared();
         this.url = server.createDatabase("bench");
         MySqlLockBackend.builder().jdbcUrl(url).user(server.user()).password(server.password())

@@ -27,7 +27,7 @@ final class MongoUnderTest extends BackendUnderTest {
     private final String database;
 
     MongoUnderTest() {
-        super("mongo", "MongoDB", "io.fencelock.mongo", "polling with backoff (no release signal)");
+        super("mongo", "io.fencelock.mongo", "polling with backoff (no release signal)");
         this.server = MongoServer.shared();
         this.database = server.uniqueDatabase("bench");
     }

@@ -19,7 +19,7 @@ final class PostgresUnderTest extends BackendUnderTest {
     private final String url;
 
     PostgresUnderTest() {
-        super("postgres", "PostgreSQL", "io.fencelock.postgres", "LISTEN/NOTIFY");
+        super("postgres", "io.fencelock.postgres", "LISTEN/NOTIFY");
         this.server = PostgresServer.shared();
         this.url = server.createDatabase("bench");
         PostgresLockBackend.builder().jdbcUrl(url).user(server.user()).password(server.password())

@@ -26,7 +26,7 @@ final class RedisUnderTest extends BackendUnderTest {
     private final RedisServer server;
 
     RedisUnderTest() {
-        super("redis", "Redis", "io.fencelock.redis", "pub/sub");
+        super("redis", "io.fencelock.redis", "pub/sub");
         this.server = RedisServer.shared();
     }
 

@@ -88,7 +88,7 @@ final class ReportWriter {
         List<List<String>> rows = new ArrayList<>();
         for (Figures.BackendSection s : run.backends()) {
             if (!s.available()) {
-                rows.add(List.of(s.key(), s.unavailableReason(), "", "", "", "", ""));
+                rows.add(List.of(s.title(), s.unavailableReason(), "", "", "", "", ""));
                 continue;
             }
             Optional<Figures.Latency> fl = latencyOf(s, Kind.FENCELOCK);
