@@ -72,13 +72,7 @@ final class RedisUnderTest extends BackendUnderTest {
     @Override
     protected List<LockContender.Factory> peers() {
         return List.of(RedissonPeer.rLock(server.uri()), RedissonPeer.fencedLock(server.uri()),
-                SpringIntegrationPeer.redis(server.uri()));
-    }
-
-    @Override
-    public List<String> peersNotMeasured() {
-        return List.of("ShedLock (Redis): shedlock-provider-redis-lettuce is not on Maven Central as reachable here, "
-                + "and shedlock-provider-redis-spring would pull in Spring Data Redis for one more peer");
+                ShedLockPeer.redis(server.uri()), SpringIntegrationPeer.redis(server.uri()));
     }
 
     @Override

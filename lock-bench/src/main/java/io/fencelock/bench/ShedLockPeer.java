@@ -7,6 +7,8 @@ import net.javacrumbs.shedlock.core.LockProvider;
 import net.javacrumbs.shedlock.core.SimpleLock;
 import net.javacrumbs.shedlock.provider.jdbc.JdbcLockProvider;
 import net.javacrumbs.shedlock.provider.mongo.MongoLockProvider;
+import net.javacrumbs.shedlock.provider.redis.spring.RedisLockProvider;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import java.sql.Connection;
 import java.sql.Statement;
@@ -48,6 +50,14 @@ final class ShedLockPeer implements LockContender {
         return new Factory("ShedLock (Mongo)", Kind.PEER, WAITS_BY, () -> {
             MongoClient client = clients.get();
             return new ShedLockPeer(new MongoLockProvider(client.getDatabase(database)), client);
+        });
+    }
+
+    /** ShedLock's Spring Data Redis provider ({@code SET NX PX}), on Lettuce. */
+    static Factory redis(String uri) {
+        return new Factory("ShedLock (Redis)", Kind.PEER, WAITS_BY, () -> {
+            LettuceConnectionFactory factory = SpringIntegrationPeer.lettuceFactory(uri);
+            return new ShedLockPeer(new RedisLockProvider(factory, "bench"), factory::destroy);
         });
     }
 

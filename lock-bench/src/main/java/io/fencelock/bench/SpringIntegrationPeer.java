@@ -80,21 +80,27 @@ final class SpringIntegrationPeer implements LockContender {
     /** {@code RedisLockRegistry} on a Lettuce connection factory, default lock type (spin). */
     static Factory redis(String uri) {
         return new Factory("Spring Integration RedisLockRegistry", Kind.PEER, WAITS_BY, () -> {
-            RedisURI parsed = RedisURI.create(uri);
-            RedisStandaloneConfiguration config = new RedisStandaloneConfiguration(parsed.getHost(), parsed.getPort());
-            config.setDatabase(parsed.getDatabase());
-            if (parsed.getPassword() != null) {
-                config.setPassword(parsed.getPassword());
-            }
-            LettuceConnectionFactory factory = new LettuceConnectionFactory(config);
-            factory.afterPropertiesSet();
-            factory.start();
+            LettuceConnectionFactory factory = lettuceFactory(uri);
             RedisLockRegistry registry = new RedisLockRegistry(factory, "bench-spring", TTL_MILLIS);
             return new SpringIntegrationPeer(registry, () -> {
                 registry.destroy();
                 factory.destroy();
             });
         });
+    }
+
+    /** A started Spring Data Redis connection factory on Lettuce for {@code uri}; destroy it when done. */
+    static LettuceConnectionFactory lettuceFactory(String uri) {
+        RedisURI parsed = RedisURI.create(uri);
+        RedisStandaloneConfiguration config = new RedisStandaloneConfiguration(parsed.getHost(), parsed.getPort());
+        config.setDatabase(parsed.getDatabase());
+        if (parsed.getPassword() != null) {
+            config.setPassword(parsed.getPassword());
+        }
+        LettuceConnectionFactory factory = new LettuceConnectionFactory(config);
+        factory.afterPropertiesSet();
+        factory.start();
+        return factory;
     }
 
     @Override
