@@ -1,0 +1,130 @@
+package io.fencelock.bench;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The options of a comparison run, from system properties:
+ * <ul>
+ *   <li>{@code fencelock.bench.quick} (false): the quick mode, well under two minutes;</li>
+ *   <li>{@code fencelock.bench.backends} (all): a comma-separated subset of
+ *       postgres, mariadb, redis, etcd, mongo;</li>
+ *   <li>{@code fencelock.bench.out} (target/fencelock-compare): the report directory;</li>
+ *   <li>{@code fencelock.bench.matrix}: a directory of TCK matrix JSON files, in addition to
+ *       {@code <module>/target/fencelock-tck} under {@code fencelock.bench.projectRoot}.</li>
+ * </ul>
+ * Servers the user names come through the fixtures' environment variables (FENCELOCK_POSTGRES_URL,
+ * FENCELOCK_MYSQL_URL, FENCELOCK_REDIS_URL, FENCELOCK_ETCD_ENDPOINTS, FENCELOCK_MONGO_URI).
+ */
+record BenchSettings(boolean quick, Set<String> backends, Path out, Path projectRoot, Path matrixDir) {
+    static final List<String> ALL_BACKENDS = List.of("postgres", "mariadb", "redis", "etcd", "mongo");
+    /** What the report calls each backend. */
+    static final Map<String, String> TITLES = Map.of("postgres", "PostgreSQL", "mariadb", "MySQL / MariaDB",
+            "redis", "Redis", "etcd", "etcd", "mongo", "MongoDB");
+
+    static BenchSettings fromSystemProperties() {
+        boolean quick = Boolean.parseBoolean(System.getProperty("fencelock.bench.quick", "false"));
+        Set<String> backends = parseBackends(System.getProperty("fencelock.bench.backends", "all"));
+        Path root = Path.of(System.getProperty("fencelock.bench.projectRoot", ".")).toAbsolutePath().normalize();
+        String out = System.getProperty("fencelock.bench.out", "");
+        Path outDir = out.isBlank() ? root.resolve("lock-bench/target/fencelock-compare") : Path.of(out);
+        String matrix = System.getProperty("fencelock.bench.matrix", "");
+        return new BenchSettings(quick, backends, outDir.toAbsolutePath().normalize(), root,
+                matrix.isBlank() ? null : Path.of(matrix));
+    }
+
+    static Set<String> parseBackends(String list) {
+        Set<String> chosen = new LinkedHashSet<>();
+        for (String part : list.split(",")) {
+            String name = part.trim().toLowerCase(Locale.ROOT);
+            if (name.equals("all")) {
+                chosen.addAll(ALL_BACKENDS);
+            } else if (name.equals("mysql")) {
+                chosen.add("mariadb");
+            } else if (ALL_BACKENDS.contains(name)) {
+                chosen.add(name);
+            } else if (!name.isEmpty()) {
+                throw new IllegalArgumentException("fencelock.bench.backends names '" + name
+                        + "', which is not one of all, " + String.join(", ", ALL_BACKENDS));
+            }
+        }
+        if (chosen.isEmpty()) {
+            throw new IllegalArgumentException("fencelock.bench.backends '" + list + "' names no backend");
+        }
+        return chosen;
+    }
+
+    int latencyWarmup() {
+        return quick ? 50 : 300;
+    }
+
+    int latencyCycles() {
+        return quick ? 250 : 2000;
+    }
+
+    List<Integer> clientCounts() {
+        return List.of(1, 8, 64);
+    }
+
+    Duration throughputWarmup() {
+        return Duration.ofMillis(quick ? 30 : 150);
+    }
+
+    Duration throughputTime() {
+        return Duration.ofMillis(quick ? 120 : 500);
+    }
+
+    int handOffSamples() {
+        return quick ? 5 : 20;
+    }
+
+    /** How long the waiter is left to start waiting before the holder releases (not measured). */
+    Duration handOffSettle() {
+        return Duration.ofMillis(30);
+    }
+
+    List<Integer> renewalLeaseCounts() {
+        return quick ? List.of(1, 1000) : List.of(1, 100, 10_000);
+    }
+
+    /** The watchdog renews at a third of it: a tick every 0.4 s (quick) or 1 s. */
+    Duration renewalTtl() {
+        return Duration.ofMillis(quick ? 1200 : 3000);
+    }
+
+    /** etcd leases are whole seconds: 1 s is the shortest TTL every backend honours as given. */
+    Duration takeoverTtl() {
+        return Duration.ofSeconds(quick ? 1 : 2);
+    }
+
+    int takeoverSamples() {
+        return quick ? 1 : 3;
+    }
+
+    long scaleSmall() {
+        return 1_000;
+    }
+
+    long scaleLarge(BackendUnderTest backend) {
+        return quick ? Math.min(20_000, backend.maxScaleNames()) : backend.maxScaleNames();
+    }
+
+    int scaleCycles() {
+        return quick ? 200 : 1000;
+    }
+
+    String describe() {
+        return (quick ? "quick mode" : "full mode") + ": latency " + latencyCycles() + " cycles after " + latencyWarmup()
+                + " warm-up, interleaved in 5 rounds; throughput " + throughputTime().toMillis() + " ms per cell after "
+                + throughputWarmup().toMillis() + " ms warm-up at " + clientCounts() + " clients; hand-off "
+                + handOffSamples() + " samples; renewal " + renewalLeaseCounts() + " leases, TTL "
+                + renewalTtl().toMillis() + " ms; takeover TTL " + takeoverTtl().toSeconds() + " s x " + takeoverSamples()
+                + "; scale " + scaleSmall() + " vs " + (quick ? "20000" : "up to 1000000") + " names, " + scaleCycles()
+                + " cycles";
+    }
+}

@@ -1,0 +1,224 @@
+package io.fencelock.bench;
+
+import io.fencelock.Capability;
+import io.fencelock.spi.LockBackend;
+import io.fencelock.spi.Redaction;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Supplier;
+
+/**
+ * The comparison run: every backend found here (embedded or local servers, or ones named by
+ * environment variable), fencelock next to the backend's raw primitive and the peer libraries on the
+ * same server, written as a report directory (index.html, report.md, report.json).
+ * {@code ./mvnw -q -Pcompare -DskipTests verify}; options in {@link BenchSettings}.
+ */
+public final class CompareRun {
+    static final String SCHEMA = "fencelock-compare/1";
+
+    private static final Map<Capability, String> WITHOUT = Map.of(
+            Capability.FENCING, "no fencing tokens: a resource cannot tell a stale holder from the current one",
+            Capability.DURABLE_TOKENS, "tokens are not persisted before a grant returns: after a server restart a new holder may get a lower token",
+            Capability.SERVER_TIME, "expiry depends on a client's clock",
+            Capability.WAKE_ON_RELEASE, "no release signal: waiters poll (with backoff, never past the holder's expiry), so a hand-off costs up to a poll interval",
+            Capability.BATCH_RENEW, "each lease is renewed in its own round trip",
+            Capability.TOKEN_PERIOD, "the token stays the same for the whole lease, however long it is renewed",
+            Capability.LINEARIZABLE, "grants are not linearizable across replicas: a failover can lose a lock",
+            Capability.PURGE_FREE, "free lock records cannot be purged: one record per name ever used stays");
+
+    private final BenchSettings settings;
+    private final Progress progress;
+    private final Measurements measurements;
+
+    CompareRun(BenchSettings settings, Progress progress) {
+        this.settings = settings;
+        this.progress = progress;
+        this.measurements = new Measurements(settings);
+    }
+
+    public static void main(String[] args) throws Exception {
+        BenchSettings settings = BenchSettings.fromSystemProperties();
+        Path report = run(settings);
+        System.out.println("Report: " + report.resolve("index.html"));
+        // fixtures stop their servers in shutdown hooks; peer clients leave non-daemon threads behind
+        System.exit(0);
+    }
+
+    /** Runs the comparison and writes the report; returns the report directory. */
+    public static Path run(BenchSettings settings) throws IOException, InterruptedException {
+        Progress progress = new Progress(System.out);
+        progress.line("bench", "comparison run, " + settings.describe());
+        GuaranteeMatrix.Found matrix = GuaranteeMatrix.find(settings.projectRoot(), settings.matrixDir());
+        progress.line("bench", matrix.note());
+        CompareRun run = new CompareRun(settings, progress);
+        List<Figures.BackendSection> sections = new ArrayList<>();
+        for (String key : settings.backends()) {
+            sections.add(run.backend(key, matrix));
+        }
+        Figures.Run figures = new Figures.Run(SCHEMA, Instant.now().truncatedTo(ChronoUnit.SECONDS).toString(),
+                Machine.describe(), System.getProperty("java.vm.name") + " " + System.getProperty("java.version"),
+                settings.quick(), settings.describe(), matrix.note(), sections, progress.elapsedSeconds());
+        new ReportWriter(figures).writeTo(settings.out());
+        progress.line("bench", String.format(Locale.ROOT, "done in %.0f s: %s", progress.elapsedSeconds(), settings.out()));
+        return settings.out();
+    }
+
+    private Figures.BackendSection backend(String key, GuaranteeMatrix.Found matrix) throws InterruptedException {
+        double started = progress.elapsedSeconds();
+        progress.line(key, "looking for a server");
+        BackendUnderTest backend;
+        try {
+            backend = open(key);
+        } catch (RuntimeException | AssertionError | LinkageError e) {
+            // a fixture aborts (TestAbortedException) where no server is found, and fails (CI=true) likewise
+            boolean missing = e.getClass().getName().startsWith("org.opentest4j.");
+            String reason = missing ? "not available here: " + Redaction.uri(String.valueOf(e.getMessage()))
+                    : "could not be started: " + Measurements.describe(e);
+            progress.line(key, reason);
+            return new Figures.BackendSection(key, BenchSettings.TITLES.get(key), false, "", reason, List.of(),
+                    List.of(), "", List.of(), List.of(), List.of(), List.of(), List.of(), List.of(), List.of(), List.of(),
+                    List.of(), List.of(), progress.elapsedSeconds() - started);
+        }
+        try (backend) {
+            return measure(backend, matrix, started);
+        }
+    }
+
+    private static BackendUnderTest open(String key) {
+        Supplier<BackendUnderTest> how = switch (key) {
+            case "postgres" -> PostgresUnderTest::new;
+            case "mariadb" -> MariaDbUnderTest::new;
+            case "redis" -> RedisUnderTest::new;
+            case "etcd" -> EtcdUnderTest::new;
+            case "mongo" -> MongoUnderTest::new;
+            default -> throw new IllegalArgumentException("unknown backend '" + key + "'");
+        };
+        return how.get();
+    }
+
+    private Figures.BackendSection measure(BackendUnderTest backend, GuaranteeMatrix.Found matrix, double started)
+            throws InterruptedException {
+        String key = backend.key();
+        progress.line(key, backend.description());
+        List<String> errors = new ArrayList<>();
+        Set<Capability> capabilities = EnumSet.noneOf(Capability.class);
+        try (LockBackend probe = backend.openBackend()) {
+            capabilities.addAll(probe.capabilities());
+        } catch (RuntimeException e) {
+            errors.add("capabilities: " + Measurements.describe(e));
+        }
+        List<String> notClaimed = new ArrayList<>();
+        for (Capability c : Capability.values()) {
+            if (!capabilities.contains(c)) {
+                notClaimed.add(c + ": " + WITHOUT.get(c));
+            }
+        }
+        List<LockContender.Factory> contenders = backend.contenders();
+
+        progress.line(key, "latency: " + contenders.stream().map(LockContender.Factory::label).toList());
+        List<Figures.Latency> latency = measurements.latency(contenders, errors);
+
+        List<Figures.Throughput> throughput = new ArrayList<>();
+        for (LockContender.Factory f : contenders) {
+            progress.line(key, "throughput: " + f.label());
+            try (LockContender c = f.open()) {
+                measurements.warm(c);
+                for (boolean hot : new boolean[] {false, true}) {
+                    for (int clients : settings.clientCounts()) {
+                        throughput.add(new Figures.Throughput(f.label(), f.kind().name().toLowerCase(Locale.ROOT),
+                                hot ? "one hot name" : "independent names", clients,
+                                measurements.throughput(c, f.label(), clients, hot)));
+                    }
+                }
+            } catch (InterruptedException e) {
+                throw e;
+            } catch (Exception e) {
+                errors.add(f.label() + " throughput: " + Measurements.describe(e));
+            }
+        }
+
+        List<Figures.HandOff> handOff = new ArrayList<>();
+        for (LockContender.Factory f : contenders) {
+            progress.line(key, "hand-off: " + f.label());
+            try {
+                handOff.add(measurements.handOff(f));
+            } catch (InterruptedException e) {
+                throw e;
+            } catch (Exception e) {
+                errors.add(f.label() + " hand-off: " + Measurements.describe(e));
+            }
+        }
+
+        List<String> notes = new ArrayList<>();
+        List<Figures.Renewal> renewal = new ArrayList<>();
+        Set<Integer> leaseCounts = new java.util.LinkedHashSet<>();
+        for (int asked : settings.renewalLeaseCounts()) {
+            leaseCounts.add(Math.min(asked, backend.maxRenewedLeases()));
+        }
+        if (!leaseCounts.containsAll(settings.renewalLeaseCounts())) {
+            notes.add("renewal held at most " + backend.maxRenewedLeases() + " leases here, not "
+                    + settings.renewalLeaseCounts().get(settings.renewalLeaseCounts().size() - 1) + ": "
+                    + backend.limitReason());
+        }
+        for (int leases : leaseCounts) {
+            progress.line(key, "renewal: " + leases + " held leases");
+            try {
+                renewal.add(measurements.renewal(backend, leases));
+            } catch (InterruptedException e) {
+                throw e;
+            } catch (Exception e) {
+                errors.add("renewal of " + leases + " leases: " + Measurements.describe(e));
+            }
+        }
+
+        List<Figures.Takeover> takeover = new ArrayList<>();
+        progress.line(key, "takeover after a holder crash, TTL " + settings.takeoverTtl().toSeconds() + " s");
+        try {
+            takeover.add(measurements.takeover(backend, settings.takeoverTtl(), settings.takeoverSamples()));
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception e) {
+            errors.add("takeover: " + Measurements.describe(e));
+        }
+
+        List<Figures.Scale> scale = new ArrayList<>();
+        long large = settings.scaleLarge(backend);
+        if (large < 1_000_000) {
+            notes.add(settings.quick() ? "scale: quick mode fills " + large + " names, not 1M"
+                    : "scale: filled " + large + " names, not 1M: " + backend.limitReason());
+        }
+        try {
+            long filled = 0;
+            for (long target : List.of(settings.scaleSmall(), large)) {
+                progress.line(key, "scale: filling to " + target + " lock names");
+                long fillStart = System.nanoTime();
+                backend.fill(filled, target);
+                double fillSeconds = (System.nanoTime() - fillStart) / 1e9;
+                filled = target;
+                scale.add(measurements.scale(backend, target, fillSeconds));
+            }
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception e) {
+            errors.add("scale: " + Measurements.describe(e));
+        }
+
+        double seconds = progress.elapsedSeconds() - started;
+        progress.line(key, String.format(Locale.ROOT, "done in %.0f s%s", seconds,
+                errors.isEmpty() ? "" : " (" + errors.size() + " error(s), see the report)"));
+        List<String> capabilityNames = capabilities.stream().map(Enum::name).toList();
+        return new Figures.BackendSection(key, backend.title(), true, backend.description(), "", capabilityNames,
+                notClaimed, backend.rawPrimitiveDescription(), latency, throughput, handOff, renewal, takeover, scale,
+                notes, backend.peersNotMeasured(), matrix.forPackage(backend.providerPackage()), errors, seconds);
+    }
+
+}

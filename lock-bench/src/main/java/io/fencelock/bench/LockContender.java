@@ -1,0 +1,45 @@
+package io.fencelock.bench;
+
+import java.time.Duration;
+
+/**
+ * One lock implementation as the workloads see it: fencelock, the backend's raw primitive, or a peer
+ * library. An instance is one client (its own connections), as one process would open it; the
+ * workloads open a second instance where two processes are needed (hand-off, takeover).
+ */
+public interface LockContender extends AutoCloseable {
+
+    /**
+     * Takes {@code name}, waiting up to {@code wait} the way this implementation waits (wake-up
+     * signal, polling or busy retry). Returns null when the wait ran out.
+     */
+    Held acquire(String name, Duration wait) throws Exception;
+
+    @Override
+    void close() throws Exception;
+
+    /** A held lock. */
+    interface Held {
+        void release() throws Exception;
+    }
+
+    /**
+     * How to open instances of one implementation on one backend.
+     *
+     * @param label    what the report calls it, e.g. "fencelock", "raw primitive", "ShedLock (JDBC)"
+     * @param kind     fencelock, raw or peer: ratios are taken against fencelock
+     * @param waitsBy  how a waiter learns that the lock is free, for the hand-off table
+     */
+    record Factory(String label, Kind kind, String waitsBy, Opener opener) {
+        public LockContender open() throws Exception {
+            return opener.open();
+        }
+    }
+
+    enum Kind { FENCELOCK, RAW, PEER }
+
+    @FunctionalInterface
+    interface Opener {
+        LockContender open() throws Exception;
+    }
+}

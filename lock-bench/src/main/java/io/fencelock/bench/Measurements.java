@@ -1,0 +1,292 @@
+package io.fencelock.bench;
+
+import io.fencelock.Lease;
+import io.fencelock.LockClient;
+import io.fencelock.LockOptions;
+import io.fencelock.spi.LockBackend;
+import io.fencelock.tck.InstrumentedBackend;
+import org.HdrHistogram.Histogram;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The workloads. Every contender of a backend gets the same operations on the same server, after the
+ * same warm-up; latency rounds are interleaved so that a noisy moment of this shared machine does
+ * not fall on one contender only.
+ */
+final class Measurements {
+    private static final Duration LONG_WAIT = Duration.ofSeconds(10);
+    private static final int LATENCY_ROUNDS = 5;
+    private static final long HIGHEST_NANOS = TimeUnit.SECONDS.toNanos(60);
+
+    private final BenchSettings settings;
+
+    Measurements(BenchSettings settings) {
+        this.settings = settings;
+    }
+
+    /** Uncontended acquire + release, one client each, on one name per contender. */
+    List<Figures.Latency> latency(List<LockContender.Factory> factories, List<String> errors) throws InterruptedException {
+        List<LockContender> open = new ArrayList<>();
+        List<LockContender.Factory> measured = new ArrayList<>();
+        List<Histogram> histograms = new ArrayList<>();
+        try {
+            for (LockContender.Factory f : factories) {
+                try {
+                    LockContender c = f.open();
+                    cycles(c, "bench-latency", settings.latencyWarmup(), null);
+                    open.add(c);
+                    measured.add(f);
+                    histograms.add(new Histogram(HIGHEST_NANOS, 3));
+                } catch (Exception e) {
+                    errors.add(f.label() + " latency: " + describe(e));
+                }
+            }
+            int perRound = Math.max(1, settings.latencyCycles() / LATENCY_ROUNDS);
+            for (int round = 0; round < LATENCY_ROUNDS; round++) {
+                for (int i = 0; i < open.size(); i++) {
+                    try {
+                        cycles(open.get(i), "bench-latency", perRound, histograms.get(i));
+                    } catch (InterruptedException e) {
+                        throw e;
+                    } catch (Exception e) {
+                        errors.add(measured.get(i).label() + " latency: " + describe(e));
+                    }
+                }
+            }
+        } finally {
+            open.forEach(Measurements::closeQuietly);
+        }
+        List<Figures.Latency> figures = new ArrayList<>();
+        for (int i = 0; i < measured.size(); i++) {
+            Histogram h = histograms.get(i);
+            if (h.getTotalCount() > 0) {
+                figures.add(new Figures.Latency(measured.get(i).label(), measured.get(i).kind().name().toLowerCase(),
+                        h.getTotalCount(), micros(h.getValueAtPercentile(50)), micros(h.getValueAtPercentile(99)),
+                        micros(h.getValueAtPercentile(99.9)), h.getMean() / 1000.0));
+            }
+        }
+        return figures;
+    }
+
+    private static void cycles(LockContender c, String name, int count, Histogram into) throws Exception {
+        for (int i = 0; i < count; i++) {
+            long start = System.nanoTime();
+            LockContender.Held held = c.acquire(name, LONG_WAIT);
+            if (held == null) {
+                throw new IllegalStateException("an uncontended acquire of '" + name + "' was refused");
+            }
+            held.release();
+            if (into != null) {
+                into.recordValue(Math.min(HIGHEST_NANOS, System.nanoTime() - start));
+            }
+        }
+    }
+
+    /** A few cycles on a fresh client before its throughput cells: connections, subscriptions, JIT. */
+    void warm(LockContender contender) throws Exception {
+        cycles(contender, "bench-warm", settings.latencyWarmup(), null);
+    }
+
+    /**
+     * {@code clients} threads of one client instance run acquire + release for the measuring time,
+     * each on its own name ({@code hot} false) or all on one name; counts completed cycles.
+     */
+    double throughput(LockContender contender, String label, int clients, boolean hot) throws Exception {
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicLong completed = new AtomicLong();
+        ExecutorService threads = Executors.newFixedThreadPool(clients);
+        List<Future<?>> workers = new ArrayList<>();
+        String stem = "bench-tp-" + (hot ? "hot" : "own") + "-" + clients + "-";
+        try {
+            for (int t = 0; t < clients; t++) {
+                String name = hot ? stem + "x" : stem + t;
+                workers.add(threads.submit(() -> {
+                    while (!stop.get()) {
+                        LockContender.Held held = contender.acquire(name, Duration.ofSeconds(2));
+                        if (held != null) {
+                            held.release();
+                            completed.incrementAndGet();
+                        }
+                    }
+                    return null;
+                }));
+            }
+            Thread.sleep(settings.throughputWarmup().toMillis());
+            long before = completed.get();
+            long start = System.nanoTime();
+            Thread.sleep(settings.throughputTime().toMillis());
+            long done = completed.get() - before;
+            double seconds = (System.nanoTime() - start) / 1e9;
+            stop.set(true);
+            for (Future<?> w : workers) {
+                w.get(60, TimeUnit.SECONDS); // surfaces a worker's failure
+            }
+            return done / seconds;
+        } finally {
+            stop.set(true);
+            threads.shutdownNow();
+            if (!threads.awaitTermination(30, TimeUnit.SECONDS)) {
+                throw new IllegalStateException(label + " throughput workers did not stop");
+            }
+        }
+    }
+
+    /** A waiter blocked in acquire on a second client; the holder releases; time until the waiter holds. */
+    Figures.HandOff handOff(LockContender.Factory factory) throws Exception {
+        double[] samples = new double[settings.handOffSamples()];
+        ExecutorService waiterThread = Executors.newSingleThreadExecutor();
+        try (LockContender holder = factory.open(); LockContender waiter = factory.open()) {
+            String name = "bench-handoff";
+            for (int i = 0; i < samples.length; i++) {
+                LockContender.Held held = holder.acquire(name, LONG_WAIT);
+                if (held == null) {
+                    throw new IllegalStateException("the holder could not take '" + name + "'");
+                }
+                Future<Long> waiting = waiterThread.submit(() -> {
+                    LockContender.Held next = waiter.acquire(name, LONG_WAIT);
+                    long holds = System.nanoTime();
+                    if (next == null) {
+                        throw new IllegalStateException("the waiter did not get '" + name + "' within " + LONG_WAIT);
+                    }
+                    next.release();
+                    return holds;
+                });
+                Thread.sleep(settings.handOffSettle().toMillis()); // the waiter has tried, failed and now waits
+                long releaseStart = System.nanoTime();
+                held.release();
+                samples[i] = (waiting.get(30, TimeUnit.SECONDS) - releaseStart) / 1e6;
+            }
+        } finally {
+            waiterThread.shutdownNow();
+        }
+        Arrays.sort(samples);
+        return new Figures.HandOff(factory.label(), factory.kind().name().toLowerCase(), factory.waitsBy(),
+                samples.length, percentile(samples, 50), percentile(samples, 99), samples[samples.length - 1]);
+    }
+
+    /** One client holds {@code leases} leases; counts renew round trips per watchdog tick and times one batch. */
+    Figures.Renewal renewal(BackendUnderTest backend, int leases) throws Exception {
+        Duration ttl = settings.renewalTtl();
+        InstrumentedBackend counted = new InstrumentedBackend(backend.openBackend());
+        RenewTimer timed = new RenewTimer(counted);
+        long acquireStart = System.nanoTime();
+        try (LockClient client = LockClient.create(timed.backend(), LockOptions.builder().ttl(ttl).build())) {
+            for (int i = 0; i < leases; i++) {
+                if (client.tryAcquire("bench-renew-" + leases + "-" + i).isEmpty()) {
+                    throw new IllegalStateException("could not take bench-renew-" + leases + "-" + i);
+                }
+            }
+            double acquireAll = (System.nanoTime() - acquireStart) / 1e9;
+            int callsBefore = counted.renewBatchSizes().size();
+            long windowStart = System.nanoTime();
+            Thread.sleep(ttl.toMillis()); // three renewal intervals
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (counted.renewBatchSizes().size() == callsBefore && System.nanoTime() - deadline < 0) {
+                Thread.sleep(50); // a batch still running from before the window: wait for the next one
+            }
+            double intervals = (System.nanoTime() - windowStart) / (double) ttl.dividedBy(3).toNanos();
+            List<Integer> batches = counted.renewBatchSizes();
+            List<Integer> during = batches.subList(callsBefore, batches.size());
+            double perInterval = during.size() / intervals;
+            double meanBatch = during.stream().mapToInt(Integer::intValue).average().orElse(Double.NaN);
+            int largest = during.stream().mapToInt(Integer::intValue).max().orElse(0);
+            int lost = leases - client.held().size();
+
+            // the watchdog's calls in the window that renewed the most leases at once: a full tick
+            double[] fullTicks = timed.calls().stream().skip(callsBefore).filter(c -> c.size() == largest)
+                    .mapToDouble(c -> c.nanos() / 1e6).sorted().toArray();
+            double renewMs = fullTicks.length == 0 ? Double.NaN : percentile(fullTicks, 50);
+            return new Figures.Renewal(leases, perInterval, meanBatch, largest, renewMs, acquireAll, lost);
+        }
+    }
+
+    /** A holder takes the lock with a TTL and is abandoned (no renewal, no release): when does a waiter get it? */
+    Figures.Takeover takeover(BackendUnderTest backend, Duration ttl, int samples) throws Exception {
+        double[] took = new double[samples];
+        LockOptions crashing = LockOptions.builder().ttl(ttl).autoRenew(false).build();
+        try (LockClient waiter = LockClient.create(backend.openBackend(), LockOptions.defaults())) {
+            for (int i = 0; i < samples; i++) {
+                String name = "bench-takeover-" + i + "-" + System.nanoTime();
+                LockBackend abandonedBackend = backend.openBackend();
+                long sent;
+                try {
+                    // The crash: the holder's connections go away right after the grant. Its client is
+                    // never closed (closing would release), and with its backend gone it cannot
+                    // release at its local deadline either, so only the backend's expiry frees the lock.
+                    LockClient abandoned = LockClient.create(abandonedBackend, crashing);
+                    sent = System.nanoTime();
+                    if (abandoned.tryAcquire(name, ttl).isEmpty()) {
+                        throw new IllegalStateException("the doomed holder could not take " + name);
+                    }
+                } finally {
+                    abandonedBackend.close();
+                }
+                Optional<Lease> next = waiter.acquire(name, ttl.multipliedBy(4).plusSeconds(5));
+                long holds = System.nanoTime();
+                if (next.isEmpty()) {
+                    throw new IllegalStateException("no takeover of " + name + " within 4 TTLs");
+                }
+                next.get().release();
+                took[i] = (holds - sent) / 1e6;
+            }
+        }
+        Arrays.sort(took);
+        double median = percentile(took, 50);
+        return new Figures.Takeover(ttl.toMillis(), samples, median, median - ttl.toMillis(),
+                took[took.length - 1] - ttl.toMillis());
+    }
+
+    /** fencelock acquire + release on a rotating set of names, with {@code existing} records around them. */
+    Figures.Scale scale(BackendUnderTest backend, long existing, double fillSeconds) throws Exception {
+        Histogram h = new Histogram(HIGHEST_NANOS, 3);
+        try (LockClient client = LockClient.create(backend.openBackend(), LockOptions.defaults())) {
+            FencelockContender c = new FencelockContender(client);
+            int names = 100;
+            for (int i = 0; i < settings.latencyWarmup(); i++) {
+                cycles(c, "bench-scale-" + existing + "-" + (i % names), 1, null);
+            }
+            for (int i = 0; i < settings.scaleCycles(); i++) {
+                cycles(c, "bench-scale-" + existing + "-" + (i % names), 1, h);
+            }
+        }
+        return new Figures.Scale(existing, fillSeconds, h.getTotalCount(), micros(h.getValueAtPercentile(50)),
+                micros(h.getValueAtPercentile(99)));
+    }
+
+    static double percentile(double[] sorted, double p) {
+        int index = (int) Math.ceil(p / 100.0 * sorted.length) - 1;
+        return sorted[Math.max(0, Math.min(sorted.length - 1, index))];
+    }
+
+    private static double micros(long nanos) {
+        return nanos / 1000.0;
+    }
+
+    static String describe(Throwable e) {
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        String text = e == root ? e.toString() : e + " (cause: " + root + ")";
+        return io.fencelock.spi.Redaction.uri(text);
+    }
+
+    static void closeQuietly(AutoCloseable c) {
+        try {
+            c.close();
+        } catch (Exception e) {
+            // closing after a measurement: nothing left to report
+        }
+    }
+}

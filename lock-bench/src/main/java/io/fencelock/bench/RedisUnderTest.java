@@ -1,0 +1,95 @@
+package io.fencelock.bench;
+
+import io.fencelock.redis.RedisLockBackend;
+import io.fencelock.spi.LockBackend;
+import io.fencelock.tck.fixture.RedisServer;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.SetArgs;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+
+import java.time.Duration;
+import java.util.List;
+
+/** Redis from lock-tck's fixture (env URL, local redis-server, Testcontainers or embedded-redis). */
+final class RedisUnderTest extends BackendUnderTest {
+    /** Leaves what a released lock leaves: its token record (the lock key itself is gone). */
+    private static final String FILL_SCRIPT = """
+            for i = tonumber(ARGV[1]), tonumber(ARGV[2]) do
+              redis.call('HSET', 'fencelock:{' .. ARGV[3] .. i .. '}:token', 'n', 1, 't', 0)
+            end
+            return 1
+            """;
+    private static final long FILL_CHUNK = 50_000; // one script blocks Redis: keep each one short
+
+    private final RedisServer server;
+
+    RedisUnderTest() {
+        super("redis", "io.fencelock.redis", "pub/sub");
+        this.server = RedisServer.shared();
+    }
+
+    @Override
+    public String description() {
+        return server.description();
+    }
+
+    @Override
+    public LockBackend openBackend() {
+        return RedisLockBackend.builder().uri(server.uri()).build();
+    }
+
+    @Override
+    protected RawPrimitive openRaw() {
+        RedisClient client = RedisClient.create(server.uri());
+        StatefulRedisConnection<String, String> connection = client.connect();
+        RedisCommands<String, String> redis = connection.sync();
+        return new RawPrimitive() {
+            @Override
+            public boolean tryAcquire(String name, String owner, Duration ttl) {
+                return "OK".equals(redis.set("bench-raw:" + name, owner, SetArgs.Builder.nx().px(ttl.toMillis())));
+            }
+
+            @Override
+            public void release(String name, String owner) {
+                redis.del("bench-raw:" + name);
+            }
+
+            @Override
+            public void close() {
+                connection.close();
+                client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            }
+        };
+    }
+
+    @Override
+    public String rawPrimitiveDescription() {
+        return "one SET key owner NX PX ttl + one DEL (Lettuce, sync)";
+    }
+
+    @Override
+    protected List<LockContender.Factory> peers() {
+        return List.of(RedissonPeer.rLock(server.uri()), RedissonPeer.fencedLock(server.uri()),
+                ShedLockPeer.redis(server.uri()), SpringIntegrationPeer.redis(server.uri()));
+    }
+
+    @Override
+    public void fill(long from, long to) {
+        RedisClient client = RedisClient.create(server.uri());
+        try (StatefulRedisConnection<String, String> connection = client.connect()) {
+            for (long start = from; start < to; start += FILL_CHUNK) {
+                long end = Math.min(to, start + FILL_CHUNK) - 1;
+                connection.sync().eval(FILL_SCRIPT, ScriptOutputType.INTEGER, new String[0],
+                        Long.toString(start), Long.toString(end), FILL_PREFIX);
+            }
+        } finally {
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        }
+    }
+
+    @Override
+    public void close() {
+    }
+}

@@ -1,0 +1,60 @@
+package io.fencelock.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The README's comparison command in its quick mode, end to end, against whatever servers this
+ * machine has (embedded ones at least): the report directory must hold the three files with a
+ * section per backend. Numbers are not asserted: this machine is shared and noisy.
+ */
+class CompareQuickRunTest {
+
+    @Test
+    void quickRunWritesTheReportWithASectionPerBackend(@TempDir Path out) throws Exception {
+        Path sampleMatrix = Path.of(getClass().getResource("/sample-matrix").toURI());
+        BenchSettings settings = new BenchSettings(true, BenchSettings.parseBackends("all"), out, null, sampleMatrix);
+
+        Path report = CompareRun.run(settings);
+
+        assertThat(report.resolve("index.html")).isRegularFile();
+        assertThat(report.resolve("report.md")).isRegularFile();
+        JsonNode json = new ObjectMapper().readTree(report.resolve("report.json").toFile());
+        assertThat(json.path("schema").asText()).isEqualTo(CompareRun.SCHEMA);
+        List<String> keys = new ArrayList<>();
+        json.path("backends").forEach(b -> keys.add(b.path("key").asText()));
+        assertThat(keys).containsExactlyElementsOf(BenchSettings.ALL_BACKENDS);
+
+        String markdown = Files.readString(report.resolve("report.md"));
+        String html = Files.readString(report.resolve("index.html"));
+        for (JsonNode backend : json.path("backends")) {
+            String title = backend.path("title").asText();
+            assertThat(markdown).contains("## " + title);
+            assertThat(html).contains("<h2>" + Html.escape(title) + "</h2>");
+            if (backend.path("available").asBoolean()) {
+                assertThat(backend.path("latency").size()).as(title + " latency rows").isPositive();
+            }
+        }
+        // the embedded defaults are always there, whatever else is installed
+        assertThat(json.path("backends").findValuesAsText("key")).contains("postgres", "redis", "mongo");
+        assertThat(html).doesNotContain("<script");
+        assertThat(markdown).contains("tokensMonotoneAcrossBackendRestart: Not claimed: under kill -9 and restart");
+    }
+
+    @Test
+    void unknownBackendNamesAreRejectedWithTheRule() {
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> BenchSettings.parseBackends("postgres,oracle"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'oracle'")
+                .hasMessageContaining("postgres, mariadb, redis, etcd, mongo");
+    }
+
+}
