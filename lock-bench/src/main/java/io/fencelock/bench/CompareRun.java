@@ -57,7 +57,7 @@ public final class CompareRun {
     public static Path run(BenchSettings settings) throws IOException, InterruptedException {
         Progress progress = new Progress(System.out);
         progress.line("bench", "comparison run, " + settings.describe());
-        GuaranteeMatrix.Found matrix = GuaranteeMatrix.find(settings.projectRoot(), settings.matrixDir());
+        TckMatrices.Found matrix = TckMatrices.find(settings.projectRoot(), settings.matrixDir());
         progress.line("bench", matrix.note());
         CompareRun run = new CompareRun(settings, progress);
         List<Figures.BackendSection> sections = new ArrayList<>();
@@ -72,7 +72,7 @@ public final class CompareRun {
         return settings.out();
     }
 
-    private Figures.BackendSection backend(String key, GuaranteeMatrix.Found matrix) throws InterruptedException {
+    private Figures.BackendSection backend(String key, TckMatrices.Found matrix) throws InterruptedException {
         double started = progress.elapsedSeconds();
         progress.line(key, "looking for a server");
         BackendUnderTest backend;
@@ -105,7 +105,7 @@ public final class CompareRun {
         return how.get();
     }
 
-    private Figures.BackendSection measure(BackendUnderTest backend, GuaranteeMatrix.Found matrix, double started)
+    private Figures.BackendSection measure(BackendUnderTest backend, TckMatrices.Found matrix, double started)
             throws InterruptedException {
         String key = backend.key();
         progress.line(key, backend.description());

@@ -44,7 +44,7 @@ public final class Figures {
                                  String rawPrimitive, List<Latency> latency, List<Throughput> throughput,
                                  List<HandOff> handOff, List<Renewal> renewal, List<Takeover> takeover,
                                  List<Scale> scale, List<String> notes, List<String> peersNotMeasured,
-                                 List<GuaranteeMatrix.Suite> guarantees, List<String> errors, double seconds) {
+                                 List<TckMatrices.Suite> guarantees, List<String> errors, double seconds) {
     }
 
     /** The whole run. */

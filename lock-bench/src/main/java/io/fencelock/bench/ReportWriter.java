@@ -185,7 +185,7 @@ final class ReportWriter {
         if (s.guarantees().isEmpty()) {
             b.add(new Text("TCK matrix not found for this backend: run `bash scripts/test-all.sh` first."));
         }
-        for (GuaranteeMatrix.Suite suite : s.guarantees()) {
+        for (TckMatrices.Suite suite : s.guarantees()) {
             matrix(b, suite);
         }
 
@@ -290,12 +290,12 @@ final class ReportWriter {
         }
     }
 
-    private static void matrix(List<Block> b, GuaranteeMatrix.Suite suite) {
+    private static void matrix(List<Block> b, TckMatrices.Suite suite) {
         b.add(new Text("TCK suite " + suite.suite() + " on " + suite.backend() + " (" + suite.generatedAt() + "):"));
         Set<String> faults = new LinkedHashSet<>();
         Map<String, Map<String, String>> byProperty = new LinkedHashMap<>();
         List<String> plain = new ArrayList<>();
-        for (GuaranteeMatrix.Entry e : suite.results()) {
+        for (TckMatrices.Entry e : suite.results()) {
             faults.add(e.fault());
             byProperty.computeIfAbsent(e.property(), p -> new LinkedHashMap<>()).merge(e.fault(), e.verdict(),
                     (x, y) -> x + ", " + y);

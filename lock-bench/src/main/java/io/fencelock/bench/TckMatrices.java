@@ -13,11 +13,12 @@ import java.util.Map;
 import java.util.stream.Stream;
 
 /**
- * Reads the TCK's guarantee matrices ({@code <module>/target/fencelock-tck/<Suite>.json}, schema
- * {@code fencelock-tck-matrix/1}): which property held under which fault, per backend and topology.
+ * Reads the guarantee matrices the TCK writes ({@code io.fencelock.tck.matrix.GuaranteeMatrix}:
+ * {@code <module>/target/fencelock-tck/<Suite>.json}, schema {@code fencelock-tck-matrix/1}): which
+ * property held under which fault, per backend and topology.
  * Unknown fields are ignored; unreadable files are reported, not fatal.
  */
-public final class GuaranteeMatrix {
+public final class TckMatrices {
     static final String SCHEMA = "fencelock-tck-matrix/1";
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -41,7 +42,12 @@ public final class GuaranteeMatrix {
             Map.entry("badInputIsRejectedCleanly", "bad input may reach the server or leave it changed"),
             Map.entry("renewalIsBatched", "renewing many leases may cost one round trip each"),
             Map.entry("tokenPeriodRaisesTokenOnRenew", "the token does not rise on renew within a long lease"),
-            Map.entry("lostLeaseIsSignalledAndItsTaskCancelled", "a task may keep running after its lease was lost"));
+            Map.entry("lostLeaseIsSignalledAndItsTaskCancelled", "a task may keep running after its lease was lost"),
+            Map.entry("faultedHolderLearnsLossAndIsFenced", "a paused or cut-off holder may not learn that it lost the lock, or its late writes may get through"),
+            Map.entry("clientRecoversAfterFaults", "after a network fault or a server restart the client may not recover by itself, or may go on believing in a lease the server no longer has"),
+            Map.entry("exclusionAcrossBackendRestart", "after a restart of the server, another client may get a lock its holder still believes it holds"),
+            Map.entry("wallClockPlaysNoPart", "a client whose wall clock is off may lose its locks or take others' early"),
+            Map.entry("coverageGuard", "the random schedules may not have exercised what they should"));
 
     /** One entry of the matrix, with its plain-language line when it is not a pass. */
     public record Entry(String property, String fault, boolean claimed, String outcome, String verdict, String detail,
@@ -60,7 +66,7 @@ public final class GuaranteeMatrix {
         }
     }
 
-    private GuaranteeMatrix() {
+    private TckMatrices() {
     }
 
     /** Scans {@code <module>/target/fencelock-tck/<Suite>.json} under {@code projectRoot}, plus every JSON file in {@code extraDir}. */
