@@ -485,7 +485,7 @@ public final class FaultScenarios {
             if (System.nanoTime() - end > 0) {
                 throw new AssertionError("timed out after " + HANG_BOUND + " waiting for " + what);
             }
-            Thread.sleep(5);
+            Thread.sleep(5); // polling the condition
         }
     }
 }
