@@ -657,7 +657,7 @@ public final class RedisLockBackend implements LockBackend {
                     StatefulRedisClusterConnection<String, String> c = connect(() -> cluster.connect(StringCodec.UTF8));
                     connection = c;
                     CommandConnection commands = new CommandConnection(c, () -> cluster.connectAsync(StringCodec.UTF8),
-                            fresh -> ((StatefulRedisClusterConnection<String, String>) fresh).async(), where);
+                            fresh -> ((StatefulRedisClusterConnection<String, String>) fresh).async(), where, commandTimeout.multipliedBy(2));
                     backend = new RedisLockBackend(deployment, layout, where, commandTimeout, cluster, commands,
                             () -> cluster.connectPubSub(StringCodec.UTF8), shared);
                 } else {
@@ -670,7 +670,7 @@ public final class RedisLockBackend implements LockBackend {
                     StatefulRedisConnection<String, String> c = connect(() -> single.connect(StringCodec.UTF8, target));
                     connection = c;
                     CommandConnection commands = new CommandConnection(c, () -> single.connectAsync(StringCodec.UTF8, target),
-                            fresh -> ((StatefulRedisConnection<String, String>) fresh).async(), where);
+                            fresh -> ((StatefulRedisConnection<String, String>) fresh).async(), where, commandTimeout.multipliedBy(2));
                     backend = new RedisLockBackend(deployment, layout, where, commandTimeout, single, commands,
                             () -> single.connectPubSub(StringCodec.UTF8, target), shared);
                 }
