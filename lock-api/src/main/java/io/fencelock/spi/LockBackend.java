@@ -54,6 +54,11 @@ public interface LockBackend extends AutoCloseable {
      * Subscribes to releases of {@code name} (only when {@link Capability#WAKE_ON_RELEASE} is
      * declared). {@code onRelease} is called from a backend thread and must return quickly. A
      * subscription may miss signals (a lost connection): the engine polls as well.
+     *
+     * <p>The engine subscribes before its first attempt and waits only after an attempt was
+     * refused, so a backend need signal only a release of a lock on which a {@code tryAcquire} was
+     * refused after the subscription; the PostgreSQL provider does just that, to keep the
+     * uncontended release free of {@code NOTIFY}.
      */
     default WakeUpSubscription subscribe(String name, Runnable onRelease) {
         return WakeUpSubscription.NONE;

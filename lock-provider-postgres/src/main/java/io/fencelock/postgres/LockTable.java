@@ -70,7 +70,8 @@ final class LockTable {
                 + "    lease_id        text,\n"
                 + "    token           bigint      NOT NULL,\n"
                 + "    token_issued_at timestamptz NOT NULL,\n"
-                + "    expires_at      timestamptz NOT NULL\n"
+                + "    expires_at      timestamptz NOT NULL,\n"
+                + "    contended       boolean     NOT NULL DEFAULT false\n"
                 + ");";
     }
 
@@ -115,7 +116,9 @@ final class LockTable {
         COLUMNS.forEach((column, type) -> {
             String found = actual.get(column);
             if (found == null) {
-                problems.add("column " + column + " " + type + " is missing");
+                problems.add("column " + column + " " + type + " is missing" + (column.equals("contended")
+                        // added after the first tables were made: one statement brings them up to date
+                        ? ": ALTER TABLE " + qualifiedTable + " ADD COLUMN contended boolean NOT NULL DEFAULT false" : ""));
             } else if (!found.equals(type)) {
                 problems.add("column " + column + " is " + found + ", expected " + type);
             }
@@ -202,6 +205,7 @@ final class LockTable {
         columns.put("token", "bigint");
         columns.put("token_issued_at", "timestamp with time zone");
         columns.put("expires_at", "timestamp with time zone");
+        columns.put("contended", "boolean");
         return columns;
     }
 

@@ -40,7 +40,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * The PostgreSQL primitive: each operation is one autocommit statement, one round trip, decided
  * by the server's {@code clock_timestamp()}. Fencing tokens come from a {@code CACHE 1} sequence,
  * drawn inside {@code DO UPDATE} after the row lock is taken, so they rise across release and
- * re-acquire, expiry and takeover, deletion of rows and restarts. Releases {@code NOTIFY} waiters.
+ * re-acquire, expiry and takeover, deletion of rows and restarts. A release {@code NOTIFY}s waiters
+ * when a caller was refused since the grant (the row's {@code contended} flag).
  *
  * <pre>{@code
  * LockBackend backend = PostgresLockBackend.builder()
@@ -78,21 +79,29 @@ public final class PostgresLockBackend implements LockBackend {
         this.listener = new ReleaseListener(listenerSource, ownPool == null, table.channel, where);
         String t = table.qualifiedTable;
         String nextToken = "nextval('" + table.qualifiedSequence + "'::regclass)";
-        // The token of a takeover is drawn in DO UPDATE, after the row lock: never EXCLUDED.token,
-        // whose nextval ran before the conflict was seen and may be older than a concurrent grant's.
-        this.acquireSql = "WITH acquired AS ("
-                + " INSERT INTO " + t + " AS l (name, lease_id, token, token_issued_at, expires_at)"
-                + " VALUES (?, ?, " + nextToken + ", clock_timestamp(), clock_timestamp() + ?" + MICROS + ")"
-                + " ON CONFLICT (name) DO UPDATE SET lease_id = EXCLUDED.lease_id, token = " + nextToken + ","
-                + " token_issued_at = clock_timestamp(), expires_at = clock_timestamp() + ?" + MICROS
-                + " WHERE l.lease_id IS NULL OR l.expires_at <= clock_timestamp()"
-                + " RETURNING token, expires_at)"
-                + " SELECT true, token, expires_at, NULL::bigint FROM acquired"
-                // not granted: the holder's remaining time, as the statement's snapshot shows it (a hint)
-                + " UNION ALL SELECT false, NULL, NULL,"
-                + " (extract(epoch FROM h.expires_at - clock_timestamp()) * 1000000)::bigint"
-                + " FROM " + t + " h WHERE h.name = ? AND NOT EXISTS (SELECT 1 FROM acquired)"
-                + " AND h.lease_id IS NOT NULL AND h.expires_at > clock_timestamp()";
+        // One "now" per statement (c), so that every CASE below takes the same decision. The token of
+        // a takeover is drawn in DO UPDATE, after the row lock: never EXCLUDED.token, whose nextval
+        // ran before the conflict was seen and may be older than a concurrent grant's.
+        String free = "(l.lease_id IS NULL OR l.expires_at <= EXCLUDED.token_issued_at)";
+        this.acquireSql = "WITH c AS MATERIALIZED (SELECT clock_timestamp() AS now), acquired AS ("
+                + " INSERT INTO " + t + " AS l (name, lease_id, token, token_issued_at, expires_at, contended)"
+                + " SELECT ?, ?, " + nextToken + ", c.now, c.now + ?" + MICROS + ", false FROM c"
+                + " ON CONFLICT (name) DO UPDATE SET"
+                + " lease_id = CASE WHEN " + free + " THEN EXCLUDED.lease_id ELSE l.lease_id END,"
+                + " token = CASE WHEN " + free + " THEN " + nextToken + " ELSE l.token END,"
+                + " token_issued_at = CASE WHEN " + free + " THEN EXCLUDED.token_issued_at ELSE l.token_issued_at END,"
+                + " expires_at = CASE WHEN " + free + " THEN EXCLUDED.expires_at ELSE l.expires_at END,"
+                // a refused caller may be about to wait: the holder's release must wake it
+                + " contended = NOT " + free
+                // a refusal writes only the first time after a grant
+                + " WHERE " + free + " OR NOT l.contended"
+                + " RETURNING NOT l.contended AS granted, l.token, l.expires_at)"
+                + " SELECT a.granted, a.token, a.expires_at, (extract(epoch FROM a.expires_at - c.now) * 1000000)::bigint"
+                + " FROM acquired a, c"
+                // refused without a write: the holder's remaining time, as the statement's snapshot shows it (a hint)
+                + " UNION ALL SELECT false, NULL, NULL, (extract(epoch FROM h.expires_at - c.now) * 1000000)::bigint"
+                + " FROM " + t + " h, c WHERE h.name = ? AND NOT EXISTS (SELECT 1 FROM acquired)"
+                + " AND h.lease_id IS NOT NULL AND h.expires_at > c.now";
         // one "now" per statement, so the expiry check, the new expiry and the token age agree
         String due = "req.period_us > 0 AND l.token_issued_at + req.period_us" + MICROS + " <= c.now";
         this.renewSql = "WITH c AS MATERIALIZED (SELECT clock_timestamp() AS now)"
@@ -102,10 +111,12 @@ public final class PostgresLockBackend implements LockBackend {
                 + " FROM unnest(?::text[], ?::text[], ?::bigint[], ?::bigint[]) AS req(name, lease_id, ttl_us, period_us), c"
                 + " WHERE l.name = req.name AND l.lease_id = req.lease_id AND l.expires_at > c.now"
                 + " RETURNING l.name, l.lease_id, l.token, l.expires_at";
-        // rows are never deleted on release: the free row keeps the name's history
+        // Rows are never deleted on release: the free row keeps the name's history. NOTIFY only when
+        // a caller was refused since the grant: a NOTIFY serialises commits database-wide, so the
+        // uncontended release stays a plain update. "contended" is reset by the next grant.
         this.releaseSql = "WITH r AS (UPDATE " + t + " SET lease_id = NULL, expires_at = clock_timestamp()"
-                + " WHERE name = ? AND lease_id = ? AND expires_at > clock_timestamp() RETURNING name)"
-                + " SELECT pg_notify(?, r.name) FROM r";
+                + " WHERE name = ? AND lease_id = ? AND expires_at > clock_timestamp() RETURNING name, contended)"
+                + " SELECT CASE WHEN r.contended THEN pg_notify(?, r.name) END FROM r";
         String info = "WITH c AS MATERIALIZED (SELECT clock_timestamp() AS now)"
                 + " SELECT l.name, l.lease_id IS NOT NULL AND l.expires_at > c.now, l.lease_id, l.token, l.expires_at, c.now"
                 + " FROM " + t + " l, c WHERE ";
@@ -132,8 +143,7 @@ public final class PostgresLockBackend implements LockBackend {
             ps.setString(1, name);
             ps.setString(2, leaseId);
             ps.setLong(3, ttlMicros);
-            ps.setLong(4, ttlMicros);
-            ps.setString(5, name);
+            ps.setString(4, name);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
                     return AcquireResult.held(null);

@@ -269,12 +269,47 @@ class PostgresLockBackendTest {
         try (PostgresLockBackend waiterSide = builder().build()) {
             waiterSide.subscribe(name, released::countDown);
             WakeUpSubscription other = waiterSide.subscribe(name(), unrelated::countDown);
+            assertThat(waiterSide.tryAcquire(name, lease(), TTL).acquired()).as("the waiter's refused attempt").isFalse();
 
             assertThat(backend.release(name, holder)).isTrue();
 
             assertThat(released.await(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).as("woken by the release").isTrue();
             assertThat(unrelated.getCount()).as("another name's subscriber").isEqualTo(1);
             other.close(); // closing a subscription is allowed at any time; the backend's close ends the rest
+        }
+    }
+
+    /**
+     * A NOTIFY serialises commits database-wide, so only a release that a caller was refused on
+     * since the grant sends one. Notifications arrive in commit order on the one listening
+     * connection: had the first release notified, its wake-up would come before the second's.
+     */
+    @Test
+    void onlyAReleaseSomeoneWasRefusedOnNotifies() throws InterruptedException {
+        String name = name();
+        Semaphore wakeUps = new Semaphore(0);
+        try (WakeUpSubscription ignored = backend.subscribe(name, wakeUps::release)) {
+            String alone = lease();
+            assertThat(backend.tryAcquire(name, alone, TTL).acquired()).isTrue();
+            assertThat(backend.release(name, alone)).as("uncontended: no NOTIFY").isTrue();
+
+            String holder = lease();
+            assertThat(backend.tryAcquire(name, holder, TTL).acquired()).isTrue();
+            assertThat(backend.tryAcquire(name, lease(), TTL).acquired()).as("refused: marks the row").isFalse();
+            assertThat(backend.tryAcquire(name, lease(), TTL).acquired()).as("refused again: already marked").isFalse();
+            assertThat(backend.release(name, holder)).as("contended: NOTIFY").isTrue();
+            assertThat(wakeUps.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).as("woken by the contended release").isTrue();
+            assertThat(wakeUps.availablePermits()).as("wake-ups beyond the contended release's").isZero();
+
+            String next = lease();
+            assertThat(backend.tryAcquire(name, next, TTL).acquired()).as("the grant clears the mark").isTrue();
+            assertThat(backend.release(name, next)).isTrue();
+            String last = lease();
+            assertThat(backend.tryAcquire(name, last, TTL).acquired()).isTrue();
+            assertThat(backend.tryAcquire(name, lease(), TTL).acquired()).isFalse();
+            assertThat(backend.release(name, last)).isTrue();
+            assertThat(wakeUps.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).isTrue();
+            assertThat(wakeUps.availablePermits()).as("the release after the cleared mark sent none").isZero();
         }
     }
 
@@ -294,6 +329,7 @@ class PostgresLockBackendTest {
                 onAppPool.subscribe(name, released::countDown);
                 assertThat(onAppPool.tryAcquire(name, holder, TTL).acquired()).isTrue();
                 assertThat(backend.inspect(name).orElseThrow().holder()).as("committed, seen by others").contains(holder);
+                assertThat(onAppPool.tryAcquire(name, lease(), TTL).acquired()).as("a waiter's refused attempt").isFalse();
                 assertThat(onAppPool.release(name, holder)).isTrue();
                 assertThat(released.await(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).as("woken through the app's pool").isTrue();
             }
@@ -327,6 +363,7 @@ class PostgresLockBackendTest {
                 String holder = lease();
                 AcquireResult after = retryWhileRetryable(() -> crashing.tryAcquire(name, holder, TTL));
                 assertThat(after.token()).as("the sequence survived the crash").isGreaterThan(before);
+                assertThat(crashing.tryAcquire(name, lease(), TTL).acquired()).as("a waiter's refused attempt").isFalse();
                 assertThat(crashing.release(name, holder)).isTrue();
                 assertThat(wakeUps.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).as("woken by the release").isTrue();
             }
@@ -371,7 +408,7 @@ class PostgresLockBackendTest {
     }
 
     @Test
-    void selfCheckRejectsACachedSequenceAndAMissingTable() throws SQLException {
+    void selfCheckRejectsACachedSequenceAMissingTableAndAnOlderTable() throws SQLException {
         String table = "cached_" + UUID.randomUUID().toString().replace("-", "").substring(0, 8);
         execute(PostgresLockBackend.ddl("public", table).split(";\n"));
         execute("ALTER SEQUENCE public." + table + "_token_seq CACHE 20");
@@ -390,6 +427,18 @@ class PostgresLockBackendTest {
         assertThatThrownBy(() -> builder().table(noKey).build()).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("column token is integer, expected bigint")
                 .hasMessageContaining("no primary key on (name)");
+
+        String older = "older_" + UUID.randomUUID().toString().replace("-", "").substring(0, 8);
+        execute("CREATE SEQUENCE " + older + "_token_seq CACHE 1",
+                "CREATE TABLE " + older + " (name text PRIMARY KEY, lease_id text, token bigint NOT NULL,"
+                        + " token_issued_at timestamptz NOT NULL, expires_at timestamptz NOT NULL)");
+        String upgrade = "ALTER TABLE \"public\".\"" + older + "\" ADD COLUMN contended boolean NOT NULL DEFAULT false";
+        assertThatThrownBy(() -> builder().table(older).build()).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining(upgrade);
+        execute(upgrade);
+        try (PostgresLockBackend upgraded = builder().table(older).build()) {
+            assertThat(upgraded.tryAcquire(name(), lease(), TTL).acquired()).as("the table as the hint left it").isTrue();
+        }
     }
 
     @Test
@@ -428,6 +477,7 @@ class PostgresLockBackendTest {
             second.subscribe(name, otherTable::countDown);
             String holder = lease();
             backend.tryAcquire(name, holder, TTL);
+            assertThat(backend.tryAcquire(name, lease(), TTL).acquired()).as("a waiter's refused attempt").isFalse();
             backend.release(name, holder);
 
             assertThat(sameTable.await(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).isTrue();
