@@ -333,6 +333,7 @@ public final class LockClient implements AutoCloseable {
 
     void forget(ManagedLease lease) {
         held.remove(lease.leaseId(), lease);
+        watchdog.unwatch(lease);
     }
 
     LockEventListener events() {

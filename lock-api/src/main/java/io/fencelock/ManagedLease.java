@@ -34,6 +34,8 @@ final class ManagedLease implements Lease {
     /** The watchdog's next attempt, moved later after a failed renewal. */
     private long nextRenewNanos;
     private Throwable lastRenewFailure;
+    /** The watchdog's pending expiry check, cancelled when the lease is let go. */
+    volatile java.util.concurrent.Future<?> expiryTimer;
 
     ManagedLease(LockClient client, String name, String leaseId, Duration ttl, LockOptions options, boolean autoRenew,
                  long token, Instant serverExpiry, long sentNanos) {

@@ -7,7 +7,8 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -32,12 +33,23 @@ final class Watchdog implements AutoCloseable {
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition wake = lock.newCondition();
     private boolean wakeRequested;
+    /**
+     * When the renewer wakes next by itself ({@link System#nanoTime()}), or {@code SCANNING} while
+     * it looks at the leases or renews: a new lease due no earlier needs no nudge, which spares
+     * every acquire a wake-up of the renewer and a scan of all held leases.
+     */
+    private volatile long plannedWakeNanos = SCANNING;
+    private static final long SCANNING = Long.MIN_VALUE;
     private volatile boolean closed;
 
     Watchdog(LockClient client, Supplier<Collection<ManagedLease>> leases, String clientName) {
         this.client = client;
         this.leases = leases;
-        this.timers = Executors.newSingleThreadScheduledExecutor(daemon(clientName + "-expiry"));
+        ScheduledThreadPoolExecutor expiryTimers = new ScheduledThreadPoolExecutor(1, daemon(clientName + "-expiry"));
+        // a released lease's timer leaves the queue at once, not at its deadline: under churn the
+        // queue (and the leases it points to) stays as large as what is held, not what was taken
+        expiryTimers.setRemoveOnCancelPolicy(true);
+        this.timers = expiryTimers;
         this.renewer = daemon(clientName + "-renewer").newThread(this::renewLoop);
         this.renewer.start();
     }
@@ -54,7 +66,19 @@ final class Watchdog implements AutoCloseable {
     void watch(ManagedLease lease) {
         scheduleExpiryCheck(lease, lease.deadlineNanos());
         if (lease.autoRenew()) {
-            nudge();
+            // The lease is in the client's map already: a scan that starts after this read sees it.
+            long planned = plannedWakeNanos;
+            if (planned == SCANNING || lease.nextRenewNanos() - planned < 0) {
+                nudge();
+            }
+        }
+    }
+
+    /** Stops watching a lease that is no longer held: drops its expiry timer. */
+    void unwatch(ManagedLease lease) {
+        Future<?> timer = lease.expiryTimer;
+        if (timer != null) {
+            timer.cancel(false);
         }
     }
 
@@ -70,7 +94,7 @@ final class Watchdog implements AutoCloseable {
         }
         long delay = Math.max(0, atNanos - System.nanoTime());
         try {
-            timers.schedule(() -> {
+            lease.expiryTimer = timers.schedule(() -> {
                 long next = lease.checkExpiry();
                 if (next != 0) {
                     scheduleExpiryCheck(lease, next);
@@ -94,6 +118,7 @@ final class Watchdog implements AutoCloseable {
     private void renewLoop() {
         while (!closed) {
             try {
+                plannedWakeNanos = SCANNING;
                 runChores();
                 long now = System.nanoTime();
                 long waitNanos = TimeUnit.SECONDS.toNanos(1);
@@ -115,6 +140,7 @@ final class Watchdog implements AutoCloseable {
                 }
                 List<ManagedLease> due = anyDue ? soon : List.of();
                 if (due.isEmpty()) {
+                    plannedWakeNanos = now + waitNanos;
                     awaitNudge(waitNanos);
                 } else {
                     for (int from = 0; from < due.size(); from += MAX_BATCH) {
