@@ -333,7 +333,6 @@ public final class LockClient implements AutoCloseable {
 
     void forget(ManagedLease lease) {
         held.remove(lease.leaseId(), lease);
-        watchdog.unwatch(lease);
     }
 
     LockEventListener events() {

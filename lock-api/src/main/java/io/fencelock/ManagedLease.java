@@ -34,8 +34,6 @@ final class ManagedLease implements Lease {
     /** The watchdog's next attempt, moved later after a failed renewal. */
     private long nextRenewNanos;
     private Throwable lastRenewFailure;
-    /** The watchdog's pending expiry check, cancelled when the lease is let go. */
-    volatile java.util.concurrent.Future<?> expiryTimer;
 
     ManagedLease(LockClient client, String name, String leaseId, Duration ttl, LockOptions options, boolean autoRenew,
                  long token, Instant serverExpiry, long sentNanos) {
@@ -249,7 +247,7 @@ final class ManagedLease implements Lease {
     }
 
     /**
-     * Called by the expiry timer: declares the lease lost when its deadline has passed, else returns
+     * Called by the watchdog's expiry thread: declares the lease lost when its deadline has passed, else returns
      * the deadline to check again at (or 0 when the lease is no longer held).
      */
     long checkExpiry() {

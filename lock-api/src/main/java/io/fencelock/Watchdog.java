@@ -7,121 +7,92 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.Future;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 
 /**
  * One client's renewal machinery: a single renewer thread that renews every due lease in one
- * batched round trip, and a single timer thread that declares leases lost at their local validity
- * deadline. The two are separate so that a renewal stuck in I/O never delays a lost signal.
+ * batched round trip, and a single expiry thread that declares leases lost at their local validity
+ * deadline. The two are separate so that a renewal stuck in I/O never delays a lost signal. Both
+ * sleep until their next planned moment; an acquire wakes one only when its lease is due before
+ * that, which a lease with the usual TTL never is.
  */
 final class Watchdog implements AutoCloseable {
-    /** At most this many leases per round trip; more are split into several batches. */
     static final int MAX_BATCH = 10_000;
+    /** The longest the threads sleep with nothing due: new leases due later than that wake nobody. */
+    private static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private final LockClient client;
     private final Supplier<Collection<ManagedLease>> leases;
-    private final ScheduledExecutorService timers;
     private final Thread renewer;
+    private final Thread expiry;
+    private final PlannedWake renewerWake = new PlannedWake();
+    private final PlannedWake expiryWake = new PlannedWake();
     private final ConcurrentLinkedQueue<Runnable> chores = new ConcurrentLinkedQueue<>();
-    private final ReentrantLock lock = new ReentrantLock();
-    private final Condition wake = lock.newCondition();
-    private boolean wakeRequested;
-    /**
-     * When the renewer wakes next by itself ({@link System#nanoTime()}), or {@code SCANNING} while
-     * it looks at the leases or renews: a new lease due no earlier needs no nudge, which spares
-     * every acquire a wake-up of the renewer and a scan of all held leases.
-     */
-    private volatile long plannedWakeNanos = SCANNING;
-    private static final long SCANNING = Long.MIN_VALUE;
     private volatile boolean closed;
 
     Watchdog(LockClient client, Supplier<Collection<ManagedLease>> leases, String clientName) {
         this.client = client;
         this.leases = leases;
-        ScheduledThreadPoolExecutor expiryTimers = new ScheduledThreadPoolExecutor(1, daemon(clientName + "-expiry"));
-        // a released lease's timer leaves the queue at once, not at its deadline: under churn the
-        // queue (and the leases it points to) stays as large as what is held, not what was taken
-        expiryTimers.setRemoveOnCancelPolicy(true);
-        this.timers = expiryTimers;
-        this.renewer = daemon(clientName + "-renewer").newThread(this::renewLoop);
+        this.renewer = daemon(clientName + "-renewer", this::renewLoop);
+        this.expiry = daemon(clientName + "-expiry", this::expiryLoop);
         this.renewer.start();
+        this.expiry.start();
     }
 
-    private static java.util.concurrent.ThreadFactory daemon(String name) {
-        return r -> {
-            Thread t = new Thread(r, name);
-            t.setDaemon(true);
-            return t;
-        };
+    private static Thread daemon(String name, Runnable loop) {
+        Thread t = new Thread(loop, name);
+        t.setDaemon(true);
+        return t;
     }
 
-    /** Starts watching a new lease: its expiry timer, and its renewals when it renews automatically. */
+    /** Starts watching a new lease, already in the client's map: its deadline, and its renewals. */
     void watch(ManagedLease lease) {
-        scheduleExpiryCheck(lease, lease.deadlineNanos());
+        expiryWake.wakeIfBefore(lease.deadlineNanos());
         if (lease.autoRenew()) {
-            // The lease is in the client's map already: a scan that starts after this read sees it.
-            long planned = plannedWakeNanos;
-            if (planned == SCANNING || lease.nextRenewNanos() - planned < 0) {
-                nudge();
-            }
-        }
-    }
-
-    /** Stops watching a lease that is no longer held: drops its expiry timer. */
-    void unwatch(ManagedLease lease) {
-        Future<?> timer = lease.expiryTimer;
-        if (timer != null) {
-            timer.cancel(false);
+            renewerWake.wakeIfBefore(lease.nextRenewNanos());
         }
     }
 
     /** Runs {@code chore} on the renewer thread (background releases). */
     void submit(Runnable chore) {
         chores.add(chore);
-        nudge();
+        renewerWake.wake();
     }
 
-    private void scheduleExpiryCheck(ManagedLease lease, long atNanos) {
-        if (closed) {
-            return;
-        }
-        long delay = Math.max(0, atNanos - System.nanoTime());
-        try {
-            lease.expiryTimer = timers.schedule(() -> {
-                long next = lease.checkExpiry();
-                if (next != 0) {
-                    scheduleExpiryCheck(lease, next);
+    /**
+     * Declares each lease lost at its deadline. Deadlines only ever move later, and a let-go lease
+     * leaves the client's map, so one look at the held leases finds the next moment to wake.
+     */
+    private void expiryLoop() {
+        while (!closed) {
+            try {
+                expiryWake.looking();
+                long next = System.nanoTime() + IDLE_NANOS;
+                for (ManagedLease lease : leases.get()) {
+                    long deadline = lease.checkExpiry();
+                    if (deadline != 0 && deadline - next < 0) {
+                        next = deadline;
+                    }
                 }
-            }, delay, TimeUnit.NANOSECONDS);
-        } catch (java.util.concurrent.RejectedExecutionException closing) {
-            // the client is closing; close() settles every lease
-        }
-    }
-
-    private void nudge() {
-        lock.lock();
-        try {
-            wakeRequested = true;
-            wake.signalAll();
-        } finally {
-            lock.unlock();
+                expiryWake.sleepUntil(next, () -> closed);
+            } catch (InterruptedException e) {
+                return;
+            } catch (RuntimeException | Error e) {
+                LockClient.LOG.error("fencelock expiry timer: unexpected failure, continuing", e);
+                pause(expiryWake);
+            }
         }
     }
 
     private void renewLoop() {
         while (!closed) {
             try {
-                plannedWakeNanos = SCANNING;
+                renewerWake.looking();
                 runChores();
                 long now = System.nanoTime();
-                long waitNanos = TimeUnit.SECONDS.toNanos(1);
+                long waitNanos = IDLE_NANOS;
                 boolean anyDue = false;
                 List<ManagedLease> soon = new ArrayList<>();
                 for (ManagedLease lease : leases.get()) {
@@ -140,17 +111,27 @@ final class Watchdog implements AutoCloseable {
                 }
                 List<ManagedLease> due = anyDue ? soon : List.of();
                 if (due.isEmpty()) {
-                    plannedWakeNanos = now + waitNanos;
-                    awaitNudge(waitNanos);
+                    renewerWake.sleepUntil(now + waitNanos, () -> closed);
                 } else {
                     for (int from = 0; from < due.size(); from += MAX_BATCH) {
                         renewBatch(due.subList(from, Math.min(due.size(), from + MAX_BATCH)));
                     }
                 }
+            } catch (InterruptedException e) {
+                return;
             } catch (RuntimeException | Error e) {
                 LockClient.LOG.error("fencelock watchdog: unexpected failure, continuing", e);
-                awaitNudge(TimeUnit.MILLISECONDS.toNanos(100));
+                pause(renewerWake);
             }
+        }
+    }
+
+    private void pause(PlannedWake wake) {
+        try {
+            wake.sleepFor(TimeUnit.MILLISECONDS.toNanos(100), () -> closed);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            closed = true;
         }
     }
 
@@ -162,22 +143,6 @@ final class Watchdog implements AutoCloseable {
             } catch (RuntimeException e) {
                 LockClient.LOG.debug("fencelock background task failed: {}", e.toString());
             }
-        }
-    }
-
-    private void awaitNudge(long nanos) {
-        lock.lock();
-        try {
-            long left = nanos;
-            while (!wakeRequested && !closed && left > 0) {
-                left = wake.awaitNanos(left);
-            }
-            wakeRequested = false;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            closed = true;
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -214,13 +179,14 @@ final class Watchdog implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
-        nudge();
+        renewerWake.wake();
+        expiryWake.wake();
         try {
             renewer.join(TimeUnit.SECONDS.toMillis(5));
+            expiry.join(TimeUnit.SECONDS.toMillis(5));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
         runChores();
-        timers.shutdownNow();
     }
 }
