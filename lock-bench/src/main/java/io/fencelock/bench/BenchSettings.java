@@ -129,7 +129,7 @@ record BenchSettings(boolean quick, Set<String> backends, Path out, Path project
 
     String describe() {
         return (quick ? "quick mode" : "full mode") + ": latency " + latencyCycles() + " cycles after " + latencyWarmup()
-                + " warm-up, interleaved in 5 rounds; throughput " + throughputTime().toMillis() + " ms per cell after "
+                + " warm-up, interleaved in 5 rounds of alternating order; throughput " + throughputTime().toMillis() + " ms per cell after "
                 + throughputWarmup().toMillis() + " ms warm-up at " + clientCounts() + " clients, best of "
                 + throughputRounds() + " pass(es) in alternating order; hand-off "
                 + handOffSamples() + " samples; renewal " + renewalLeaseCounts() + " leases, TTL "

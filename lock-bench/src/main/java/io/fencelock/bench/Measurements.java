@@ -54,7 +54,10 @@ final class Measurements {
             }
             int perRound = Math.max(1, settings.latencyCycles() / LATENCY_ROUNDS);
             for (int round = 0; round < LATENCY_ROUNDS; round++) {
-                for (int i = 0; i < open.size(); i++) {
+                // alternating order: the first of a round inherits what the last one left behind
+                // (its background threads, its garbage), so no contender is always first
+                for (int k = 0; k < open.size(); k++) {
+                    int i = round % 2 == 0 ? k : open.size() - 1 - k;
                     try {
                         cycles(open.get(i), "bench-latency", perRound, histograms.get(i));
                     } catch (InterruptedException e) {
