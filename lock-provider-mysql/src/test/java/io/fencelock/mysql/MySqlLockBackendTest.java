@@ -10,6 +10,7 @@ import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.LockBackendProvider;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
+import io.fencelock.tck.SpiChecks;
 import io.fencelock.tck.fixture.MariaDbServer;
 import io.fencelock.tck.fixture.ServerControl;
 import org.junit.jupiter.api.AfterAll;
@@ -647,18 +648,7 @@ class MySqlLockBackendTest {
 
     /** Pooled connections died with the server; the engine retries retryable failures, and so does this. */
     private static <T> T retryWhileRetryable(Callable<T> operation) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
-        while (true) {
-            try {
-                return operation.call();
-            } catch (LockBackendException e) {
-                if (!e.isRetryable() || System.nanoTime() > deadline) {
-                    throw e;
-                }
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
-        }
+        return SpiChecks.retryWhileRetryable(operation, Duration.ofSeconds(HANG_GUARD_SECONDS));
     }
 
     @Test

@@ -11,6 +11,7 @@ import io.fencelock.spi.LockBackendProvider;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
 import io.fencelock.spi.WakeUpSubscription;
+import io.fencelock.tck.SpiChecks;
 import io.fencelock.tck.fixture.PostgresServer;
 import io.fencelock.tck.fixture.ServerControl;
 import org.junit.jupiter.api.AfterAll;
@@ -279,38 +280,10 @@ class PostgresLockBackendTest {
         }
     }
 
-    /**
-     * A NOTIFY serialises commits database-wide, so only a release that a caller was refused on
-     * since the grant sends one. Notifications arrive in commit order on the one listening
-     * connection: had the first release notified, its wake-up would come before the second's.
-     */
+    /** A NOTIFY serialises commits database-wide: only a release that an attempt was refused on since the grant sends one. */
     @Test
     void onlyAReleaseSomeoneWasRefusedOnNotifies() throws InterruptedException {
-        String name = name();
-        Semaphore wakeUps = new Semaphore(0);
-        try (WakeUpSubscription ignored = backend.subscribe(name, wakeUps::release)) {
-            String alone = lease();
-            assertThat(backend.tryAcquire(name, alone, TTL).acquired()).isTrue();
-            assertThat(backend.release(name, alone)).as("uncontended: no NOTIFY").isTrue();
-
-            String holder = lease();
-            assertThat(backend.tryAcquire(name, holder, TTL).acquired()).isTrue();
-            assertThat(backend.tryAcquire(name, lease(), TTL).acquired()).as("refused: marks the row").isFalse();
-            assertThat(backend.tryAcquire(name, lease(), TTL).acquired()).as("refused again: already marked").isFalse();
-            assertThat(backend.release(name, holder)).as("contended: NOTIFY").isTrue();
-            assertThat(wakeUps.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).as("woken by the contended release").isTrue();
-            assertThat(wakeUps.availablePermits()).as("wake-ups beyond the contended release's").isZero();
-
-            String next = lease();
-            assertThat(backend.tryAcquire(name, next, TTL).acquired()).as("the grant clears the mark").isTrue();
-            assertThat(backend.release(name, next)).isTrue();
-            String last = lease();
-            assertThat(backend.tryAcquire(name, last, TTL).acquired()).isTrue();
-            assertThat(backend.tryAcquire(name, lease(), TTL).acquired()).isFalse();
-            assertThat(backend.release(name, last)).isTrue();
-            assertThat(wakeUps.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).isTrue();
-            assertThat(wakeUps.availablePermits()).as("the release after the cleared mark sent none").isZero();
-        }
+        SpiChecks.assertOnlyReleasesAfterARefusalSignal(backend, name(), TTL, Duration.ofSeconds(HANG_GUARD_SECONDS));
     }
 
     @Test
@@ -370,20 +343,9 @@ class PostgresLockBackendTest {
         }
     }
 
-    /** Pooled connections died with the server; the engine retries retryable failures, and so does this. */
+    /** Connections died with the server; the engine retries retryable failures, and so does this. */
     private static <T> T retryWhileRetryable(Callable<T> operation) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
-        while (true) {
-            try {
-                return operation.call();
-            } catch (LockBackendException e) {
-                if (!e.isRetryable() || System.nanoTime() > deadline) {
-                    throw e;
-                }
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
-        }
+        return SpiChecks.retryWhileRetryable(operation, Duration.ofSeconds(HANG_GUARD_SECONDS));
     }
 
     @Test

@@ -10,10 +10,11 @@ import java.util.regex.Pattern;
  *   <li>{@code P{N}} is the lock: a string holding the lease id, with the lease's expiry as its
  *       Redis expiry; it exists only while the lock is held;</li>
  *   <li>{@code P{N}:token} is the token record: a hash {@code n} (the last fencing token issued for
- *       N) and {@code t} (when it was issued, server microseconds), which never expires and is never
- *       deleted, so tokens keep rising across release, expiry and takeover;</li>
- *   <li>releases are published on the channel {@code Preleased} (one per prefix and database) with
- *       N as the message.</li>
+ *       N), {@code t} (when it was issued, server microseconds) and {@code w} (1 when an attempt was
+ *       refused since the grant), which never expires and is never deleted, so tokens keep rising
+ *       across release, expiry and takeover;</li>
+ *   <li>releases after a refused attempt are published on the channel {@code Preleased} (one per
+ *       prefix and database) with N as the message.</li>
  * </ul>
  * Both keys carry the hash tag {@code {N}}, so they are in one Cluster slot and one script can
  * touch both. Lock names cannot contain braces (LockNames), so the tag is exactly the name; the

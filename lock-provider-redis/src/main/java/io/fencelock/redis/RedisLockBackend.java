@@ -187,7 +187,7 @@ public final class RedisLockBackend implements LockBackend {
     @Override
     public boolean release(String name, String leaseId) {
         Long freed = await("release of '", name, run(connection.current(), Scripts.RELEASE, ScriptOutputType.INTEGER,
-                new String[] {keys.lockKey(name)}, leaseId, keys.channel, name));
+                new String[] {keys.lockKey(name), keys.tokenKey(name)}, leaseId, keys.channel, name));
         return freed != null && freed == 1;
     }
 

@@ -29,13 +29,18 @@ final class Scripts {
      * KEYS: lock, token record. ARGV: lease id, ttl (ms).
      * Returns {1, token, expiry ms} when granted, else {0, the holder's PTTL (ms, negative if unknown), now ms}.
      * The token is drawn only after SET NX succeeded, so a refused attempt never consumes one.
+     * A refusal marks the record ({@code w} = 1: someone may wait, so the release publishes); a
+     * grant clears the mark. The refusal writes only when the mark is not set yet.
      */
     static final Script ACQUIRE = new Script("acquire", NOW + """
             local expiry = nowMs + tonumber(ARGV[2])
             if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PXAT', string.format('%.0f', expiry)) then
               local token = redis.call('HINCRBY', KEYS[2], 'n', 1)
-              redis.call('HSET', KEYS[2], 't', string.format('%.0f', nowUs))
+              redis.call('HSET', KEYS[2], 't', string.format('%.0f', nowUs), 'w', '0')
               return {1, token, expiry}
+            end
+            if redis.call('HGET', KEYS[2], 'w') ~= '1' then
+              redis.call('HSET', KEYS[2], 'w', '1')
             end
             return {0, redis.call('PTTL', KEYS[1]), nowMs}
             """);
@@ -82,13 +87,17 @@ final class Scripts {
             """);
 
     /**
-     * KEYS: lock. ARGV: lease id, channel, name. Deletes the lock only if the lease holds it, and then
-     * publishes the name so that waiters wake. Returns 1 when this call freed it. The token record stays.
+     * KEYS: lock, token record. ARGV: lease id, channel, name. Deletes the lock only if the lease
+     * holds it, and then, when an attempt was refused since the grant, publishes the name so that
+     * waiters wake: every client's subscription hears every message on the channel, so an
+     * uncontended release publishes nothing. Returns 1 when this call freed it. The record stays.
      */
     static final Script RELEASE = new Script("release", """
             if redis.call('GET', KEYS[1]) == ARGV[1] then
               redis.call('DEL', KEYS[1])
-              redis.call('PUBLISH', ARGV[2], ARGV[3])
+              if redis.call('HGET', KEYS[2], 'w') == '1' then
+                redis.call('PUBLISH', ARGV[2], ARGV[3])
+              end
               return 1
             end
             return 0

@@ -105,6 +105,7 @@ class RedisClusterTest {
                 long first = backend.tryAcquire(name, holder, TTL).token();
                 CountDownLatch released = new CountDownLatch(1);
                 waiterSide.subscribe(name, released::countDown);
+                assertThat(waiterSide.tryAcquire(name, lease(), TTL).acquired()).as("a waiter's refused attempt").isFalse();
                 assertThat(backend.release(name, holder)).isTrue();
                 assertThat(released.await(30, TimeUnit.SECONDS)).as("woken for %s", name).isTrue();
                 AcquireResult next = waiterSide.tryAcquire(name, lease(), TTL);

@@ -9,6 +9,7 @@ import io.fencelock.spi.LockBackendProvider;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
 import io.fencelock.spi.WakeUpSubscription;
+import io.fencelock.tck.SpiChecks;
 import io.fencelock.tck.fixture.RedisServer;
 import io.fencelock.tck.fixture.RedisServer.Persistence;
 import io.fencelock.tck.fixture.RedisServer.Source;
@@ -303,6 +304,7 @@ class RedisLockBackendTest {
             waiterSide.subscribe(name, released::countDown);
             WakeUpSubscription other = waiterSide.subscribe(name(), unrelated::countDown);
             elsewhere.subscribe(name, otherPrefix::countDown);
+            assertThat(waiterSide.tryAcquire(name, lease(), TTL).acquired()).as("the waiter's refused attempt").isFalse();
 
             assertThat(backend.release(name, holder)).isTrue();
 
@@ -313,6 +315,12 @@ class RedisLockBackendTest {
             assertThat(otherPrefix.getCount()).as("the same name under another key prefix").isEqualTo(1);
             other.close();
         }
+    }
+
+    /** Every client's subscription hears every message on the channel: only a release that an attempt was refused on since the grant sends one. */
+    @Test
+    void onlyAReleaseSomeoneWasRefusedOnPublishes() throws InterruptedException {
+        SpiChecks.assertOnlyReleasesAfterARefusalSignal(backend, name(), TTL, Duration.ofSeconds(HANG_GUARD_SECONDS));
     }
 
     @Test
@@ -341,6 +349,7 @@ class RedisLockBackendTest {
                 String holder = lease();
                 AcquireResult after = retryWhileRetryable(() -> crashing.tryAcquire(name, holder, TTL));
                 assertThat(after.token()).as("the token record was in the fsynced AOF").isEqualTo(before + 1);
+                assertThat(crashing.tryAcquire(name, lease(), TTL).acquired()).as("a waiter's refused attempt").isFalse();
                 assertThat(crashing.release(name, holder)).isTrue();
                 assertThat(wakeUps.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).as("woken by the release").isTrue();
             }
@@ -606,23 +615,6 @@ class RedisLockBackendTest {
 
     /** Connections died with the server; the engine retries retryable failures, and so does this. */
     private static <T> T retryWhileRetryable(Callable<T> operation) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
-        while (true) {
-            try {
-                return operation.call();
-            } catch (LockBackendException e) {
-                if (!e.isRetryable() || System.nanoTime() > deadline) {
-                    throw e;
-                }
-                try {
-                    Thread.sleep(10);
-                } catch (InterruptedException interrupted) {
-                    Thread.currentThread().interrupt();
-                    throw e;
-                }
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
-        }
+        return SpiChecks.retryWhileRetryable(operation, Duration.ofSeconds(HANG_GUARD_SECONDS));
     }
 }

@@ -35,6 +35,7 @@ class RedisSentinelTest {
             assertThat(backend.renew(List.of(new RenewRequest(name, holder, Duration.ofSeconds(30), null))).get(0).renewed()).isTrue();
             CountDownLatch released = new CountDownLatch(1);
             waiterSide.subscribe(name, released::countDown);
+            assertThat(waiterSide.tryAcquire(name, "refused", Duration.ofSeconds(30)).acquired()).as("a waiter's refused attempt").isFalse();
             assertThat(backend.release(name, holder)).isTrue();
             assertThat(released.await(30, TimeUnit.SECONDS)).as("woken through the Sentinel-resolved master").isTrue();
             assertThat(waiterSide.tryAcquire(name, "next", Duration.ofSeconds(30)).token()).isGreaterThan(granted.token());

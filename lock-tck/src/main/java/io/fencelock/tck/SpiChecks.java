@@ -1,0 +1,91 @@
+package io.fencelock.tck;
+
+import io.fencelock.LockBackendException;
+import io.fencelock.spi.LockBackend;
+import io.fencelock.spi.WakeUpSubscription;
+
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Steps and checks that a provider's own tests share, at the SPI level: what the contract does
+ * not ask of every backend, but a provider may promise and test for itself.
+ */
+public final class SpiChecks {
+    private SpiChecks() {
+    }
+
+    /**
+     * Calls {@code operation} until it does not fail retryably (connections that died with a
+     * restarted server fail until the pool has replaced them), as the engine would, for at most
+     * {@code giveUpAfter}.
+     */
+    public static <T> T retryWhileRetryable(Callable<T> operation, Duration giveUpAfter) {
+        long deadline = System.nanoTime() + giveUpAfter.toNanos();
+        while (true) {
+            try {
+                return operation.call();
+            } catch (LockBackendException e) {
+                if (!e.isRetryable() || System.nanoTime() - deadline > 0) {
+                    throw e;
+                }
+                try {
+                    Thread.sleep(10);
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }
+    }
+
+    /**
+     * For a backend whose release signals waiters only when an attempt was refused since the grant
+     * (which {@link LockBackend#subscribe} allows, and which keeps a signal every subscriber hears
+     * off the uncontended path): checks that an uncontended release sends no signal, that a
+     * contended one sends exactly one, and that the next grant clears the mark. It relies on the
+     * signals of one subscription arriving in release order, so it needs no sleep: had the
+     * uncontended release signalled, that wake-up would come before the contended one's.
+     *
+     * @param name      a name no one else uses
+     * @param hangGuard how long to wait for an expected signal before failing
+     */
+    public static void assertOnlyReleasesAfterARefusalSignal(LockBackend backend, String name, Duration ttl,
+                                                             Duration hangGuard) throws InterruptedException {
+        Semaphore wakeUps = new Semaphore(0);
+        try (WakeUpSubscription ignored = backend.subscribe(name, wakeUps::release)) {
+            String alone = lease();
+            assertThat(backend.tryAcquire(name, alone, ttl).acquired()).isTrue();
+            assertThat(backend.release(name, alone)).as("uncontended: no signal").isTrue();
+
+            String holder = lease();
+            assertThat(backend.tryAcquire(name, holder, ttl).acquired()).isTrue();
+            assertThat(backend.tryAcquire(name, lease(), ttl).acquired()).as("refused: marks the lock").isFalse();
+            assertThat(backend.tryAcquire(name, lease(), ttl).acquired()).as("refused again: already marked").isFalse();
+            assertThat(backend.release(name, holder)).as("contended: a signal").isTrue();
+            assertThat(wakeUps.tryAcquire(hangGuard.toNanos(), TimeUnit.NANOSECONDS)).as("woken by the contended release").isTrue();
+            assertThat(wakeUps.availablePermits()).as("wake-ups beyond the contended release's").isZero();
+
+            String next = lease();
+            assertThat(backend.tryAcquire(name, next, ttl).acquired()).as("the grant clears the mark").isTrue();
+            assertThat(backend.release(name, next)).isTrue();
+            String last = lease();
+            assertThat(backend.tryAcquire(name, last, ttl).acquired()).isTrue();
+            assertThat(backend.tryAcquire(name, lease(), ttl).acquired()).isFalse();
+            assertThat(backend.release(name, last)).isTrue();
+            assertThat(wakeUps.tryAcquire(hangGuard.toNanos(), TimeUnit.NANOSECONDS)).isTrue();
+            assertThat(wakeUps.availablePermits()).as("the release after the cleared mark sent none").isZero();
+        }
+    }
+
+    private static String lease() {
+        return UUID.randomUUID().toString();
+    }
+}
