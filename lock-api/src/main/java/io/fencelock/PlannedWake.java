@@ -1,6 +1,5 @@
 package io.fencelock;
 
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -67,6 +66,6 @@ final class PlannedWake {
 
     /** As {@link #sleepUntil}, {@code nanos} from now. */
     void sleepFor(long nanos, java.util.function.BooleanSupplier stop) throws InterruptedException {
-        sleepUntil(System.nanoTime() + Math.max(0, Math.min(nanos, TimeUnit.DAYS.toNanos(1))), stop);
+        sleepUntil(System.nanoTime() + nanos, stop);
     }
 }

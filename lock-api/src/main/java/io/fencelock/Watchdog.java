@@ -19,6 +19,7 @@ import java.util.function.Supplier;
  * that, which a lease with the usual TTL never is.
  */
 final class Watchdog implements AutoCloseable {
+    /** At most this many leases per round trip; more are split into several batches. */
     static final int MAX_BATCH = 10_000;
     /** The longest the threads sleep with nothing due: new leases due later than that wake nobody. */
     private static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(1);
