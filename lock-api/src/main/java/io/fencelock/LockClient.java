@@ -24,7 +24,6 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -51,6 +50,7 @@ public final class LockClient implements AutoCloseable {
     private final LockOptions options;
     private final Set<Capability> capabilities;
     private final Map<String, ManagedLease> held = new ConcurrentHashMap<>();
+    private final WaitLines waitLines = new WaitLines();
     private final List<LockEventListener> listeners = new CopyOnWriteArrayList<>();
     private final LockEventListener events = new Fanout();
     private final Watchdog watchdog;
@@ -119,21 +119,54 @@ public final class LockClient implements AutoCloseable {
         validate(name, ttl);
         LockOptions.requireNonNegative("wait", wait);
         long deadline = System.nanoTime() + saturatedNanos(wait);
-        Semaphore released = new Semaphore(0);
+        if (Thread.interrupted()) {
+            throw new InterruptedException("interrupted before waiting for lock '" + name + "'");
+        }
+        // Callers of this client that wait for one name queue here: only the head of the line talks to the
+        // backend, so a crowd of waiters neither floods the backend nor queues for pooled connections.
+        WaitLines.Waiter waiter = waitLines.join(name);
+        try {
+            while (!waiter.isHead()) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return Optional.empty();
+                }
+                waiter.await(left);
+            }
+            return acquireAtHead(name, ttl, deadline, waiter);
+        } catch (InterruptedException e) {
+            throw new InterruptedException("interrupted while waiting for lock '" + name + "'");
+        } finally {
+            waitLines.leave(waiter);
+        }
+    }
+
+    /** The head of the name's line: attempts, and between attempts sleeps until a release signal or the next poll. */
+    private Optional<Lease> acquireAtHead(String name, Duration ttl, long deadline, WaitLines.Waiter waiter)
+            throws InterruptedException {
         // Subscribe before the first attempt, so a release between the attempt and the wait is not missed.
         try (WakeUpSubscription ignored = capabilities.contains(Capability.WAKE_ON_RELEASE)
-                ? backend.subscribe(name, released::release) : WakeUpSubscription.NONE) {
+                ? backend.subscribe(name, waiter::signal) : WakeUpSubscription.NONE) {
             int misses = 0;
+            boolean answered = false;
             while (true) {
                 if (Thread.interrupted()) {
-                    throw new InterruptedException("interrupted while waiting for lock '" + name + "'");
+                    throw new InterruptedException();
                 }
-                released.drainPermits();
+                waiter.forgetSignals();
                 Attempt attempt;
                 try {
                     attempt = attempt(name, ttl);
+                    answered = true;
                 } catch (LockBackendException e) {
-                    if (!e.isRetryable() || System.nanoTime() - deadline >= 0) {
+                    if (!e.isRetryable()) {
+                        throw e;
+                    }
+                    if (System.nanoTime() - deadline >= 0) {
+                        // A backend that answered during the wait was busy, not down: the wait simply ran out.
+                        if (answered) {
+                            return Optional.empty();
+                        }
                         throw e;
                     }
                     LOG.debug("fencelock: acquire of '{}' failed, retrying within the wait: {}", name, e.toString());
@@ -146,8 +179,7 @@ public final class LockClient implements AutoCloseable {
                 if (left <= 0) {
                     return Optional.empty();
                 }
-                long pause = Math.min(left, pollPauseNanos(misses++, attempt.holderRemaining));
-                if (released.tryAcquire(pause, TimeUnit.NANOSECONDS)) {
+                if (waiter.await(Math.min(left, pollPauseNanos(misses++, attempt.holderRemaining)))) {
                     misses = 0;
                 }
             }
@@ -324,11 +356,15 @@ public final class LockClient implements AutoCloseable {
     }
 
     boolean backendRelease(String name, String leaseId) {
-        return backend.release(name, leaseId);
+        boolean freed = backend.release(name, leaseId);
+        if (freed) {
+            waitLines.released(name); // a waiter of this client takes over without waiting for the backend's signal
+        }
+        return freed;
     }
 
     void releaseInBackground(String name, String leaseId) {
-        watchdog.submit(() -> backend.release(name, leaseId));
+        watchdog.submit(() -> backendRelease(name, leaseId));
     }
 
     void forget(ManagedLease lease) {

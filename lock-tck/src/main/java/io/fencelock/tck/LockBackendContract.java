@@ -46,6 +46,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
@@ -368,6 +370,96 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         assertThat(outcome.get()).isInstanceOf(InterruptedException.class);
         assertThat(holder.isValid()).isTrue();
         holder.release();
+    }
+
+    /**
+     * A wait bound is a promise: {@code acquire(name, wait)} returns within the wait plus about one
+     * round trip however many callers wait, and a backend that is merely busy (a full connection
+     * pool, a crowd of waiters) is never a failure the caller sees while its wait lasts.
+     */
+    @Test
+    void acquireHonoursItsWaitUnderLoad() throws Exception {
+        int threadsPerClient = 200;
+        int nameCount = 8;
+        Duration wait = Duration.ofMillis(400);
+        Duration runFor = Duration.ofSeconds(3);
+        List<LockClient> crowd = List.of(client(options(Duration.ofSeconds(10), true)), client(options(Duration.ofSeconds(10), true)));
+        List<String> names = new ArrayList<>();
+        for (int i = 0; i < nameCount; i++) {
+            names.add(freshName());
+        }
+        int threads = threadsPerClient * crowd.size();
+        ExecutorService pool = Executors.newFixedThreadPool(threads + 1);
+        CountDownLatch start = new CountDownLatch(1);
+        long end = System.nanoTime() + runFor.toNanos();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        AtomicLong longest = new AtomicLong();
+        AtomicLong calls = new AtomicLong();
+        AtomicLongArray grants = new AtomicLongArray(nameCount);
+        List<Future<?>> workers = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            LockClient c = crowd.get(t % crowd.size());
+            int n = (t / crowd.size()) % nameCount;
+            workers.add(pool.submit(() -> {
+                start.await();
+                while (System.nanoTime() - end < 0 && failure.get() == null) {
+                    long t0 = System.nanoTime();
+                    Optional<Lease> lease;
+                    try {
+                        lease = c.acquire(names.get(n), wait);
+                    } catch (RuntimeException e) {
+                        failure.compareAndSet(null, e);
+                        break;
+                    }
+                    long took = System.nanoTime() - t0;
+                    longest.accumulateAndGet(took, Math::max);
+                    calls.incrementAndGet();
+                    if (lease.isPresent()) {
+                        grants.incrementAndGet(n);
+                        // the holder works for up to the others' whole wait, so that waits also run out
+                        Thread.sleep(java.util.concurrent.ThreadLocalRandom.current().nextLong(wait.toMillis() + 1));
+                        lease.get().release();
+                    }
+                }
+                return null;
+            }));
+        }
+        // One round trip under this very load: a probe client takes and lets go a name nobody else wants.
+        LockClient probe = client(options(Duration.ofSeconds(10), true));
+        String probeName = freshName();
+        AtomicLong roundTrip = new AtomicLong();
+        for (LockClient c : List.of(crowd.get(0), crowd.get(1), probe)) {
+            c.tryAcquire(probeName).orElseThrow().release(); // connections and sessions opened before the clock runs
+        }
+        Future<?> prober = pool.submit(() -> {
+            start.await();
+            while (System.nanoTime() - end < 0) {
+                long t0 = System.nanoTime();
+                Lease own = probe.tryAcquire(probeName).orElseThrow(() -> new AssertionError("a name nobody else wants was held"));
+                roundTrip.accumulateAndGet(System.nanoTime() - t0, Math::max);
+                own.release();
+                Thread.sleep(20); // pacing the probe: it measures, it is not part of the load
+            }
+            return null;
+        });
+        start.countDown();
+        for (Future<?> w : workers) {
+            w.get(runFor.plus(HANG_BOUND).toMillis(), TimeUnit.MILLISECONDS);
+        }
+        prober.get(HANG_BOUND.toMillis(), TimeUnit.MILLISECONDS);
+        pool.shutdown();
+        // the attempt in flight when the wait runs out, and the thread's way back to the caller on a busy machine
+        Duration allowance = Duration.ofNanos(2 * roundTrip.get()).plusMillis(100);
+        System.out.println("[fencelock-tck] acquire under load: " + threads + " waiters on " + nameCount + " names, "
+                + calls.get() + " calls, grants per name " + grants + ", longest call " + longest.get() / 1_000_000
+                + " ms for a wait of " + wait.toMillis() + " ms (slowest uncontended round trip under the load "
+                + roundTrip.get() / 1_000_000 + " ms)");
+        assertThat(failure.get()).as("a call that failed while its wait lasted").isNull();
+        for (int i = 0; i < nameCount; i++) {
+            assertThat(grants.get(i)).as("grants of name %d under load", i).isPositive();
+        }
+        assertThat(Duration.ofNanos(longest.get())).as("the longest acquire(name, " + wait + ") among " + calls.get() + " calls")
+                .isLessThanOrEqualTo(wait.plus(allowance));
     }
 
     @Test

@@ -67,6 +67,11 @@ class BrokenBackendsAreCaughtTest {
     }
 
     @Test
+    void aPrimitiveThatBlocksPastTheWaitIsCaught() {
+        assertFails(BlocksUntilFree.class, "acquireHonoursItsWaitUnderLoad");
+    }
+
+    @Test
     void missingMutualExclusionIsCaughtByTheRandomSchedules() {
         Events events = run(NoMutualExclusion.class, "certainHoldsNeverOverlap");
         assertThat(events.failed().count()).as("failed tests").isEqualTo(1);
@@ -84,11 +89,12 @@ class BrokenBackendsAreCaughtTest {
         Events events = EngineTestKit.engine("junit-jupiter")
                 .selectors(selectMethod(NoFlaw.class, "releaseIsOwnerChecked"),
                         selectMethod(NoFlaw.class, "renewAfterExpiryIsRejected"),
-                        selectMethod(NoFlaw.class, "fencedResourceRejectsStaleWriters"))
+                        selectMethod(NoFlaw.class, "fencedResourceRejectsStaleWriters"),
+                        selectMethod(NoFlaw.class, "acquireHonoursItsWaitUnderLoad"))
                 .configurationParameter(MatrixRecorder.DIRECTORY_PARAMETER, FLAWED_MATRICES)
                 .execute().testEvents();
         assertThat(events.failed().count()).as("failures on the sound variant: " + failures(events)).isZero();
-        assertThat(events.succeeded().count()).isEqualTo(3);
+        assertThat(events.succeeded().count()).isEqualTo(4);
     }
 
     private static String failures(Events events) {
@@ -154,6 +160,10 @@ class BrokenBackendsAreCaughtTest {
 
     static class NoMutualExclusion extends FlawedContract {
         SeedFlawBackend.Flaw flaw() { return SeedFlawBackend.Flaw.NO_MUTUAL_EXCLUSION; }
+    }
+
+    static class BlocksUntilFree extends FlawedContract {
+        SeedFlawBackend.Flaw flaw() { return SeedFlawBackend.Flaw.BLOCKS_UNTIL_FREE; }
     }
 
     /** The same table design without a flaw. */

@@ -39,8 +39,16 @@ final class SeedFlawBackend implements LockBackend {
         /** A takeover keeps the previous holder's token. */
         TAKEOVER_KEEPS_TOKEN,
         /** Acquire takes the lock even when another lease holds it. */
-        NO_MUTUAL_EXCLUSION
+        NO_MUTUAL_EXCLUSION,
+        /**
+         * Acquire blocks until the holder lets go, up to a timeout of its own, as a blocking primitive
+         * does ({@code GET_LOCK(name, timeout)}, {@code pg_advisory_lock}): the caller's wait is ignored.
+         */
+        BLOCKS_UNTIL_FREE
     }
+
+    /** How long a {@link Flaw#BLOCKS_UNTIL_FREE} acquire blocks at most. */
+    private static final Duration BLOCKING_TIMEOUT = Duration.ofSeconds(2);
 
     private final Flaw flaw;
     private final String table;
@@ -64,6 +72,23 @@ final class SeedFlawBackend implements LockBackend {
 
     @Override
     public AcquireResult tryAcquire(String name, String leaseId, Duration ttl) {
+        AcquireResult result = attempt(name, leaseId, ttl);
+        if (flaw == Flaw.BLOCKS_UNTIL_FREE && !result.acquired()) {
+            long end = System.nanoTime() + BLOCKING_TIMEOUT.toNanos();
+            while (!result.acquired() && System.nanoTime() - end < 0) {
+                try {
+                    Thread.sleep(50); // the flaw under test: waiting inside the primitive
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new LockBackendException("seed-flaw backend: interrupted", e, true);
+                }
+                result = attempt(name, leaseId, ttl);
+            }
+        }
+        return result;
+    }
+
+    private AcquireResult attempt(String name, String leaseId, Duration ttl) {
         String takeoverToken = flaw == Flaw.TAKEOVER_KEEPS_TOKEN ? "l.token" : "l.token + 1";
         String when = flaw == Flaw.NO_MUTUAL_EXCLUSION ? "true" : "l.lease_id IS NULL OR l.expires_at <= clock_timestamp()";
         String sql = "INSERT INTO " + table + " AS l (name, lease_id, token, expires_at) VALUES (?, ?, 1, clock_timestamp() + ? * interval '1 millisecond') "
