@@ -194,7 +194,9 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         AtomicInteger purgesThatDeleted = new AtomicInteger();
         long start = System.nanoTime();
         long end = start + TckSettings.raceDuration().toNanos();
-        BooleanSupplier running = () -> !stop.get() && System.nanoTime() - end < 0;
+        // past the end only until a purge has deleted the record at least once (bounded by HANG_BOUND)
+        BooleanSupplier running = () -> !stop.get() && (System.nanoTime() - end < 0
+                || purgesThatDeleted.get() == 0 && System.nanoTime() - end < HANG_BOUND.toNanos());
         int threads = 6;
         ExecutorService pool = Executors.newFixedThreadPool(threads + 1);
         try {
@@ -229,7 +231,7 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
                 return null;
             }));
             for (Future<?> task : tasks) {
-                task.get(TckSettings.raceDuration().plus(HANG_BOUND).toMillis(), TimeUnit.MILLISECONDS);
+                task.get(TckSettings.raceDuration().plus(HANG_BOUND.multipliedBy(2)).toMillis(), TimeUnit.MILLISECONDS);
             }
         } finally {
             stop.set(true);
