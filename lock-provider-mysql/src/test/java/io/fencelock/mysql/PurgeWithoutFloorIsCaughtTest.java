@@ -28,23 +28,32 @@ import static org.junit.platform.engine.discovery.DiscoverySelectors.selectMetho
 /**
  * Why the floor exists, shown by the TCK itself: the same backend with a purge that deletes free
  * rows without raising the floor (seed 000's "cleanup" next to {@code token + 1}) must fail
- * {@code newHolderExceedsAllPriorTokens}, and the real backend passes it (see MySqlContractTest).
+ * {@code newHolderExceedsAllPriorTokens} and {@code tokensRiseWhilePurgesRace}, and the real
+ * backend passes both (see MySqlContractTest).
  */
 class PurgeWithoutFloorIsCaughtTest {
 
     @Test
     void theKitCatchesAPurgeThatForgetsTheFloor() {
+        assertThat(failureOf("newHolderExceedsAllPriorTokens").getMessage()).contains("token after the lock's record was purged");
+    }
+
+    @Test
+    void theRaceWithAPurgerCatchesAPurgeThatForgetsTheFloor() {
+        assertThat(failureOf("tokensRiseWhilePurgesRace").getMessage()).contains("fencedResourceRejectsStaleWriters");
+    }
+
+    private static Throwable failureOf(String property) {
         Events events = EngineTestKit.engine("junit-jupiter")
-                .selectors(selectMethod(NaivePurgeContract.class, "newHolderExceedsAllPriorTokens"))
+                .selectors(selectMethod(NaivePurgeContract.class, property))
                 .configurationParameter("junit.jupiter.conditions.deactivate", "*")
                 // a deliberately flawed backend's matrix is no real result: kept out of the comparison report's way
                 .configurationParameter(MatrixRecorder.DIRECTORY_PARAMETER, "target/fencelock-tck-flawed")
                 .execute().testEvents();
         assertThat(events.failed().count()).as("failed properties").isEqualTo(1);
-        Throwable failure = events.failed().stream().findFirst().orElseThrow()
+        return events.failed().stream().findFirst().orElseThrow()
                 .getPayload(org.junit.platform.engine.TestExecutionResult.class).orElseThrow()
                 .getThrowable().orElseThrow();
-        assertThat(failure.getMessage()).contains("token after the lock's record was purged");
     }
 
     /** The contract on a backend whose purge is a plain DELETE of free rows. Run only through the test kit above. */

@@ -40,7 +40,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * The PostgreSQL primitive: each operation is one autocommit statement, one round trip, decided
  * by the server's {@code clock_timestamp()}. Fencing tokens come from a {@code CACHE 1} sequence,
  * drawn inside {@code DO UPDATE} after the row lock is taken, so they rise across release and
- * re-acquire, expiry and takeover, deletion of rows and restarts. A release {@code NOTIFY}s waiters
+ * re-acquire, expiry and takeover, deletion of rows and restarts. A purge deletes a free row only
+ * while no acquire of its name is in flight (a transaction-scoped advisory lock per name, shared by
+ * acquires, tried exclusively by the purge), so a new row's token, drawn when its statement starts,
+ * still exceeds every token of the rows it replaces. A release {@code NOTIFY}s waiters
  * when a caller was refused since the grant (the row's {@code contended} flag).
  *
  * <pre>{@code
@@ -55,6 +58,8 @@ public final class PostgresLockBackend implements LockBackend {
             Capability.FENCING, Capability.DURABLE_TOKENS, Capability.SERVER_TIME, Capability.WAKE_ON_RELEASE,
             Capability.BATCH_RENEW, Capability.TOKEN_PERIOD, Capability.LINEARIZABLE, Capability.PURGE_FREE));
     private static final String MICROS = " * interval '1 microsecond'";
+    /** Rows a purge statement considers at once: each deleted row holds one advisory lock until its commit. */
+    static final int PURGE_BATCH = 500;
 
     private final DataSource dataSource;
     private final HikariDataSource ownPool; // null when the user's DataSource is used: theirs to close
@@ -79,11 +84,18 @@ public final class PostgresLockBackend implements LockBackend {
         this.listener = new ReleaseListener(listenerSource, ownPool == null, table.channel, where);
         String t = table.qualifiedTable;
         String nextToken = "nextval('" + table.qualifiedSequence + "'::regclass)";
+        // The name's guard: a transaction-scoped advisory lock keyed by this table and the name.
+        String guard = "('" + t + "'::regclass::oid::int, hashtext(%s))";
         // One "now" per statement (c), so that every CASE below takes the same decision. The token of
         // a takeover is drawn in DO UPDATE, after the row lock: never EXCLUDED.token, whose nextval
-        // ran before the conflict was seen and may be older than a concurrent grant's.
+        // ran before the conflict was seen and may be older than a concurrent grant's. The insert
+        // branch has no choice but that early nextval; c first takes the name's guard (shared), and
+        // the projection that draws it reads c, so the guard is held from before the draw to the
+        // commit: no purge can delete the name's row in between, and if the row is gone when the
+        // insert looks, it was deleted before the draw, with every token it carried lower.
         String free = "(l.lease_id IS NULL OR l.expires_at <= EXCLUDED.token_issued_at)";
-        this.acquireSql = "WITH c AS MATERIALIZED (SELECT clock_timestamp() AS now), acquired AS ("
+        this.acquireSql = "WITH c AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared" + guard.formatted("?")
+                + " AS guarded, clock_timestamp() AS now), acquired AS ("
                 + " INSERT INTO " + t + " AS l (name, lease_id, token, token_issued_at, expires_at, contended)"
                 + " SELECT ?, ?, " + nextToken + ", c.now, c.now + ?" + MICROS + ", false FROM c"
                 + " ON CONFLICT (name) DO UPDATE SET"
@@ -123,8 +135,19 @@ public final class PostgresLockBackend implements LockBackend {
         this.inspectSql = info + "l.name = ?";
         this.listSql = info + "l.lease_id IS NOT NULL AND l.expires_at > c.now AND starts_with(l.name, ?)"
                 + " ORDER BY l.name COLLATE \"C\""; // Java's order of the names, whatever the database collation
-        this.purgeSql = "DELETE FROM " + t + " WHERE (lease_id IS NULL OR expires_at <= clock_timestamp())"
-                + " AND expires_at <= clock_timestamp() - ?" + MICROS;
+        // A batch of free rows in name order (resumed after the last name of the previous batch);
+        // of those, the ones whose guard is free right now, taken exclusively without waiting (an
+        // acquire in flight holds it: the row stays for a later purge); then the delete, which
+        // re-checks that each row is still free long enough on its latest version.
+        String freeLongEnough = "(%1$slease_id IS NULL OR %1$sexpires_at <= clock_timestamp())"
+                + " AND %1$sexpires_at <= clock_timestamp() - ?" + MICROS;
+        this.purgeSql = "WITH batch AS MATERIALIZED (SELECT name FROM " + t + " WHERE name > ? AND "
+                + freeLongEnough.formatted("") + " ORDER BY name LIMIT " + PURGE_BATCH + "),"
+                + " guarded AS MATERIALIZED (SELECT name FROM batch WHERE pg_try_advisory_xact_lock"
+                + guard.formatted("name") + "),"
+                + " gone AS (DELETE FROM " + t + " l USING guarded g WHERE l.name = g.name AND " + freeLongEnough.formatted("l.")
+                + " RETURNING 1)"
+                + " SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM batch), (SELECT max(name) FROM batch)";
     }
 
     public static Builder builder() {
@@ -141,9 +164,10 @@ public final class PostgresLockBackend implements LockBackend {
         long ttlMicros = micros(ttl);
         try (Connection c = connection(); PreparedStatement ps = c.prepareStatement(acquireSql)) {
             ps.setString(1, name);
-            ps.setString(2, leaseId);
-            ps.setLong(3, ttlMicros);
-            ps.setString(4, name);
+            ps.setString(2, name);
+            ps.setString(3, leaseId);
+            ps.setLong(4, ttlMicros);
+            ps.setString(5, name);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
                     return AcquireResult.held(null);
@@ -243,17 +267,36 @@ public final class PostgresLockBackend implements LockBackend {
         }
     }
 
-    /** Safe for tokens: every new token comes from the sequence, never from a (deleted) row. */
+    /**
+     * Safe for tokens at any age, {@code Duration.ZERO} included: every new token comes from the
+     * sequence, and a row is deleted only while no acquire of its name is in flight (see the
+     * constructor). Deletes in batches of {@value #PURGE_BATCH}, each its own statement, so that a
+     * purge holds few advisory locks at once and an acquire waits for one batch at most.
+     */
     @Override
     public int purgeFree(Duration freeFor) {
-        if (freeFor.isNegative()) {
+        if (freeFor == null || freeFor.isNegative()) {
             throw new IllegalArgumentException("freeFor must not be negative, got " + freeFor);
         }
+        long ageMicros = micros(freeFor);
+        int deleted = 0;
+        String after = "";
         try (Connection c = connection(); PreparedStatement ps = c.prepareStatement(purgeSql)) {
-            ps.setLong(1, micros(freeFor));
-            return ps.executeUpdate();
+            while (true) {
+                ps.setString(1, after);
+                ps.setLong(2, ageMicros);
+                ps.setLong(3, ageMicros);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    deleted += rs.getInt(1);
+                    if (rs.getInt(2) < PURGE_BATCH) {
+                        return deleted;
+                    }
+                    after = rs.getString(3);
+                }
+            }
         } catch (SQLException e) {
-            throw failure("purge of free locks", e);
+            throw failure("purge of free locks (" + deleted + " deleted before the failure)", e);
         }
     }
 

@@ -20,6 +20,8 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -161,6 +163,103 @@ class PostgresLockBackendTest {
         assertThat(after.acquired()).isTrue();
         assertThat(after.token()).as("a new row still draws from the sequence").isGreaterThan(before.token());
         assertThatThrownBy(() -> backend.purgeFree(Duration.ofSeconds(-1))).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void purgeWorksThroughManyBatchesAndKeepsHeldRows() throws SQLException {
+        String prefix = name() + "/";
+        int free = 2 * PostgresLockBackend.PURGE_BATCH + 7;
+        // rows as releases leave them, written in one statement instead of a few thousand round trips
+        execute("INSERT INTO fencelock_locks (name, lease_id, token, token_issued_at, expires_at)"
+                + " SELECT '" + prefix + "' || lpad(g::text, 5, '0'), NULL, nextval('fencelock_locks_token_seq'),"
+                + " clock_timestamp(), clock_timestamp() FROM generate_series(1, " + free + ") g");
+        String held = prefix + "held";
+        String heldBy = lease();
+        assertThat(backend.tryAcquire(held, heldBy, TTL).acquired()).isTrue();
+
+        assertThat(backend.purgeFree(Duration.ZERO)).as("records purged").isGreaterThanOrEqualTo(free);
+        assertThat(countRows(prefix)).as("records left under " + prefix).isEqualTo(1);
+        assertThat(backend.inspect(held).orElseThrow().holder()).contains(heldBy);
+    }
+
+    @Test
+    void purgeLeavesTheRecordOfANameWhoseAcquireIsInFlight() throws SQLException {
+        String name = name();
+        String holder = lease();
+        backend.tryAcquire(name, holder, TTL);
+        backend.release(name, holder);
+        try (Connection acquire = server.connect(url)) {
+            acquire.setAutoCommit(false);
+            // what an acquire statement holds from before it draws its token until it commits
+            guard(acquire, "pg_advisory_xact_lock_shared", name);
+            backend.purgeFree(Duration.ZERO);
+            assertThat(backend.inspect(name)).as("record of a name with an acquire in flight").isPresent();
+            acquire.commit();
+        }
+        backend.purgeFree(Duration.ZERO);
+        assertThat(backend.inspect(name)).as("record once the acquire ended").isEmpty();
+    }
+
+    @Test
+    void anInsertThatWaitedBehindAPurgeDrawsItsTokenAfterThePurge() throws Exception {
+        String name = name(); // no record: the acquire takes the insert branch
+        ExecutorService acquirer = Executors.newSingleThreadExecutor();
+        try (Connection purge = server.connect(url)) {
+            purge.setAutoCommit(false);
+            // what a purge statement holds from its try of the name's guard until it commits
+            guard(purge, "pg_try_advisory_xact_lock", name);
+            Future<AcquireResult> acquire = acquirer.submit(() -> backend.tryAcquire(name, lease(), TTL));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
+            while (!waitsForGuard(purge, name)) {
+                assertThat(System.nanoTime() - deadline).as("the acquire to wait for the name's guard").isNegative();
+                assertThat(acquire).as("the acquire, while the purge holds the name's guard").isNotDone();
+                Thread.sleep(2); // polling pg_locks for the waiter
+            }
+            long drawnByThePurge;
+            try (Statement s = purge.createStatement();
+                 ResultSet rs = s.executeQuery("SELECT nextval('fencelock_locks_token_seq')")) {
+                rs.next();
+                drawnByThePurge = rs.getLong(1);
+            }
+            purge.commit();
+            AcquireResult result = acquire.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS);
+            assertThat(result.acquired()).isTrue();
+            assertThat(result.token()).as("token of an insert that waited for a purge").isGreaterThan(drawnByThePurge);
+        } finally {
+            acquirer.shutdownNow();
+        }
+    }
+
+    /** Takes the name's guard as the provider's statements key it: (this table, hashtext(name)). */
+    private static void guard(Connection c, String function, String name) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT " + function
+                + "('public.fencelock_locks'::regclass::oid::int, hashtext(?))")) {
+            ps.setString(1, name);
+            ps.executeQuery().close();
+        }
+    }
+
+    private static boolean waitsForGuard(Connection c, String name) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"
+                + " AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+                + " AND objid = hashtext(?)::oid")) {
+            ps.setString(1, name);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1) > 0;
+            }
+        }
+    }
+
+    private static int countRows(String prefix) throws SQLException {
+        try (Connection c = server.connect(url);
+             PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM fencelock_locks WHERE starts_with(name, ?)")) {
+            ps.setString(1, prefix);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
+            }
+        }
     }
 
     @Test

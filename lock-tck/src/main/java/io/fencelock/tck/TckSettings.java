@@ -1,5 +1,6 @@
 package io.fencelock.tck;
 
+import java.time.Duration;
 import java.util.OptionalLong;
 
 /**
@@ -9,7 +10,8 @@ import java.util.OptionalLong;
  *   <li>{@code fencelock.tck.seed}: replay exactly the schedule with this seed (printed by a failure);</li>
  *   <li>{@code fencelock.tck.baseSeed}: the first seed of a run (default: random, printed);</li>
  *   <li>{@code fencelock.tck.shrinkAttempts} (default 40): re-runs spent shrinking a failure;</li>
- *   <li>{@code fencelock.tck.faultRounds} (default 1): how often each fault scenario runs per backend.</li>
+ *   <li>{@code fencelock.tck.faultRounds} (default 1): how often each fault scenario runs per backend;</li>
+ *   <li>{@code fencelock.tck.raceSeconds} (default 3): how long a race property runs per backend.</li>
  * </ul>
  */
 public final class TckSettings {
@@ -41,5 +43,10 @@ public final class TckSettings {
 
     public static int shrinkAttempts() {
         return Integer.getInteger("fencelock.tck.shrinkAttempts", 40);
+    }
+
+    /** How long a race property (many threads on one name against a concurrent purger, say) runs. */
+    public static Duration raceDuration() {
+        return Duration.ofSeconds(Math.max(1, Integer.getInteger("fencelock.tck.raceSeconds", 3)));
     }
 }

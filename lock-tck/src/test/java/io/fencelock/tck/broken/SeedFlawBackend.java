@@ -20,7 +20,8 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
 
 /**
  * A deliberately unsafe PostgreSQL backend, each flaw one of the mistakes DESIGN.md warns about
@@ -41,6 +42,12 @@ final class SeedFlawBackend implements LockBackend {
         /** Acquire takes the lock even when another lease holds it. */
         NO_MUTUAL_EXCLUSION,
         /**
+         * Tokens from a sequence as the PostgreSQL provider draws them (the insert branch's nextval
+         * when the statement starts, the takeover's inside DO UPDATE), with a purge that deletes free
+         * rows while acquires of their names are in flight: a waiting insert lands an older token.
+         */
+        PURGE_WITHOUT_GUARD,
+        /**
          * Acquire blocks until the holder lets go, up to a timeout of its own, as a blocking primitive
          * does ({@code GET_LOCK(name, timeout)}, {@code pg_advisory_lock}): the caller's wait is ignored.
          */
@@ -52,20 +59,29 @@ final class SeedFlawBackend implements LockBackend {
 
     private final Flaw flaw;
     private final String table;
-    private final Connection connection;
-    private final ReentrantLock lock = new ReentrantLock();
+    private final String sequence;
+    /** One connection, used by one statement at a time; several where the flaw is a race between statements. */
+    private final BlockingQueue<Connection> connections;
+    private volatile boolean closed;
 
     /** @param flaw the flaw to build in, or {@code null} for the same design without one */
     SeedFlawBackend(Flaw flaw, String jdbcUrl, String user, String password) {
         this.flaw = flaw;
         this.table = "seed_flaw_" + (flaw == null ? "none" : flaw.name().toLowerCase());
+        this.sequence = table + "_seq";
+        int count = flaw == Flaw.PURGE_WITHOUT_GUARD ? 3 : 1;
+        this.connections = new ArrayBlockingQueue<>(count);
         try {
-            this.connection = DriverManager.getConnection(jdbcUrl, user, password);
-            try (var st = connection.createStatement()) {
+            for (int i = 0; i < count; i++) {
+                connections.add(DriverManager.getConnection(jdbcUrl, user, password));
+            }
+            try (var st = connections.peek().createStatement()) {
                 st.execute("CREATE TABLE IF NOT EXISTS " + table + " (name text PRIMARY KEY, lease_id text, "
                         + "token bigint NOT NULL, expires_at timestamptz NOT NULL)");
+                st.execute("CREATE SEQUENCE IF NOT EXISTS " + sequence + " CACHE 1");
             }
         } catch (SQLException e) {
+            close();
             throw new IllegalStateException("cannot open the seed-flaw backend: " + e.getMessage(), e);
         }
     }
@@ -89,9 +105,12 @@ final class SeedFlawBackend implements LockBackend {
     }
 
     private AcquireResult attempt(String name, String leaseId, Duration ttl) {
-        String takeoverToken = flaw == Flaw.TAKEOVER_KEEPS_TOKEN ? "l.token" : "l.token + 1";
+        boolean sequenced = flaw == Flaw.PURGE_WITHOUT_GUARD;
+        String firstToken = sequenced ? "nextval('" + sequence + "')" : "1";
+        String takeoverToken = flaw == Flaw.TAKEOVER_KEEPS_TOKEN ? "l.token" : sequenced ? firstToken : "l.token + 1";
         String when = flaw == Flaw.NO_MUTUAL_EXCLUSION ? "true" : "l.lease_id IS NULL OR l.expires_at <= clock_timestamp()";
-        String sql = "INSERT INTO " + table + " AS l (name, lease_id, token, expires_at) VALUES (?, ?, 1, clock_timestamp() + ? * interval '1 millisecond') "
+        String sql = "INSERT INTO " + table + " AS l (name, lease_id, token, expires_at) VALUES (?, ?, " + firstToken
+                + ", clock_timestamp() + ? * interval '1 millisecond') "
                 + "ON CONFLICT (name) DO UPDATE SET lease_id = EXCLUDED.lease_id, token = " + takeoverToken
                 + ", expires_at = EXCLUDED.expires_at WHERE " + when + " RETURNING token, expires_at";
         return query(sql, ps -> {
@@ -163,18 +182,21 @@ final class SeedFlawBackend implements LockBackend {
 
     @Override
     public Set<Capability> capabilities() {
-        // Only the cleanup flaw offers purging: token + 1 is safe as long as rows are never deleted.
-        return flaw == Flaw.TOKEN_PLUS_ONE_WITH_CLEANUP
+        // Only the purge flaws offer purging: token + 1 is safe as long as rows are never deleted.
+        return flaw == Flaw.TOKEN_PLUS_ONE_WITH_CLEANUP || flaw == Flaw.PURGE_WITHOUT_GUARD
                 ? EnumSet.of(Capability.FENCING, Capability.SERVER_TIME, Capability.PURGE_FREE)
                 : EnumSet.of(Capability.FENCING, Capability.SERVER_TIME);
     }
 
     @Override
     public void close() {
-        try {
-            connection.close();
-        } catch (SQLException ignored) {
-            // closing a test connection
+        closed = true;
+        for (Connection c; (c = connections.poll()) != null; ) {
+            try {
+                c.close();
+            } catch (SQLException ignored) {
+                // closing a test connection
+            }
         }
     }
 
@@ -192,9 +214,17 @@ final class SeedFlawBackend implements LockBackend {
         T read(ResultSet rs) throws SQLException;
     }
 
-    /** One connection for this test backend, used by one statement at a time. */
     private <T> T query(String sql, Binder binder, Reader<T> reader) {
-        lock.lock();
+        Connection connection;
+        try {
+            if (closed) {
+                throw new IllegalStateException("seed-flaw backend is closed");
+            }
+            connection = connections.take();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockBackendException("seed-flaw backend: interrupted waiting for a connection", e, true);
+        }
         try (PreparedStatement ps = connection.prepareStatement(sql)) {
             binder.bind(ps);
             try (ResultSet rs = ps.executeQuery()) {
@@ -203,7 +233,10 @@ final class SeedFlawBackend implements LockBackend {
         } catch (SQLException e) {
             throw new LockBackendException("seed-flaw backend: " + e.getMessage(), e, true);
         } finally {
-            lock.unlock();
+            connections.add(connection);
+            if (closed) {
+                close(); // returned after close(): close it too
+            }
         }
     }
 }
