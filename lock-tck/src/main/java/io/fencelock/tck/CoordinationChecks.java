@@ -110,8 +110,9 @@ final class CoordinationChecks {
             assertThat(LeaderElection.leader(observer, group).orElseThrow().fencingToken())
                     .as("the new leader's token").isGreaterThan(seen.fencingToken());
 
-            // the leader's renewals are cut off, as by a partition: it loses the lease, its work stops, another takes over
+            // the leader is cut off, as by a partition: it loses the lease, its work stops, another takes over
             long cut = System.nanoTime();
+            second.backend().cutAcquires(true);
             second.backend().cutRenewals(true);
             Candidate third = awaitLeader(candidates, second);
             Duration failover = Duration.ofNanos(System.nanoTime() - cut);
@@ -120,6 +121,7 @@ final class CoordinationChecks {
             assertThat(failover).as("failover after the leader stopped renewing").isLessThan(takeoverBound(Duration.ZERO));
             awaitCondition("the cut-off leader to learn it lost", () -> second.events().contains("stepped LOST"));
             second.backend().cutRenewals(false);
+            second.backend().cutAcquires(false);
             assertThat(third.election().isLeader()).isTrue();
         } finally {
             candidates.forEach(c -> c.election().close());
