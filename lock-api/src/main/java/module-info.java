@@ -7,6 +7,7 @@ module io.fencelock {
 
     exports io.fencelock;
     exports io.fencelock.spi;
+    exports io.fencelock.coordination;
 
     uses io.fencelock.spi.LockBackendProvider;
 }

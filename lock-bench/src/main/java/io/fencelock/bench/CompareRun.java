@@ -89,7 +89,7 @@ public final class CompareRun {
             progress.line(key, reason);
             return new Figures.BackendSection(key, BenchSettings.TITLES.get(key), false, "", reason, List.of(),
                     List.of(), "", List.of(), List.of(), List.of(), List.of(), List.of(), List.of(), List.of(), List.of(),
-                    List.of(), List.of(), progress.elapsedSeconds() - started);
+                    List.of(), List.of(), List.of(), progress.elapsedSeconds() - started);
         }
         try (backend) {
             return measure(backend, matrix, started);
@@ -209,6 +209,16 @@ public final class CompareRun {
             errors.add("takeover: " + Measurements.describe(e));
         }
 
+        List<Figures.Coordination> coordination = new ArrayList<>();
+        progress.line(key, "leader failover and task rebalance, TTL " + settings.takeoverTtl().toSeconds() + " s");
+        try {
+            coordination.add(CoordinationMeasurements.measure(backend, settings.takeoverTtl(), settings.takeoverSamples()));
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception e) {
+            errors.add("leader failover and task rebalance: " + Measurements.describe(e));
+        }
+
         List<Figures.Scale> scale = new ArrayList<>();
         long large = settings.scaleLarge(backend);
         if (large < 1_000_000) {
@@ -236,7 +246,7 @@ public final class CompareRun {
                 errors.isEmpty() ? "" : " (" + errors.size() + " error(s), see the report)"));
         List<String> capabilityNames = capabilities.stream().map(Enum::name).toList();
         return new Figures.BackendSection(key, backend.title(), true, backend.description(), "", capabilityNames,
-                notClaimed, backend.rawPrimitiveDescription(), latency, throughput, handOff, renewal, takeover, scale,
+                notClaimed, backend.rawPrimitiveDescription(), latency, throughput, handOff, renewal, takeover, coordination, scale,
                 notes, backend.peersNotMeasured(), matrix.forPackage(backend.providerPackage()), errors, seconds);
     }
 

@@ -34,6 +34,11 @@ public final class Figures {
     public record Takeover(long ttlMs, int samples, double medianTakeoverMs, double medianAfterTtlMs, double maxAfterTtlMs) {
     }
 
+    /** Leader election and task spreading (fencelock): medians of the time leadership and tasks take to move. */
+    public record Coordination(long ttlMs, long monitorPeriodMs, int samples, double leaderFailoverMs,
+                               double resignHandOverMs, double crashedInstanceTasksMovedMs, double joinRebalanceMs) {
+    }
+
     /** fencelock acquire + release with {@code existingNames} lock records on the backend. */
     public record Scale(long existingNames, double fillSeconds, long cycles, double p50Us, double p99Us) {
     }
@@ -43,7 +48,7 @@ public final class Figures {
                                  String unavailableReason, List<String> capabilities, List<String> notClaimed,
                                  String rawPrimitive, List<Latency> latency, List<Throughput> throughput,
                                  List<HandOff> handOff, List<Renewal> renewal, List<Takeover> takeover,
-                                 List<Scale> scale, List<String> notes, List<String> peersNotMeasured,
+                                 List<Coordination> coordination, List<Scale> scale, List<String> notes, List<String> peersNotMeasured,
                                  List<TckMatrices.Suite> guarantees, List<String> errors, double seconds) {
     }
 

@@ -268,6 +268,18 @@ final class ReportWriter {
         b.add(new Table(List.of("TTL ms", "median: acquire → waiter holds, ms", "median after the TTL, ms",
                 "worst after the TTL, ms", "samples"), rows));
 
+        b.add(new Heading(3, "Leader election and task spreading (fencelock)"));
+        rows = new ArrayList<>();
+        for (Figures.Coordination c : s.coordination()) {
+            rows.add(List.of(Long.toString(c.ttlMs()), Long.toString(c.monitorPeriodMs()), number(c.leaderFailoverMs()),
+                    number(c.resignHandOverMs()), number(c.crashedInstanceTasksMovedMs()), number(c.joinRebalanceMs()),
+                    Integer.toString(c.samples())));
+        }
+        b.add(new Table(List.of("TTL ms", "monitor period ms", "leader crashed → next leads, ms", "leader resigned → next leads, ms",
+                "instance crashed → its tasks run elsewhere, ms", "instance joined → holds its share, ms", "samples"), rows));
+        b.add(new Text("Medians. A crash is the connections going away under a running client: only the backend's expiry"
+                + " frees its locks. Three instances share six tasks; a fourth joins after the crash."));
+
         b.add(new Heading(3, "Scale: acquire + release with many lock names (fencelock)"));
         rows = new ArrayList<>();
         for (Figures.Scale sc : s.scale()) {

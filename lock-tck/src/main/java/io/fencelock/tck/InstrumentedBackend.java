@@ -32,6 +32,7 @@ public final class InstrumentedBackend implements LockBackend {
     private final AtomicInteger reads = new AtomicInteger();
     private final List<Integer> renewBatchSizes = new CopyOnWriteArrayList<>();
     private volatile boolean renewalsCut;
+    private volatile boolean acquiresCut;
     private volatile boolean answersLost;
     private volatile CountDownLatch renewalGate;
 
@@ -46,6 +47,11 @@ public final class InstrumentedBackend implements LockBackend {
     /** From now on, renewals fail as if the connection were gone (true) or go through again (false). */
     public void cutRenewals(boolean cut) {
         this.renewalsCut = cut;
+    }
+
+    /** From now on, acquires fail as if the connection were gone (true) or go through again (false). */
+    public void cutAcquires(boolean cut) {
+        this.acquiresCut = cut;
     }
 
     /**
@@ -95,6 +101,9 @@ public final class InstrumentedBackend implements LockBackend {
     @Override
     public AcquireResult tryAcquire(String name, String leaseId, Duration ttl) {
         acquires.incrementAndGet();
+        if (acquiresCut) {
+            throw new LockBackendException("acquire cut off by the TCK (simulated lost connection)", true);
+        }
         return answered(delegate.tryAcquire(name, leaseId, ttl));
     }
 

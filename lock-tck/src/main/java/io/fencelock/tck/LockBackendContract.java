@@ -702,6 +702,43 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         awaitCondition("the lock to be free", () -> !c.inspect(name).map(LockInfo::held).orElse(false));
     }
 
+    // ------------------------------------------------------------------ leader election and task spreading
+
+    /** One leader at a time, found by anyone who asks; a resign hands over promptly; a cut-off leader is replaced within its TTL. */
+    @Test
+    void leadershipMovesOnResignAndLoss() throws Exception {
+        coordination().leadershipMovesOnResignAndLoss(freshName());
+    }
+
+    /** A leader frozen (SIGSTOP, in a child JVM) past its TTL is replaced; thawed, its work is interrupted and its writes fenced. */
+    @Test
+    void frozenLeaderIsReplacedAndFenced() throws Exception {
+        coordination().frozenLeaderIsReplacedAndFenced(childJvmConnection("frozenLeaderIsReplacedAndFenced"), freshName());
+    }
+
+    /** Tasks spread within one of even, run once at a time, move off a killed (SIGKILL) instance within TTL + a monitor period, and rebalance on a join. */
+    @Test
+    void tasksSpreadAndMoveOnFailure() throws Exception {
+        coordination().tasksSpreadAndMoveOnFailure(childJvmConnection("tasksSpreadAndMoveOnFailure"), freshName());
+    }
+
+    private CoordinationChecks coordination() {
+        return new CoordinationChecks(this::client, () -> new InstrumentedBackend(fixture.openBackend()), this::client);
+    }
+
+    /** The connection a child JVM opens; without one the property is recorded as not run (and fails in CI). */
+    private ClientConnection childJvmConnection(String property) {
+        Optional<String> why = faults.holderJvmUnavailable();
+        if (why.isPresent()) {
+            if (TckSettings.ci()) {
+                fail("CI=true and a child JVM cannot connect: " + why.get());
+            }
+            matrix.record(property, GuaranteeMatrix.NO_FAULT, true, Outcome.NOT_RUN, why.get(), null);
+            Assumptions.abort("not run: " + why.get());
+        }
+        return fixture.clientConnection().orElseThrow();
+    }
+
     // ------------------------------------------------------------------ properties under faults
 
     @Test
