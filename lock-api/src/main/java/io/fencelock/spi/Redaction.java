@@ -3,9 +3,7 @@ package io.fencelock.spi;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -19,8 +17,7 @@ import java.util.regex.Pattern;
  */
 public final class Redaction {
     static final String MASK = "***";
-    static final String WITHHELD = "(the driver's message is withheld: it quotes part of the connection string's"
-            + " credentials or parameter values)";
+    static final String WITHHELD = "(the driver's message is withheld: it quotes part of the connection string's credentials)";
     private static final Pattern URL_IN_TEXT = Pattern.compile(
             "(?<![A-Za-z0-9+.\\-])(?:[A-Za-z][A-Za-z0-9+.\\-]*:)+//[^\\s\"'`<>]*");
     private static final Pattern QUOTED = Pattern.compile("'([^']*)'|\"([^\"]*)\"|`([^`]*)`");
@@ -52,10 +49,9 @@ public final class Redaction {
     /**
      * A driver's message about a connection made with {@code uri}: its echoes of {@code uri} and
      * of its parts ({@code userinfo@}, {@code key=value}, raw or percent-decoded) redacted, the rest
-     * unchanged (user names in "Access denied for user 'app'@'host'" stay). When the password, a
-     * quoted piece of the user-info beyond the user name, or a quoted parameter value is still in
-     * it (a parser that split a raw URI at the wrong place quotes such pieces), the whole message
-     * is withheld instead.
+     * unchanged (user names in "Access denied for user 'app'@'host'" stay). When the user-info's
+     * password, or a quoted piece of the user-info beyond the user name, is still in it (a parser
+     * that split a raw URI at the wrong place quotes such pieces), the whole message is withheld.
      */
     public static String message(String message, String uri) {
         String out = message(message);
@@ -64,17 +60,15 @@ public final class Redaction {
         }
         ConnectionString parsed = ConnectionString.parse(uri);
         String userInfo = parsed.userInfo();
-        Set<String> values = new LinkedHashSet<>();
         for (String[] parameter : parsed.parameters()) {
             for (String value : forms(parameter[1])) {
                 if (!parameter[0].isEmpty() && !value.isEmpty()) {
                     out = out.replace(parameter[0] + "=" + value, parameter[0] + "=" + MASK);
                 }
-                values.add(value);
             }
         }
         if (userInfo == null || userInfo.isEmpty()) {
-            return quotesAny(out, List.of(), List.of(), values) ? WITHHELD : out;
+            return out;
         }
         List<String> whole = forms(userInfo);
         for (String form : whole) {
@@ -89,19 +83,18 @@ public final class Redaction {
                 }
             }
         }
-        return quotesAny(out, whole, user, values) ? WITHHELD : out;
+        return quotesPartOf(out, whole, user) ? WITHHELD : out;
     }
 
-    /** Whether a quoted piece of {@code message} is part of the user-info but not of the user name, or a parameter value. */
-    private static boolean quotesAny(String message, List<String> userInfo, List<String> user, Set<String> values) {
+    /** Whether a quoted piece of {@code message} is part of the user-info but not of the user name. */
+    private static boolean quotesPartOf(String message, List<String> userInfo, List<String> user) {
         Matcher m = QUOTED.matcher(message);
         while (m.find()) {
             String quoted = m.group(1) != null ? m.group(1) : m.group(2) != null ? m.group(2) : m.group(3);
             if (quoted.isEmpty()) {
                 continue;
             }
-            if (values.contains(quoted)
-                    || userInfo.stream().anyMatch(u -> u.contains(quoted)) && user.stream().noneMatch(u -> u.contains(quoted))) {
+            if (userInfo.stream().anyMatch(u -> u.contains(quoted)) && user.stream().noneMatch(u -> u.contains(quoted))) {
                 return true;
             }
         }
