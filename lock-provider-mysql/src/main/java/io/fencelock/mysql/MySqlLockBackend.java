@@ -182,7 +182,7 @@ public final class MySqlLockBackend implements LockBackend {
             throw failure("tryAcquire of '" + name + "'", e);
         } catch (NumberFormatException e) {
             throw new LockBackendException("MySQL tryAcquire of '" + name + "' on " + where
-                    + ": the driver reported no usable LAST_INSERT_ID (" + e.getMessage() + ")", e, false);
+                    + ": the driver reported no usable LAST_INSERT_ID (" + Redaction.message(e.getMessage()) + ")", e, false);
         }
     }
 
