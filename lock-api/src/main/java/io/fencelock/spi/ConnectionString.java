@@ -14,7 +14,7 @@ import java.util.regex.Pattern;
  * <p>Where the user-info ends is decided without trusting that it is percent-encoded: the
  * user-info of RFC 3986 ends at the last {@code @} before the first {@code / ? # ;}, but an
  * {@code @} further on that is not inside a parameter value ({@code ?key=va@lue}) means a raw
- * {@code / ? # ;} in the password, and the user-info then runs to the last {@code @}.
+ * {@code / ? # ;} in the password, and the user-info then runs to the last such {@code @}.
  */
 public final class ConnectionString {
     private static final Pattern SCHEME = Pattern.compile("^(?:[A-Za-z][A-Za-z0-9+.\\-]*:)+");
@@ -56,9 +56,11 @@ public final class ConnectionString {
         int end = indexOfAny(t, "/?#;", 0);
         int authorityEnd = end < 0 ? t.length() : end;
         int at = t.lastIndexOf('@', authorityEnd - 1);
-        int last = t.lastIndexOf('@');
-        if (last >= authorityEnd && !everyAtIsInAValue(t, authorityEnd)) {
-            at = last;
+        for (int i = t.lastIndexOf('@'); i >= authorityEnd; i = t.lastIndexOf('@', i - 1)) {
+            if (!isInAValue(t, authorityEnd, i)) {
+                at = i;
+                break;
+            }
         }
         String userInfo = at >= 0 ? t.substring(0, at) : null;
         String after = t.substring(at + 1);
@@ -67,19 +69,15 @@ public final class ConnectionString {
                 : new ConnectionString(scheme, userInfo, after.substring(0, hostsEnd), after.substring(hostsEnd));
     }
 
-    /** Whether each {@code @} from {@code from} on sits in a parameter's value: after {@code ?} or {@code ;}, and after a {@code key=}. */
-    private static boolean everyAtIsInAValue(String t, int from) {
+    /** Whether the {@code @} at {@code at} sits in a parameter's value: after the first {@code ?} or {@code ;} from {@code from}, and after a {@code key=}. */
+    private static boolean isInAValue(String t, int from, int at) {
         int query = indexOfAny(t, "?;", from);
-        for (int at = t.indexOf('@', from); at >= 0; at = t.indexOf('@', at + 1)) {
-            if (query < 0 || at < query) {
-                return false; // in the path
-            }
-            int segment = Math.max(t.lastIndexOf('&', at), Math.max(t.lastIndexOf(';', at), t.lastIndexOf('?', at))) + 1;
-            if (t.indexOf('=', segment) <= segment || t.indexOf('=', segment) > at) {
-                return false; // no key before it
-            }
+        if (query < 0 || at < query) {
+            return false; // in the path
         }
-        return true;
+        int segment = Math.max(t.lastIndexOf('&', at), Math.max(t.lastIndexOf(';', at), t.lastIndexOf('?', at))) + 1;
+        int eq = t.indexOf('=', segment);
+        return eq > segment && eq < at; // a key, then '=', then the '@'
     }
 
     static int indexOfAny(String s, String chars, int from) {

@@ -62,6 +62,9 @@ class RedactionTest {
         assertThat(Redaction.uri("redis://:p?ss@host:6379")).isEqualTo("redis://host:6379");
         assertThat(Redaction.uri("redis://u:12/ab@host")).isEqualTo("redis://host");
         assertThat(Redaction.uri("redis://u:p#w@host")).isEqualTo("redis://host");
+        // the password again in a later parameter: the user-info ends at the last '@' outside a value
+        assertThat(Redaction.uri("etcd://:" + SPECIAL + "@h:2379/x?password1=" + SPECIAL)).isEqualTo("etcd://h:2379/x?password1=***&=***");
+        assertThat(Redaction.uri("redis://u:a/b@c@host")).isEqualTo("redis://host");
         // a value holding '&', ';' or '#': every piece is masked
         assertThat(Redaction.uri("jdbc:mysql://db/app?password=a&b;c#d")).isEqualTo("jdbc:mysql://db/app?password=***&***;***");
     }
