@@ -807,7 +807,8 @@ class MySqlLockBackendTest {
         try {
             // the right password, percent-encoded in the user-info: connects, and shows no secret anywhere
             try (MySqlLockBackend ok = MySqlLockBackend.builder()
-                    .jdbcUrl(withParameters(withUserInfo(url, user + ":" + CredentialChecks.encoded(right)),
+                    .jdbcUrl(CredentialChecks.withParameters(
+                            CredentialChecks.withUserInfo(url, user + ":" + CredentialChecks.encoded(right)),
                             "password2=" + CredentialChecks.encoded(second) + "&password3=" + CredentialChecks.encoded(third)))
                     .poolSize(1).build()) {
                 assertThat(ok.tryAcquire(name(), lease(), TTL).acquired()).isTrue();
@@ -818,9 +819,9 @@ class MySqlLockBackendTest {
                 assertThat(dump).doesNotContain(user + ":");
             }
             // a wrong password as user-info (encoded), as password= and as password1=: refused, in the server's own words
-            for (String bad : List.of(withUserInfo(url, user + ":" + CredentialChecks.encoded(wrong)),
-                    withParameters(url, "user=" + user + "&password=" + CredentialChecks.encoded(wrong)),
-                    withParameters(url, "user=" + user + "&password1=" + CredentialChecks.encoded(wrong)
+            for (String bad : List.of(CredentialChecks.withUserInfo(url, user + ":" + CredentialChecks.encoded(wrong)),
+                    CredentialChecks.withParameters(url, "user=" + user + "&password=" + CredentialChecks.encoded(wrong)),
+                    CredentialChecks.withParameters(url, "user=" + user + "&password1=" + CredentialChecks.encoded(wrong)
                             + "&password2=" + CredentialChecks.encoded(second) + "&password3=" + CredentialChecks.encoded(third)))) {
                 Throwable refused = catchThrowable(() -> MySqlLockBackend.builder().jdbcUrl(bad).poolSize(1).build().close());
                 assertThat(refused).as(bad.replace(wrong, "...")).isInstanceOf(LockBackendException.class)
@@ -829,12 +830,13 @@ class MySqlLockBackendTest {
                 CredentialChecks.assertNoSecret(refused, wrong, second, third);
             }
             // the raw password in the user-info is no URL Connector/J can parse: refused before any I/O, without it
-            Throwable raw = catchThrowable(() -> MySqlLockBackend.builder().jdbcUrl(withUserInfo(url, user + ":" + wrong)));
+            Throwable raw = catchThrowable(() -> MySqlLockBackend.builder()
+                    .jdbcUrl(CredentialChecks.withUserInfo(url, user + ":" + wrong)));
             assertThat(raw).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("jdbcUrl");
             CredentialChecks.assertNoSecret(raw, wrong);
             // and through the provider, which names no value either
             Throwable viaProvider = catchThrowable(() -> new MySqlLockBackendProvider()
-                    .open(withParameters(url, "password1=" + CredentialChecks.encoded(wrong)), Map.of("user", user)));
+                    .open(CredentialChecks.withParameters(url, "password1=" + CredentialChecks.encoded(wrong)), Map.of("user", user)));
             assertThat(viaProvider).isInstanceOf(LockBackendException.class).hasMessageContaining("password1=***");
             CredentialChecks.assertNoSecret(viaProvider, wrong);
         } finally {
@@ -849,14 +851,6 @@ class MySqlLockBackendTest {
             assertThatThrownBy(() -> MySqlLockBackend.builder().jdbcUrl(bad)).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("port '").hasMessageNotContaining("s3cret");
         }
-    }
-
-    private static String withUserInfo(String base, String userInfo) {
-        return base.replaceFirst("//", "//" + java.util.regex.Matcher.quoteReplacement(userInfo) + "@");
-    }
-
-    private static String withParameters(String base, String parameters) {
-        return base + (base.contains("?") ? "&" : "?") + parameters;
     }
 
     @Test

@@ -478,7 +478,7 @@ class PostgresLockBackendTest {
                 "GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO " + role);
         try {
             // the right password percent-encoded in the URL, unknown password1..3 beside it: connects, shows no secret
-            String rightUrl = withParameters(url, "user=" + role + "&password=" + CredentialChecks.encoded(right)
+            String rightUrl = CredentialChecks.withParameters(url, "user=" + role + "&password=" + CredentialChecks.encoded(right)
                     + "&password1=" + CredentialChecks.encoded(other) + "&password2=" + CredentialChecks.encoded(other)
                     + "&password3=" + CredentialChecks.encoded(other));
             try (PostgresLockBackend ok = PostgresLockBackend.builder().jdbcUrl(rightUrl).poolSize(1).build()) {
@@ -489,7 +489,7 @@ class PostgresLockBackendTest {
                 CredentialChecks.assertNoSecret(dump, right, other);
             }
             Throwable refused = catchThrowable(() -> PostgresLockBackend.builder()
-                    .jdbcUrl(withParameters(url, "user=" + role + "&password=" + CredentialChecks.encoded(wrong)
+                    .jdbcUrl(CredentialChecks.withParameters(url, "user=" + role + "&password=" + CredentialChecks.encoded(wrong)
                             + "&password1=" + CredentialChecks.encoded(other)))
                     .poolSize(1).build().close());
             assertThat(refused).isInstanceOf(LockBackendException.class)
@@ -500,7 +500,7 @@ class PostgresLockBackendTest {
             // user-info, encoded or raw, is no pgjdbc URL: refused before any I/O, naming no part of it
             for (String userInfo : List.of(role + ":" + CredentialChecks.encoded(wrong), role + ":" + wrong)) {
                 Throwable notPgjdbc = catchThrowable(() -> PostgresLockBackend.builder()
-                        .jdbcUrl(url.replaceFirst("//", "//" + java.util.regex.Matcher.quoteReplacement(userInfo) + "@"))
+                        .jdbcUrl(CredentialChecks.withUserInfo(url, userInfo))
                         .poolSize(1).build().close());
                 assertThat(notPgjdbc).isInstanceOf(IllegalArgumentException.class);
                 CredentialChecks.assertNoSecret(notPgjdbc, wrong);
@@ -518,10 +518,6 @@ class PostgresLockBackendTest {
             assertThatThrownBy(() -> PostgresLockBackend.builder().jdbcUrl(bad)).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("port '").hasMessageNotContaining("s3cret");
         }
-    }
-
-    private static String withParameters(String base, String parameters) {
-        return base + (base.contains("?") ? "&" : "?") + parameters;
     }
 
     @Test

@@ -33,6 +33,16 @@ public final class CredentialChecks {
         return tag + "-" + SPECIAL + java.util.UUID.randomUUID().toString().substring(0, 8);
     }
 
+    /** {@code uri} with {@code userInfo} (as given, unencoded) before its hosts. */
+    public static String withUserInfo(String uri, String userInfo) {
+        return uri.replaceFirst("//", "//" + java.util.regex.Matcher.quoteReplacement(userInfo) + "@");
+    }
+
+    /** {@code uri} with {@code parameters} ({@code a=1&b=2}) appended to its query. */
+    public static String withParameters(String uri, String parameters) {
+        return uri + (uri.contains("?") ? "&" : "?") + parameters;
+    }
+
     /** No form (as given, percent-encoded) of any secret in the failure, its causes or suppressed ones. */
     public static void assertNoSecret(Throwable failure, String... secrets) {
         assertThat(failure).as("a failure").isNotNull();
