@@ -1,7 +1,7 @@
 /**
  * The MySQL / MariaDB lock backend: {@link io.fencelock.mysql.MySqlLockBackend}, also found through
  * {@link java.util.ServiceLoader} for {@code jdbc:mysql:} and {@code jdbc:mariadb:} URLs. MySQL
- * Connector/J is needed at run time only (the pool loads it by class name), so it is not required here.
+ * Connector/J is needed at run time only (the backend loads its driver by class name), so it is not required here.
  */
 module io.fencelock.mysql {
     requires transitive io.fencelock; // the backend implements its SPI

@@ -251,7 +251,7 @@ public final class LockClient implements AutoCloseable {
      * can do so without ever lowering a later token ({@link Capability#PURGE_FREE}).
      */
     public int purgeFree(Duration freeFor) {
-        LockOptions.requireNonNegative("freeFor", freeFor);
+        LockOptions.requireAtMostMax("freeFor", LockOptions.requireNonNegative("freeFor", freeFor));
         if (!capabilities.contains(Capability.PURGE_FREE)) {
             throw new UnsupportedOperationException("this backend does not declare PURGE_FREE");
         }
@@ -488,9 +488,16 @@ public final class LockClient implements AutoCloseable {
             return this;
         }
 
-        /** A provider-specific setting (schema, table, user, password...). */
+        /** A provider-specific setting (schema, table, user, password...); neither key nor value may be null. */
         public Builder property(String key, String value) {
-            properties.put(Objects.requireNonNull(key, "key"), value);
+            if (key == null) {
+                throw new IllegalArgumentException("a property key is null");
+            }
+            if (value == null) {
+                // usually a System.getenv(...) that found nothing: say which setting, never a value
+                throw new IllegalArgumentException("property '" + key + "' is null: give a value or leave the property out");
+            }
+            properties.put(key, value);
             return this;
         }
 

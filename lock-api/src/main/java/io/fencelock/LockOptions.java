@@ -7,7 +7,7 @@ import java.util.Objects;
  * A client's settings, validated when built (before any I/O).
  *
  * <ul>
- *   <li>{@code ttl} (default 30 s): the lease length on the backend.</li>
+ *   <li>{@code ttl} (default 30 s): the lease length on the backend; at most {@link #MAX_TTL}.</li>
  *   <li>{@code renewInterval} (default a third of the TTL): how long after a grant the watchdog
  *       renews; must leave time before the local validity deadline.</li>
  *   <li>{@code tokenPeriod} (default none): when set, a renewal issues a new, higher token once the
@@ -18,8 +18,16 @@ import java.util.Objects;
  *   <li>{@code initialPollInterval} (default 5 ms) and {@code maxPollInterval} (default 500 ms):
  *       the jittered backoff of a waiter between attempts when no release signal arrives.</li>
  * </ul>
+ * Every duration is at most {@link #MAX_TTL}.
  */
 public final class LockOptions {
+    /**
+     * The longest TTL (and any other duration here): 36,500 days, about 100 years. The engine keeps
+     * deadlines in {@code System.nanoTime()} units, which hold about 292 years, and every backend
+     * stores it (etcd's longest lease is 9e9 s, about 285 years; MySQL's DATETIME ends in 9999).
+     */
+    public static final Duration MAX_TTL = Duration.ofDays(36_500);
+
     private final Duration ttl;
     private final Duration renewInterval;
     private final Duration tokenPeriod;
@@ -108,6 +116,7 @@ public final class LockOptions {
      */
     public Duration requireUsableTtl(Duration leaseTtl) {
         requirePositive("ttl", leaseTtl);
+        requireAtMostMax("ttl", leaseTtl);
         Duration window = validityWindow(leaseTtl);
         if (window.compareTo(Duration.ofMillis(1)) < 0) {
             throw new IllegalArgumentException("ttl " + leaseTtl + " is too short: ttl x (1 - clockDrift " + clockDrift
@@ -135,6 +144,15 @@ public final class LockOptions {
     static Duration requireNonNegative(String what, Duration d) {
         if (d == null || d.isNegative()) {
             throw new IllegalArgumentException(what + " " + d + " must be zero or positive");
+        }
+        return d;
+    }
+
+    /** Before any arithmetic on {@code d}: past the limit, nanoseconds would overflow. */
+    static Duration requireAtMostMax(String what, Duration d) {
+        if (d != null && d.compareTo(MAX_TTL) > 0) {
+            throw new IllegalArgumentException(what + " " + d + " (" + d.toDays() + " days) is longer than the maximum "
+                    + MAX_TTL + " (LockOptions.MAX_TTL, " + MAX_TTL.toDays() + " days)");
         }
         return d;
     }
@@ -204,6 +222,7 @@ public final class LockOptions {
         /** Validates and builds; throws {@link IllegalArgumentException} naming the value and the rule. */
         public LockOptions build() {
             requirePositive("ttl", ttl);
+            requireAtMostMax("ttl", ttl);
             if (renewInterval != null) {
                 requirePositive("renewInterval", renewInterval);
                 if (renewInterval.compareTo(ttl) >= 0) {
@@ -212,13 +231,14 @@ public final class LockOptions {
             }
             if (tokenPeriod != null) {
                 requirePositive("tokenPeriod", tokenPeriod);
+                requireAtMostMax("tokenPeriod", tokenPeriod);
             }
             if (!(clockDrift >= 0.0 && clockDrift < 0.5)) {
                 throw new IllegalArgumentException("clockDrift " + clockDrift + " must be in [0, 0.5)");
             }
-            requireNonNegative("safetyMargin", safetyMargin);
-            requirePositive("initialPollInterval", initialPollInterval);
-            requirePositive("maxPollInterval", maxPollInterval);
+            requireAtMostMax("safetyMargin", requireNonNegative("safetyMargin", safetyMargin));
+            requireAtMostMax("initialPollInterval", requirePositive("initialPollInterval", initialPollInterval));
+            requireAtMostMax("maxPollInterval", requirePositive("maxPollInterval", maxPollInterval));
             if (maxPollInterval.compareTo(initialPollInterval) < 0) {
                 throw new IllegalArgumentException("maxPollInterval " + maxPollInterval
                         + " must not be shorter than initialPollInterval " + initialPollInterval);

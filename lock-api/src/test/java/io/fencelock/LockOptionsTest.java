@@ -56,4 +56,29 @@ class LockOptionsTest {
         assertThatThrownBy(() -> LockOptions.builder().maxPollInterval(Duration.ofMillis(1)).build())
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxPollInterval");
     }
+
+    @Test
+    void durationsPastTheMaximumAreRejectedNamingValueAndLimit() {
+        Duration thousandYears = Duration.ofDays(365_000);
+        assertThatThrownBy(() -> LockOptions.builder().ttl(thousandYears).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("ttl " + thousandYears)
+                .hasMessageContaining("maximum " + LockOptions.MAX_TTL);
+        assertThatThrownBy(() -> LockOptions.defaults().requireUsableTtl(thousandYears))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("ttl " + thousandYears)
+                .hasMessageContaining("MAX_TTL");
+        assertThatThrownBy(() -> LockOptions.defaults().requireUsableTtl(Duration.ofSeconds(Long.MAX_VALUE)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maximum");
+        assertThatThrownBy(() -> LockOptions.builder().ttl(LockOptions.MAX_TTL).tokenPeriod(thousandYears).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("tokenPeriod");
+        assertThatThrownBy(() -> LockOptions.builder().safetyMargin(thousandYears).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("safetyMargin");
+        assertThatThrownBy(() -> LockOptions.builder().maxPollInterval(thousandYears).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxPollInterval");
+
+        // the maximum itself is usable: its window and renew interval are computed without overflow
+        LockOptions longest = LockOptions.builder().ttl(LockOptions.MAX_TTL).build();
+        assertThat(longest.requireUsableTtl(LockOptions.MAX_TTL)).isEqualTo(LockOptions.MAX_TTL);
+        assertThat(longest.validityWindow(LockOptions.MAX_TTL)).isPositive().isLessThan(LockOptions.MAX_TTL);
+        assertThat(longest.renewInterval(LockOptions.MAX_TTL)).isEqualTo(LockOptions.MAX_TTL.dividedBy(3));
+    }
 }

@@ -84,7 +84,7 @@ public final class CompareRun {
         } catch (RuntimeException | AssertionError | LinkageError e) {
             // a fixture aborts (TestAbortedException) where no server is found, and fails (CI=true) likewise
             boolean missing = e.getClass().getName().startsWith("org.opentest4j.");
-            String reason = missing ? "not available here: " + Redaction.uri(String.valueOf(e.getMessage()))
+            String reason = missing ? "not available here: " + Redaction.message(e.getMessage())
                     : "could not be started: " + Measurements.describe(e);
             progress.line(key, reason);
             return new Figures.BackendSection(key, BenchSettings.TITLES.get(key), false, "", reason, List.of(),

@@ -282,7 +282,7 @@ final class Measurements {
             root = root.getCause();
         }
         String text = e == root ? e.toString() : e + " (cause: " + root + ")";
-        return io.fencelock.spi.Redaction.uri(text);
+        return io.fencelock.spi.Redaction.message(text);
     }
 
     static void closeQuietly(AutoCloseable c) {

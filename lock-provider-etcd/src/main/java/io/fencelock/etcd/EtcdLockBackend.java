@@ -20,7 +20,9 @@ import io.fencelock.Capability;
 import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
 import io.fencelock.spi.AcquireResult;
+import io.fencelock.spi.ConnectionString;
 import io.fencelock.spi.LockBackend;
+import io.fencelock.spi.Redaction;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
 import io.fencelock.spi.WakeUpSubscription;
@@ -506,7 +508,7 @@ public final class EtcdLockBackend implements LockBackend {
             case "UNAVAILABLE", "DEADLINE_EXCEEDED", "ABORTED", "RESOURCE_EXHAUSTED", "CANCELLED" -> true;
             default -> false;
         };
-        String message = cause.getMessage() == null ? cause.getClass().getSimpleName() : cause.getMessage();
+        String message = cause.getMessage() == null ? cause.getClass().getSimpleName() : Redaction.message(cause.getMessage());
         return new LockBackendException(what + " failed (" + code + "): " + message, cause, retryable);
     }
 
@@ -583,14 +585,17 @@ public final class EtcdLockBackend implements LockBackend {
             if (e == null || e.isBlank()) {
                 throw new IllegalArgumentException("an etcd endpoint is empty");
             }
+            // named by structure only: a user-info or parameter in it may be a secret
+            ConnectionString parsed = ConnectionString.parse(e.trim()).requireValidPorts();
             URI u;
             try {
                 u = URI.create(e.trim());
             } catch (IllegalArgumentException ex) {
-                throw new IllegalArgumentException("etcd endpoint '" + e + "' is not a URI", ex);
+                // no cause: its message quotes the endpoint
+                throw new IllegalArgumentException("etcd endpoint '" + parsed + "' is not a URI");
             }
-            if (!"http".equalsIgnoreCase(u.getScheme()) || u.getHost() == null || u.getPort() <= 0 || u.getUserInfo() != null) {
-                throw new IllegalArgumentException("etcd endpoint '" + (u.getUserInfo() == null ? e : "***")
+            if (!"http".equalsIgnoreCase(u.getScheme()) || u.getHost() == null || u.getPort() <= 0 || parsed.hasUserInfo()) {
+                throw new IllegalArgumentException("etcd endpoint '" + parsed
                         + "' must be http://host:port (TLS and credentials are not supported yet)");
             }
             return u;

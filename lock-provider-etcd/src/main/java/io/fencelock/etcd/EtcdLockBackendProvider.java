@@ -1,5 +1,6 @@
 package io.fencelock.etcd;
 
+import io.fencelock.spi.ConnectionString;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.LockBackendProvider;
 import io.fencelock.spi.ProviderProperties;
@@ -37,9 +38,12 @@ public final class EtcdLockBackendProvider implements LockBackendProvider {
             throw new IllegalArgumentException("not an etcd URI (etcd://host:port[,host:port...]): " + Redaction.uri(uri));
         }
         ProviderProperties settings = ProviderProperties.check(this, uri, properties, KEYS);
-        String rest = uri.substring(SCHEME.length());
-        int end = rest.indexOf('/');
-        String hosts = end < 0 ? rest : rest.substring(0, end);
+        ConnectionString parsed = ConnectionString.parse(uri).requireValidPorts();
+        if (parsed.hasUserInfo()) {
+            throw new IllegalArgumentException("etcd URI " + parsed + " has a user-info (user:password@):"
+                    + " credentials are not supported yet");
+        }
+        String hosts = parsed.hosts();
         EtcdLockBackend.Builder builder = EtcdLockBackend.builder()
                 .endpoints(Arrays.stream(hosts.split(",")).map(h -> "http://" + h.trim()).toList());
         settings.ifPresent("keyPrefix", builder::keyPrefix)

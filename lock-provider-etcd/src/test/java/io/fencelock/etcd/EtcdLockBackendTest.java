@@ -8,6 +8,7 @@ import io.fencelock.spi.LockBackendProvider;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
 import io.fencelock.spi.WakeUpSubscription;
+import io.fencelock.tck.CredentialChecks;
 import io.fencelock.tck.fixture.EtcdServer;
 import io.fencelock.tck.fixture.ServerControl;
 import org.junit.jupiter.api.AfterEach;
@@ -25,6 +26,7 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 /** The etcd primitive itself, on a real etcd (the shared single node unless a test needs its own). */
 class EtcdLockBackendTest {
@@ -212,6 +214,28 @@ class EtcdLockBackendTest {
         assertThatThrownBy(() -> EtcdLockBackend.builder().endpoints("https://127.0.0.1:1")).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> EtcdLockBackend.builder().endpoints("http://user:secret@127.0.0.1:1"))
                 .isInstanceOf(IllegalArgumentException.class).message().doesNotContain("secret");
+        // credentials of every shape (raw special characters, percent-encoded, in parameters) are refused without them
+        String special = CredentialChecks.special("etcd");
+        LockBackendProvider provider = new EtcdLockBackendProvider();
+        for (String uri : List.of("etcd://user:" + special + "@127.0.0.1:2379", "etcd://user:" + CredentialChecks.encoded(special)
+                + "@127.0.0.1:2379,127.0.0.1:2380", "etcd://:" + special + "@127.0.0.1:2379/x?password1=" + special)) {
+            Throwable refused = catchThrowable(() -> provider.open(uri, Map.of()));
+            assertThat(refused).as("refused").isInstanceOf(IllegalArgumentException.class).hasMessageContaining("127.0.0.1:2379");
+            CredentialChecks.assertNoSecret(refused, special);
+        }
+        for (String endpoint : List.of("http://user:" + special + "@127.0.0.1:2379", "http://user:"
+                + CredentialChecks.encoded(special) + "@127.0.0.1:2379", "http://:" + special + "@127.0.0.1:2379")) {
+            Throwable refused = catchThrowable(() -> EtcdLockBackend.builder().endpoints(endpoint));
+            assertThat(refused).as("refused").isInstanceOf(IllegalArgumentException.class);
+            CredentialChecks.assertNoSecret(refused, special);
+        }
+        // a port that is no port: refused naming it, before any I/O
+        for (String bad : List.of("etcd://127.0.0.1:notaport", "etcd://127.0.0.1:2379,127.0.0.1:0")) {
+            assertThatThrownBy(() -> provider.open(bad, Map.of())).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("port '").hasMessageContaining("1 to 65535");
+        }
+        assertThatThrownBy(() -> EtcdLockBackend.builder().endpoints("http://127.0.0.1:notaport"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("port 'notaport'");
         assertThatThrownBy(() -> EtcdLockBackend.builder().build()).hasMessageContaining("no etcd endpoints");
         assertThatThrownBy(() -> EtcdLockBackend.builder().requestTimeout(Duration.ZERO)).hasMessageContaining("positive");
         assertThat(EtcdLockBackend.seconds(Duration.ofMillis(200))).isEqualTo(1);

@@ -312,15 +312,13 @@ public final class MongoLockBackend implements LockBackend {
     }
 
     static LockBackendException failure(String operation, MongoException e, String where) {
-        return new LockBackendException("MongoDB " + operation + " failed on " + where + ": "
-                + (e.getCode() == -1 ? "" : "[" + e.getCode() + "] ") + scrub(e.getMessage()), e, isRetryable(e));
+        return failure(operation, e, where, null);
     }
 
-    private static final Pattern USER_NAME = Pattern.compile("(?i)(userName=)'[^']*'");
-
-    /** The driver's messages name the user of a failed authentication (MongoCredential's toString): not in ours. */
-    static String scrub(String message) {
-        return message == null ? "" : USER_NAME.matcher(Redaction.uri(message)).replaceAll("$1'***'");
+    /** With the raw {@code uri} the client was made with, whose echoes in the driver's message are redacted. */
+    static LockBackendException failure(String operation, MongoException e, String where, String uri) {
+        return new LockBackendException("MongoDB " + operation + " failed on " + where + ": "
+                + (e.getCode() == -1 ? "" : "[" + e.getCode() + "] ") + Redaction.message(e.getMessage(), uri), e, isRetryable(e));
     }
 
     /** Whether the same call may succeed later: the network, an election or a timeout, not a bug or bad credentials. */
@@ -503,7 +501,7 @@ public final class MongoLockBackend implements LockBackend {
                 return new MongoLockBackend(own, locks, where, facts);
             } catch (MongoException e) {
                 closeQuietly(own);
-                throw failure("start-up check of " + db + "." + collection, e, where);
+                throw failure("start-up check of " + db + "." + collection, e, where, uri);
             } catch (RuntimeException e) {
                 closeQuietly(own);
                 throw e;
@@ -522,27 +520,14 @@ public final class MongoLockBackend implements LockBackend {
         }
 
         private static ConnectionString connectionString(String uri) {
+            io.fencelock.spi.ConnectionString.parse(uri).requireValidPorts();
             try {
                 return new ConnectionString(uri);
             } catch (IllegalArgumentException e) {
-                // the driver's message may quote parts of the URI, the user info included
+                // no cause: the driver's message may quote pieces of the URI; Redaction withholds it if so
                 throw new IllegalArgumentException("invalid MongoDB connection string " + Redaction.uri(uri) + ": "
-                        + withoutUserInfo(e.getMessage(), uri));
+                        + Redaction.message(e.getMessage(), uri));
             }
-        }
-
-        static String withoutUserInfo(String message, String uri) {
-            String out = Redaction.uri(message == null ? "" : message);
-            int scheme = uri.indexOf("://");
-            int at = uri.lastIndexOf('@');
-            if (scheme >= 0 && at > scheme + 3) {
-                for (String part : uri.substring(scheme + 3, at).split(":")) {
-                    if (!part.isEmpty()) {
-                        out = out.replace(part, "***");
-                    }
-                }
-            }
-            return out;
         }
 
         private MongoClient open(ConnectionString connection) {

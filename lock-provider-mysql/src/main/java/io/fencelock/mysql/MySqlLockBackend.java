@@ -7,6 +7,7 @@ import io.fencelock.Capability;
 import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
 import io.fencelock.spi.AcquireResult;
+import io.fencelock.spi.ConnectionString;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.Redaction;
 import io.fencelock.spi.RenewRequest;
@@ -38,6 +39,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -180,7 +182,7 @@ public final class MySqlLockBackend implements LockBackend {
             throw failure("tryAcquire of '" + name + "'", e);
         } catch (NumberFormatException e) {
             throw new LockBackendException("MySQL tryAcquire of '" + name + "' on " + where
-                    + ": the driver reported no usable LAST_INSERT_ID (" + e.getMessage() + ")", e, false);
+                    + ": the driver reported no usable LAST_INSERT_ID (" + Redaction.message(e.getMessage()) + ")", e, false);
         }
     }
 
@@ -435,6 +437,11 @@ public final class MySqlLockBackend implements LockBackend {
         }
     }
 
+    /** The backend's own pool, null with the application's DataSource; for tests of what the pool shows. */
+    HikariDataSource ownPool() {
+        return ownPool;
+    }
+
     @Override
     public String toString() {
         return "MySqlLockBackend[" + table.qualifiedTable + " on " + where + ", " + server + "]";
@@ -458,9 +465,14 @@ public final class MySqlLockBackend implements LockBackend {
     }
 
     static LockBackendException failure(String operation, SQLException e, String where) {
+        return failure(operation, e, where, null);
+    }
+
+    /** With the raw {@code url} the failure's connection was made with, whose echoes in the driver's message are redacted. */
+    static LockBackendException failure(String operation, SQLException e, String where, String url) {
         return new LockBackendException("MySQL " + operation + " failed on " + where + ": "
                 + (e.getSQLState() == null ? "" : "[" + e.getSQLState() + "/" + e.getErrorCode() + "] ")
-                + Redaction.uri(e.getMessage()), e, isRetryable(e));
+                + Redaction.message(e.getMessage(), url), e, isRetryable(e));
     }
 
     /** Whether the same call may succeed later: the connection, the server or a lock conflict had a moment, not a bug. */
@@ -514,7 +526,6 @@ public final class MySqlLockBackend implements LockBackend {
     public static final class Builder {
         private static final String URL_PREFIX = "jdbc:mysql:";
         private static final String MARIADB_PREFIX = "jdbc:mariadb:";
-        private static final String DRIVER = "com.mysql.cj.jdbc.Driver";
         private String jdbcUrl;
         private String user;
         private String password;
@@ -536,8 +547,21 @@ public final class MySqlLockBackend implements LockBackend {
          */
         public Builder jdbcUrl(String jdbcUrl) {
             Objects.requireNonNull(jdbcUrl, "jdbcUrl");
-            this.jdbcUrl = connectorJUrl(jdbcUrl);
+            this.jdbcUrl = requireParsable(connectorJUrl(jdbcUrl));
             return this;
+        }
+
+        /** Connector/J's parse, before any I/O: a malformed URL or port is bad input, not a failed connect. */
+        private static String requireParsable(String url) {
+            ConnectionString.parse(url).requireValidPorts();
+            try {
+                ConnectorJDataSource.driver().getPropertyInfo(url, new Properties()); // parses, connects nowhere
+            } catch (SQLException | RuntimeException e) {
+                // no cause: the parser's message may quote pieces of the URL; Redaction withholds it if so
+                throw new IllegalArgumentException("jdbcUrl " + Redaction.uri(url) + " is not a valid MySQL URL: "
+                        + Redaction.message(e.getMessage(), url));
+            }
+            return url;
         }
 
         /** {@code jdbc:mariadb:...} as {@code jdbc:mysql:...}; anything else but {@code jdbc:mysql:} is refused. */
@@ -648,7 +672,7 @@ public final class MySqlLockBackend implements LockBackend {
                 return new MySqlLockBackend(connections, pool, lockTable, where, facts);
             } catch (SQLException e) {
                 closeQuietly(pool);
-                throw failure("start-up check of " + lockTable.qualifiedTable, e, where);
+                throw failure("start-up check of " + lockTable.qualifiedTable, e, where, jdbcUrl);
             } catch (RuntimeException e) {
                 closeQuietly(pool);
                 throw e;
@@ -687,7 +711,8 @@ public final class MySqlLockBackend implements LockBackend {
             } catch (SQLException e) {
                 multi = false;
                 log.info("fencelock: the connections to {} do not allow multi-statements ({}); a batch of renewals"
-                        + " takes two round trips instead of one (add allowMultiQueries=true to save one)", where, e.getMessage());
+                        + " takes two round trips instead of one (add allowMultiQueries=true to save one)", where,
+                        Redaction.message(e.getMessage()));
             }
             return new ServerFacts(product(version), durable, multi, clock);
         }
@@ -698,50 +723,52 @@ public final class MySqlLockBackend implements LockBackend {
         }
 
         private HikariDataSource pool(String where) {
-            HikariConfig config = new HikariConfig();
-            config.setDriverClassName(DRIVER);
-            config.setJdbcUrl(jdbcUrl);
+            // the pool sees a DataSource only: no URL, user or password in its configuration or its log
+            Properties connection = new Properties();
             if (user != null) {
-                config.setUsername(user);
+                connection.setProperty("user", user);
             }
             if (password != null) {
-                config.setPassword(password);
+                connection.setProperty("password", password);
             }
+            HikariConfig config = new HikariConfig();
             config.setPoolName("fencelock-mysql");
             config.setMaximumPoolSize(poolSize);
             config.setMinimumIdle(Math.min(2, poolSize));
             config.setAutoCommit(true);
             config.setConnectionTimeout(Math.max(250, connectTimeout.toMillis()));
             // an acquire and its read-back, a renewal and its read-back: one round trip each
-            config.addDataSourceProperty("allowMultiQueries", "true");
-            config.addDataSourceProperty("connectTimeout", Long.toString(connectTimeout.toMillis()));
-            config.addDataSourceProperty("socketTimeout", Long.toString(socketTimeout.toMillis()));
-            config.addDataSourceProperty("tcpKeepAlive", "true");
+            connection.setProperty("allowMultiQueries", "true");
+            connection.setProperty("connectTimeout", Long.toString(connectTimeout.toMillis()));
+            connection.setProperty("socketTimeout", Long.toString(socketTimeout.toMillis()));
+            connection.setProperty("tcpKeepAlive", "true");
             // server-side prepared statements, prepared once per connection: the acquire, release,
             // inspect and list statements skip parsing and planning (measured: about 10% of an
             // acquire + release). Multi-statements (a renewal and its read) go client-side by themselves.
-            config.addDataSourceProperty("useServerPrepStmts", "true");
-            config.addDataSourceProperty("cachePrepStmts", "true");
-            config.addDataSourceProperty("prepStmtCacheSize", "32");
-            config.addDataSourceProperty("prepStmtCacheSqlLimit", "2048");
+            connection.setProperty("useServerPrepStmts", "true");
+            connection.setProperty("cachePrepStmts", "true");
+            connection.setProperty("prepStmtCacheSize", "32");
+            connection.setProperty("prepStmtCacheSqlLimit", "2048");
             // and NOT useAffectedRows=true: a refused acquire changes no row, and Connector/J only
             // reports LAST_INSERT_ID (the holder's remaining time) for rows it counts as affected
-            config.addDataSourceProperty("useLocalSessionState", "true");
-            config.addDataSourceProperty("cacheServerConfiguration", "true");
+            connection.setProperty("useLocalSessionState", "true");
+            connection.setProperty("cacheServerConfiguration", "true");
             // a lock wait ends with a definite error before the socket gives up on the statement
             config.setConnectionInitSql("SET SESSION innodb_lock_wait_timeout = "
                     + Math.max(1, socketTimeout.toSeconds() / 2));
+            config.setDataSource(new ConnectorJDataSource(jdbcUrl, connection));
             try {
                 return new HikariDataSource(config);
             } catch (HikariPool.PoolInitializationException e) {
                 // the first connection failed: report it like any other SQL failure
                 if (e.getCause() instanceof SQLException sql) {
-                    throw failure("connect", sql, where);
+                    throw failure("connect", sql, where, jdbcUrl);
                 }
-                throw new LockBackendException("MySQL connect failed on " + where + ": " + e.getMessage(), e, true);
+                throw new LockBackendException("MySQL connect failed on " + where + ": "
+                        + Redaction.message(e.getMessage(), jdbcUrl), e, true);
             } catch (RuntimeException e) {
                 if (e.getCause() instanceof SQLException sql) {
-                    throw failure("connect", sql, where);
+                    throw failure("connect", sql, where, jdbcUrl);
                 }
                 throw e;
             }

@@ -10,6 +10,7 @@ import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.LockBackendProvider;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
+import io.fencelock.tck.CredentialChecks;
 import io.fencelock.tck.SpiChecks;
 import io.fencelock.tck.fixture.MariaDbServer;
 import io.fencelock.tck.fixture.ServerControl;
@@ -791,6 +792,65 @@ class MySqlLockBackendTest {
         assertThat(unreachable).isInstanceOf(LockBackendException.class);
         assertThat(((LockBackendException) unreachable).isRetryable()).as("a server that is down may come back").isTrue();
         assertNoSecret(unreachable, secret);
+    }
+
+    @Test
+    void credentialsOfEveryShapeStayOutOfMessagesAndLogsWhileTheServersWordsArriveIntact() throws SQLException {
+        String user = "verify_" + UUID.randomUUID().toString().substring(0, 6);
+        String right = CredentialChecks.special("right");
+        String wrong = CredentialChecks.special("wrong");
+        String second = CredentialChecks.special("second");
+        String third = CredentialChecks.special("third");
+        String database = url.substring(url.indexOf('/', "jdbc:mysql://".length()) + 1).split("\\?")[0];
+        execute("CREATE USER '" + user + "'@'%' IDENTIFIED BY '" + right + "'", // no quote or backslash in it
+                "GRANT ALL PRIVILEGES ON `" + database + "`.* TO '" + user + "'@'%'");
+        try {
+            // the right password, percent-encoded in the user-info: connects, and shows no secret anywhere
+            try (MySqlLockBackend ok = MySqlLockBackend.builder()
+                    .jdbcUrl(CredentialChecks.withParameters(
+                            CredentialChecks.withUserInfo(url, user + ":" + CredentialChecks.encoded(right)),
+                            "password2=" + CredentialChecks.encoded(second) + "&password3=" + CredentialChecks.encoded(third)))
+                    .poolSize(1).build()) {
+                assertThat(ok.tryAcquire(name(), lease(), TTL).acquired()).isTrue();
+                CredentialChecks.assertNoSecret(ok.toString(), right, second, third);
+                String dump = CredentialChecks.hikariConfigurationDump(ok.ownPool());
+                assertThat(dump).contains("fencelock-mysql");
+                CredentialChecks.assertNoSecret(dump, right, second, third);
+                assertThat(dump).doesNotContain(user + ":");
+            }
+            // a wrong password as user-info (encoded), as password= and as password1=: refused, in the server's own words
+            for (String bad : List.of(CredentialChecks.withUserInfo(url, user + ":" + CredentialChecks.encoded(wrong)),
+                    CredentialChecks.withParameters(url, "user=" + user + "&password=" + CredentialChecks.encoded(wrong)),
+                    CredentialChecks.withParameters(url, "user=" + user + "&password1=" + CredentialChecks.encoded(wrong)
+                            + "&password2=" + CredentialChecks.encoded(second) + "&password3=" + CredentialChecks.encoded(third)))) {
+                Throwable refused = catchThrowable(() -> MySqlLockBackend.builder().jdbcUrl(bad).poolSize(1).build().close());
+                assertThat(refused).as(bad.replace(wrong, "...")).isInstanceOf(LockBackendException.class)
+                        .hasMessageContaining("Access denied for user '" + user + "'@'");
+                assertThat(((LockBackendException) refused).isRetryable()).isFalse();
+                CredentialChecks.assertNoSecret(refused, wrong, second, third);
+            }
+            // the raw password in the user-info is no URL Connector/J can parse: refused before any I/O, without it
+            Throwable raw = catchThrowable(() -> MySqlLockBackend.builder()
+                    .jdbcUrl(CredentialChecks.withUserInfo(url, user + ":" + wrong)));
+            assertThat(raw).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("jdbcUrl");
+            CredentialChecks.assertNoSecret(raw, wrong);
+            // and through the provider, which names no value either
+            Throwable viaProvider = catchThrowable(() -> new MySqlLockBackendProvider()
+                    .open(CredentialChecks.withParameters(url, "password1=" + CredentialChecks.encoded(wrong)), Map.of("user", user)));
+            assertThat(viaProvider).isInstanceOf(LockBackendException.class).hasMessageContaining("password1=***");
+            CredentialChecks.assertNoSecret(viaProvider, wrong);
+        } finally {
+            execute("DROP USER '" + user + "'@'%'");
+        }
+    }
+
+    @Test
+    void aMalformedPortIsRefusedBeforeAnyIo() {
+        for (String bad : List.of("jdbc:mysql://app:s3cret@127.0.0.1:notaport/db", "jdbc:mariadb://127.0.0.1:70000/db",
+                "jdbc:mysql://h1:3306,h2:x/db")) {
+            assertThatThrownBy(() -> MySqlLockBackend.builder().jdbcUrl(bad)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("port '").hasMessageNotContaining("s3cret");
+        }
     }
 
     @Test

@@ -8,6 +8,7 @@ import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
 import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.LockBackend;
+import io.fencelock.spi.ConnectionString;
 import io.fencelock.spi.Redaction;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
@@ -324,6 +325,11 @@ public final class PostgresLockBackend implements LockBackend {
         }
     }
 
+    /** The backend's own pool, null with the application's DataSource; for tests of what the pool shows. */
+    HikariDataSource ownPool() {
+        return ownPool;
+    }
+
     @Override
     public String toString() {
         return "PostgresLockBackend[" + table.qualifiedTable + " on " + where + "]";
@@ -347,8 +353,13 @@ public final class PostgresLockBackend implements LockBackend {
     }
 
     static LockBackendException failure(String operation, SQLException e, String where) {
+        return failure(operation, e, where, null);
+    }
+
+    /** With the raw {@code url} the failure's connection was made with, whose echoes in the driver's message are redacted. */
+    static LockBackendException failure(String operation, SQLException e, String where, String url) {
         return new LockBackendException("PostgreSQL " + operation + " failed on " + where + ": "
-                + (e.getSQLState() == null ? "" : "[" + e.getSQLState() + "] ") + Redaction.uri(e.getMessage()),
+                + (e.getSQLState() == null ? "" : "[" + e.getSQLState() + "] ") + Redaction.message(e.getMessage(), url),
                 e, isRetryable(e));
     }
 
@@ -400,6 +411,11 @@ public final class PostgresLockBackend implements LockBackend {
             Objects.requireNonNull(jdbcUrl, "jdbcUrl");
             if (!jdbcUrl.regionMatches(true, 0, URL_PREFIX, 0, URL_PREFIX.length())) {
                 throw new IllegalArgumentException("jdbcUrl must start with " + URL_PREFIX + ", got " + Redaction.uri(jdbcUrl));
+            }
+            if (ConnectionString.parse(jdbcUrl).requireValidPorts().hasUserInfo()) {
+                // pgjdbc would take "user:password@host" for a host name and look it up
+                throw new IllegalArgumentException("jdbcUrl " + Redaction.uri(jdbcUrl) + " has a user-info (user:password@),"
+                        + " which pgjdbc does not read: give them with user(...) and password(...) or as ?user=&password=");
             }
             this.jdbcUrl = jdbcUrl;
             return this;
@@ -494,7 +510,7 @@ public final class PostgresLockBackend implements LockBackend {
                 return backend;
             } catch (SQLException e) {
                 backend.close();
-                throw failure("start-up check of " + lockTable.qualifiedTable, e, where);
+                throw failure("start-up check of " + lockTable.qualifiedTable, e, where, jdbcUrl);
             } catch (RuntimeException e) {
                 backend.close();
                 throw e;
@@ -536,7 +552,7 @@ public final class PostgresLockBackend implements LockBackend {
             } catch (HikariPool.PoolInitializationException e) {
                 // the first connection failed: report it like any other SQL failure
                 if (e.getCause() instanceof SQLException sql) {
-                    throw failure("connect", sql, where);
+                    throw failure("connect", sql, where, jdbcUrl);
                 }
                 throw new LockBackendException("PostgreSQL connect failed on " + where, e, true);
             }

@@ -1,5 +1,6 @@
 package io.fencelock.postgres;
 
+import io.fencelock.spi.Redaction;
 import io.fencelock.spi.WakeUpSubscription;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
@@ -116,7 +117,7 @@ final class ReleaseListener implements AutoCloseable {
             } catch (SQLException e) {
                 if (!closed) {
                     log.warn("fencelock: lost the release listener connection to {} ({}: {}); reconnecting, waiters poll meanwhile",
-                            where, e.getSQLState(), e.getMessage());
+                            where, e.getSQLState(), Redaction.message(e.getMessage()));
                 }
                 connection = null;
                 closeQuietly(c);
@@ -151,10 +152,10 @@ final class ReleaseListener implements AutoCloseable {
         } catch (SQLException e) {
             closeQuietly(c);
             if (reconnecting) {
-                log.debug("fencelock: cannot reconnect the release listener to {} ({}: {})", where, e.getSQLState(), e.getMessage());
+                log.debug("fencelock: cannot reconnect the release listener to {} ({}: {})", where, e.getSQLState(), Redaction.message(e.getMessage()));
             } else {
                 log.warn("fencelock: cannot listen for releases on {} ({}: {}); waiters poll until it reconnects",
-                        where, e.getSQLState(), e.getMessage());
+                        where, e.getSQLState(), Redaction.message(e.getMessage()));
             }
             return false;
         }

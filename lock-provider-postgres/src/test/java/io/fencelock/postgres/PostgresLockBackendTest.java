@@ -11,6 +11,7 @@ import io.fencelock.spi.LockBackendProvider;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
 import io.fencelock.spi.WakeUpSubscription;
+import io.fencelock.tck.CredentialChecks;
 import io.fencelock.tck.SpiChecks;
 import io.fencelock.tck.fixture.PostgresServer;
 import io.fencelock.tck.fixture.ServerControl;
@@ -563,6 +564,59 @@ class PostgresLockBackendTest {
         assertThat(unreachable).isInstanceOf(LockBackendException.class);
         assertThat(((LockBackendException) unreachable).isRetryable()).as("a server that is down may come back").isTrue();
         assertNoSecret(unreachable, secret);
+    }
+
+    @Test
+    void credentialsOfEveryShapeStayOutOfMessagesAndLogsWhileTheServersWordsArriveIntact() throws SQLException {
+        String role = "verify_" + UUID.randomUUID().toString().substring(0, 6);
+        String right = CredentialChecks.special("right");
+        String wrong = CredentialChecks.special("wrong");
+        String other = CredentialChecks.special("other");
+        execute("CREATE ROLE " + role + " LOGIN PASSWORD '" + right + "'", // no quote or backslash in it
+                "GRANT ALL ON SCHEMA public TO " + role, "GRANT ALL ON ALL TABLES IN SCHEMA public TO " + role,
+                "GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO " + role);
+        try {
+            // the right password percent-encoded in the URL, unknown password1..3 beside it: connects, shows no secret
+            String rightUrl = CredentialChecks.withParameters(url, "user=" + role + "&password=" + CredentialChecks.encoded(right)
+                    + "&password1=" + CredentialChecks.encoded(other) + "&password2=" + CredentialChecks.encoded(other)
+                    + "&password3=" + CredentialChecks.encoded(other));
+            try (PostgresLockBackend ok = PostgresLockBackend.builder().jdbcUrl(rightUrl).poolSize(1).build()) {
+                assertThat(ok.tryAcquire(name(), lease(), TTL).acquired()).isTrue();
+                CredentialChecks.assertNoSecret(ok.toString(), right, other);
+                String dump = CredentialChecks.hikariConfigurationDump(ok.ownPool());
+                assertThat(dump).contains("fencelock-postgres");
+                CredentialChecks.assertNoSecret(dump, right, other);
+            }
+            Throwable refused = catchThrowable(() -> PostgresLockBackend.builder()
+                    .jdbcUrl(CredentialChecks.withParameters(url, "user=" + role + "&password=" + CredentialChecks.encoded(wrong)
+                            + "&password1=" + CredentialChecks.encoded(other)))
+                    .poolSize(1).build().close());
+            assertThat(refused).isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("password authentication failed for user \"" + role + "\"")
+                    .hasMessageContaining("password1=***");
+            assertThat(((LockBackendException) refused).isRetryable()).isFalse();
+            CredentialChecks.assertNoSecret(refused, wrong, other);
+            // user-info, encoded or raw, is no pgjdbc URL: refused before any I/O, naming no part of it
+            for (String userInfo : List.of(role + ":" + CredentialChecks.encoded(wrong), role + ":" + wrong)) {
+                Throwable notPgjdbc = catchThrowable(() -> PostgresLockBackend.builder()
+                        .jdbcUrl(CredentialChecks.withUserInfo(url, userInfo))
+                        .poolSize(1).build().close());
+                assertThat(notPgjdbc).isInstanceOf(IllegalArgumentException.class);
+                CredentialChecks.assertNoSecret(notPgjdbc, wrong);
+                assertThat(notPgjdbc.getMessage()).doesNotContain(role + ":");
+            }
+        } finally {
+            execute("DROP OWNED BY " + role, "DROP ROLE " + role);
+        }
+    }
+
+    @Test
+    void aMalformedPortIsRefusedBeforeAnyIo() {
+        for (String bad : List.of("jdbc:postgresql://127.0.0.1:notaport/db?password=s3cret", "jdbc:postgresql://h:70000/db",
+                "jdbc:postgresql://h1:5432,h2:x/db")) {
+            assertThatThrownBy(() -> PostgresLockBackend.builder().jdbcUrl(bad)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("port '").hasMessageNotContaining("s3cret");
+        }
     }
 
     @Test

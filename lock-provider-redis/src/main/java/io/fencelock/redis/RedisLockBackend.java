@@ -5,6 +5,7 @@ import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
 import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.LockBackend;
+import io.fencelock.spi.ConnectionString;
 import io.fencelock.spi.Redaction;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
@@ -366,9 +367,14 @@ public final class RedisLockBackend implements LockBackend {
     }
 
     static LockBackendException failure(String operation, Throwable e, String where) {
+        return failure(operation, e, where, null);
+    }
+
+    /** With the raw {@code uri} the client was made with, whose echoes in the driver's message are redacted. */
+    static LockBackendException failure(String operation, Throwable e, String where, String uri) {
         Throwable cause = unwrap(e);
         return new LockBackendException("Redis " + operation + " failed on " + where + ": "
-                + Redaction.uri(describe(cause)), cause, isRetryable(cause));
+                + Redaction.message(describe(cause), uri), cause, isRetryable(cause));
     }
 
     private static String describe(Throwable e) {
@@ -496,7 +502,8 @@ public final class RedisLockBackend implements LockBackend {
         return link.commands().configGet(pattern).toCompletableFuture()
                 .exceptionally(e -> {
                     if (unwrap(e) instanceof RedisCommandExecutionException refused) {
-                        log.info("fencelock: CONFIG GET {} refused by {} ({}); assuming the least", pattern, where, refused.getMessage());
+                        log.info("fencelock: CONFIG GET {} refused by {} ({}); assuming the least", pattern, where,
+                                Redaction.message(refused.getMessage()));
                         return null;
                     }
                     throw new CompletionException(unwrap(e));
@@ -531,6 +538,7 @@ public final class RedisLockBackend implements LockBackend {
         private Deployment deployment;
         private List<RedisURI> uris;
         private String where;
+        private String rawUri; // for redacting the driver's echoes of it
         private String user;
         private char[] password;
         private String keyPrefix = KeyLayout.DEFAULT_PREFIX;
@@ -549,7 +557,7 @@ public final class RedisLockBackend implements LockBackend {
         public Builder uri(String uri) {
             Objects.requireNonNull(uri, "uri");
             String lower = uri.toLowerCase(Locale.ROOT);
-            String redacted = Redaction.uri(uri);
+            String redacted = ConnectionString.parse(uri).requireValidPorts().toString();
             try {
                 if (lower.startsWith(CLUSTER) || lower.startsWith(CLUSTER_SECURE)) {
                     boolean tls = lower.startsWith(CLUSTER_SECURE);
@@ -573,6 +581,7 @@ public final class RedisLockBackend implements LockBackend {
                 throw new IllegalArgumentException("no Redis Cluster node in " + redacted);
             }
             this.where = redacted;
+            this.rawUri = uri;
             return this;
         }
 
@@ -681,7 +690,7 @@ public final class RedisLockBackend implements LockBackend {
                 throw e;
             } catch (RuntimeException e) {
                 shutDownAfterFailure(client, connection, shared);
-                throw failure("connect", e, where);
+                throw failure("connect", e, where, rawUri);
             }
         }
 

@@ -9,6 +9,7 @@ import io.fencelock.spi.LockBackendProvider;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
 import io.fencelock.spi.WakeUpSubscription;
+import io.fencelock.tck.CredentialChecks;
 import io.fencelock.tck.SpiChecks;
 import io.fencelock.tck.fixture.RedisServer;
 import io.fencelock.tck.fixture.RedisServer.Persistence;
@@ -489,6 +490,12 @@ class RedisLockBackendTest {
         assertThatThrownBy(() -> RedisLockBackend.builder().uri("redis://:s3cret-value@[::1")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageNotContaining("s3cret-value").hasNoCause();
         assertThatThrownBy(() -> RedisLockBackend.builder().build()).isInstanceOf(IllegalArgumentException.class);
+        // a port that is no port is bad input, not a host name for DNS
+        for (String bad : List.of("redis://app:s3cret-value@127.0.0.1:notaport", "rediss://127.0.0.1:0/1",
+                "redis-sentinel://s3cret-value@127.0.0.1:26379,127.0.0.1:x#m", "redis-cluster://127.0.0.1:7000,127.0.0.1:65536")) {
+            assertThatThrownBy(() -> RedisLockBackend.builder().uri(bad)).as(bad).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("port '").hasMessageContaining("1 to 65535").hasMessageNotContaining("s3cret-value");
+        }
         RedisLockBackendProvider provider = new RedisLockBackendProvider();
         assertThatThrownBy(() -> provider.open("redis://127.0.0.1:1", Map.of("keyPrefix", "bad{")))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("bad{");
@@ -527,6 +534,34 @@ class RedisLockBackendTest {
             Throwable wrongInUri = catchThrowable(() -> new RedisLockBackendProvider().open(inUri, Map.of()).close());
             assertThat(wrongInUri).isInstanceOf(LockBackendException.class);
             assertNoSecret(wrongInUri, secret);
+
+            // a password with the characters that end a user-info or a path, percent-encoded in the URI: it works,
+            // and a wrong one is refused in the server's words without any form of it
+            String special = CredentialChecks.special("right");
+            String wrongSpecial = CredentialChecks.special("wrong");
+            withRedis(server, redis -> redis.aclSetuser(user, io.lettuce.core.AclSetuserArgs.Builder.on()
+                    .resetpass().addPassword(special).allKeys().allChannels().allCommands()));
+            String encodedRight = server.uri().replace("redis://", "redis://" + user + ":" + CredentialChecks.encoded(special) + "@");
+            try (LockBackend right = new RedisLockBackendProvider().open(encodedRight, Map.of())) {
+                assertThat(right.tryAcquire(name(), lease(), TTL).acquired()).isTrue();
+                CredentialChecks.assertNoSecret(right.toString(), special);
+            }
+            for (String uri : List.of(
+                    server.uri().replace("redis://", "redis://" + user + ":" + CredentialChecks.encoded(wrongSpecial) + "@"),
+                    server.uri().replace("redis://", "redis://" + user + ":" + wrongSpecial + "@"))) {
+                Throwable refused = catchThrowable(() -> new RedisLockBackendProvider().open(uri, Map.of()).close());
+                assertThat(refused).as("refused").isNotNull();
+                CredentialChecks.assertNoSecret(refused, wrongSpecial);
+                CredentialChecks.assertNoSecret(refused, special);
+            }
+            // parameters Lettuce does not know: their values show nowhere either
+            String unknown = server.uri() + "?password1=" + CredentialChecks.encoded(wrongSpecial) + "&password2=x&password3=y";
+            try (LockBackend opened = new RedisLockBackendProvider().open(unknown, Map.of())) {
+                assertThat(opened.toString()).contains("password1=***");
+                CredentialChecks.assertNoSecret(opened.toString(), wrongSpecial);
+            } catch (IllegalArgumentException | LockBackendException refused) {
+                CredentialChecks.assertNoSecret(refused, wrongSpecial);
+            }
         } finally {
             withRedis(server, redis -> redis.aclDeluser(user));
         }

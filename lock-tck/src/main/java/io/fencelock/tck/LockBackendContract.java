@@ -602,9 +602,39 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PT6S");
         assertThatThrownBy(() -> LockOptions.builder().ttl(Duration.ofSeconds(2)).renewInterval(Duration.ofSeconds(2)).build())
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("renewInterval PT2S");
+        // durations past LockOptions.MAX_TTL: refused naming the value and the limit, not an overflow
+        Duration thousandYears = Duration.ofDays(365_000);
+        assertThatThrownBy(() -> c.tryAcquire(prefix, thousandYears)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("ttl " + thousandYears).hasMessageContaining("maximum " + LockOptions.MAX_TTL);
+        assertThatThrownBy(() -> c.acquire(prefix, Duration.ofSeconds(1), thousandYears)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("ttl " + thousandYears);
+        assertThatThrownBy(() -> LockOptions.builder().ttl(thousandYears).build()).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("ttl " + thousandYears).hasMessageContaining("maximum " + LockOptions.MAX_TTL);
+        assertThatThrownBy(() -> c.purgeFree(thousandYears)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("freeFor " + thousandYears);
+        // a property whose value is null (a System.getenv that found nothing): named by its key
+        assertThatThrownBy(() -> LockClient.builder().property("password", null)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'password'").hasMessageContaining("null");
+        // a port that is no port: named, not sent to DNS or a connect attempt
+        fixture.clientConnection().ifPresent(connection -> {
+            String hosts = io.fencelock.spi.ConnectionString.parse(connection.uri()).hosts();
+            String first = hosts.split(",")[0];
+            if (first.matches(".*:[0-9]+")) {
+                String bad = connection.uri().replace(hosts, first.replaceAll(":[0-9]+$", ":notaport") + hosts.substring(first.length()));
+                LockClient.Builder builder = LockClient.builder().uri(bad);
+                connection.properties().forEach(builder::property);
+                assertThatThrownBy(builder::build).isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("port 'notaport'");
+            }
+        });
         assertThat(raw.totalCalls()).as("backend round trips caused by bad input").isEqualTo(callsBefore);
         assertThat(c.list(runPrefix)).as("locks on the backend after bad input").isEqualTo(before);
         assertThat(c.inspect(prefix)).as("the lock a rejected call named").isEmpty();
+        // and the longest TTL allowed is one the backend stores
+        Lease longest = c.tryAcquire(prefix + "-longest", LockOptions.MAX_TTL).orElseThrow();
+        assertThat(c.inspect(prefix + "-longest")).as("a lease of LockOptions.MAX_TTL").isPresent();
+        longest.close();
+        assertThat(c.inspect(prefix + "-longest").map(LockInfo::held)).as("released").isNotEqualTo(Optional.of(true));
     }
 
     @Test
