@@ -178,6 +178,7 @@ public final class CompareRun {
         }
 
         List<String> notes = new ArrayList<>();
+        notes.add(whatPeersLeaveToYou(key));
         List<Figures.Renewal> renewal = new ArrayList<>();
         Set<Integer> leaseCounts = new java.util.LinkedHashSet<>();
         for (int asked : settings.renewalLeaseCounts()) {
@@ -248,6 +249,20 @@ public final class CompareRun {
         return new Figures.BackendSection(key, backend.title(), true, backend.description(), "", capabilityNames,
                 notClaimed, backend.rawPrimitiveDescription(), latency, throughput, handOff, renewal, takeover, coordination, scale,
                 notes, backend.peersNotMeasured(), matrix.forPackage(backend.providerPackage()), errors, seconds);
+    }
+
+    /** The check at the resource, which no peer library does: what lock-fencing offers for this backend's data. */
+    static String whatPeersLeaveToYou(String key) {
+        String guard = switch (key) {
+            case "postgres", "mariadb" -> "JdbcFence (one conditional upsert per write) and TableFence (a trigger on"
+                    + " every write path) refuse stale tokens in the database itself";
+            case "redis" -> "RedisFence (SET/HSET/DEL in one Lua script that compares the key's token) refuses them in Redis";
+            default -> "TokenGuard (the Fencing-Token header) refuses them in the service that owns the data,"
+                    + " or JdbcFence / RedisFence where it lives in SQL or Redis";
+        };
+        return "what peers leave to you: checking the fencing token where the data lives. ShedLock and Spring"
+                + " Integration hand out no token, Redisson's RFencedLock and jetcd a token nothing checks;"
+                + " lock-fencing's " + guard + ".";
     }
 
 }

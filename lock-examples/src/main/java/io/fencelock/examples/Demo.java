@@ -3,22 +3,31 @@ package io.fencelock.examples;
 import io.fencelock.Lease;
 import io.fencelock.LockClient;
 import io.fencelock.LockOptions;
+import io.fencelock.fencing.JdbcFence;
+import io.fencelock.fencing.SqlDialect;
+import io.fencelock.fencing.StaleTokenException;
 import io.fencelock.postgres.PostgresLockBackend;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.atomic.AtomicLong;
+import javax.sql.DataSource;
 
 /**
  * The README's first command: two clients contend for one lock on an embedded PostgreSQL (real
  * PostgreSQL binaries from Maven Central, nothing to install), and the fencing token rises with
- * every new holder, including after a holder that stopped renewing is taken over.
+ * every new holder, including after a holder that stopped renewing is taken over. The report table
+ * is fenced by lock-fencing's {@link JdbcFence}: the frozen holder's late write is refused there.
  */
 public final class Demo {
     private static final String LOCK = "demo:nightly-report";
-    private static final AtomicLong highestWritten = new AtomicLong();
+    private static final JdbcFence FENCE = JdbcFence.builder(SqlDialect.POSTGRESQL).build();
+    private static DataSource storage;
 
     private Demo() {
     }
@@ -27,6 +36,11 @@ public final class Demo {
         System.out.println("Starting an embedded PostgreSQL...");
         try (EmbeddedPostgres pg = EmbeddedPostgres.builder().start()) {
             String url = pg.getJdbcUrl("postgres", "postgres");
+            storage = pg.getPostgresDatabase();
+            try (Connection c = storage.getConnection(); Statement s = c.createStatement()) {
+                FENCE.createTable(c);
+                s.execute("CREATE TABLE IF NOT EXISTS report (id INT PRIMARY KEY, written_by TEXT NOT NULL)");
+            }
             LockOptions options = LockOptions.builder().ttl(Duration.ofSeconds(2)).build();
             try (LockClient a = client(pg, options); LockClient b = client(pg, options)) {
                 System.out.println("PostgreSQL at " + url.replaceAll("\\?.*", "") + "; capabilities " + a.capabilities());
@@ -93,14 +107,22 @@ public final class Demo {
         }
     }
 
-    /** A storage that keeps the highest token it has accepted, as a fenced resource should. */
+    /** Writes the report row through the fence: only if no higher token has written it before. */
     private static void write(String worker, long token) {
-        long highest = highestWritten.get();
-        if (token >= highest && highestWritten.compareAndSet(highest, token)) {
+        try (Connection c = storage.getConnection()) {
+            FENCE.write(c, LOCK, token, tx -> {
+                try (PreparedStatement ps = tx.prepareStatement("INSERT INTO report (id, written_by) VALUES (1, ?)"
+                        + " ON CONFLICT (id) DO UPDATE SET written_by = EXCLUDED.written_by")) {
+                    ps.setString(1, worker + " with token " + token);
+                    return ps.executeUpdate();
+                }
+            });
             System.out.printf("   %s holds the lock with token %d -> write accepted%n", worker, token);
-        } else {
-            System.out.printf("   %s writes with stale token %d (storage has seen %d) -> write REJECTED%n",
-                    worker, token, highestWritten.get());
+        } catch (StaleTokenException e) {
+            System.out.printf("   %s writes with stale token %d (the report table has accepted %d) -> write REJECTED%n",
+                    worker, e.offeredToken(), e.currentToken());
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot write the report: " + e.getMessage(), e);
         }
     }
 }

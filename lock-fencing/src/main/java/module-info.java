@@ -1,0 +1,14 @@
+/**
+ * The resource side of fencing: guards that reject writes carrying a fencing token lower than one
+ * the resource has already accepted. {@link io.fencelock.fencing.JdbcFence} (one write at a time),
+ * {@link io.fencelock.fencing.TableFence} (a trigger on every write path),
+ * {@link io.fencelock.fencing.RedisFence} (needs Lettuce on the module path) and
+ * {@link io.fencelock.fencing.TokenGuard} (tokens that arrive over HTTP, gRPC or queues).
+ */
+module io.fencelock.fencing {
+    requires transitive java.sql; // JdbcFence and TableFence take a java.sql.Connection
+    requires io.fencelock; // the one rule for SQL identifiers
+    requires static lettuce.core; // RedisFence only
+
+    exports io.fencelock.fencing;
+}
