@@ -9,7 +9,8 @@ import java.util.OptionalLong;
  *   <li>{@code fencelock.tck.seed}: replay exactly the schedule with this seed (printed by a failure);</li>
  *   <li>{@code fencelock.tck.baseSeed}: the first seed of a run (default: random, printed);</li>
  *   <li>{@code fencelock.tck.shrinkAttempts} (default 40): re-runs spent shrinking a failure;</li>
- *   <li>{@code fencelock.tck.faultRounds} (default 1): how often each fault scenario runs per backend.</li>
+ *   <li>{@code fencelock.tck.faultRounds} (default 1): how often each fault scenario runs per backend;</li>
+ *   <li>{@code fencelock.tck.interruptRaces} (default 50 per fault round): interrupted acquires raced against a release.</li>
  * </ul>
  */
 public final class TckSettings {
@@ -32,6 +33,10 @@ public final class TckSettings {
 
     public static int faultRounds() {
         return Math.max(1, Integer.getInteger("fencelock.tck.faultRounds", 1));
+    }
+
+    public static int interruptRaces() {
+        return Math.max(1, Integer.getInteger("fencelock.tck.interruptRaces", 50 * faultRounds()));
     }
 
     /** Whether this is a CI run ({@code CI=true}), where a fault that cannot be injected fails instead of being skipped. */

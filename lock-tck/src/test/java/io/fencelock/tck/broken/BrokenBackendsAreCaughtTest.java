@@ -67,6 +67,16 @@ class BrokenBackendsAreCaughtTest {
     }
 
     @Test
+    void interruptedGrantReportedAsRefusalIsCaught() {
+        assertFails(InterruptedGrantReportedRefused.class, "interruptedAcquireLeavesNoGrantBehind");
+    }
+
+    @Test
+    void releaseNotAwaitedIsCaught() {
+        assertFails(ReleaseNotAwaited.class, "releaseWorksOnAnInterruptedThread");
+    }
+
+    @Test
     void missingMutualExclusionIsCaughtByTheRandomSchedules() {
         Events events = run(NoMutualExclusion.class, "certainHoldsNeverOverlap");
         assertThat(events.failed().count()).as("failed tests").isEqualTo(1);
@@ -84,11 +94,13 @@ class BrokenBackendsAreCaughtTest {
         Events events = EngineTestKit.engine("junit-jupiter")
                 .selectors(selectMethod(NoFlaw.class, "releaseIsOwnerChecked"),
                         selectMethod(NoFlaw.class, "renewAfterExpiryIsRejected"),
-                        selectMethod(NoFlaw.class, "fencedResourceRejectsStaleWriters"))
+                        selectMethod(NoFlaw.class, "fencedResourceRejectsStaleWriters"),
+                        selectMethod(NoFlaw.class, "interruptedAcquireLeavesNoGrantBehind"),
+                        selectMethod(NoFlaw.class, "releaseWorksOnAnInterruptedThread"))
                 .configurationParameter(MatrixRecorder.DIRECTORY_PARAMETER, FLAWED_MATRICES)
                 .execute().testEvents();
         assertThat(events.failed().count()).as("failures on the sound variant: " + failures(events)).isZero();
-        assertThat(events.succeeded().count()).isEqualTo(3);
+        assertThat(events.succeeded().count()).isEqualTo(5);
     }
 
     private static String failures(Events events) {
@@ -154,6 +166,14 @@ class BrokenBackendsAreCaughtTest {
 
     static class NoMutualExclusion extends FlawedContract {
         SeedFlawBackend.Flaw flaw() { return SeedFlawBackend.Flaw.NO_MUTUAL_EXCLUSION; }
+    }
+
+    static class InterruptedGrantReportedRefused extends FlawedContract {
+        SeedFlawBackend.Flaw flaw() { return SeedFlawBackend.Flaw.INTERRUPTED_GRANT_REPORTED_REFUSED; }
+    }
+
+    static class ReleaseNotAwaited extends FlawedContract {
+        SeedFlawBackend.Flaw flaw() { return SeedFlawBackend.Flaw.RELEASE_NOT_AWAITED; }
     }
 
     /** The same table design without a flaw. */

@@ -20,6 +20,9 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -39,18 +42,37 @@ final class SeedFlawBackend implements LockBackend {
         /** A takeover keeps the previous holder's token. */
         TAKEOVER_KEEPS_TOKEN,
         /** Acquire takes the lock even when another lease holds it. */
-        NO_MUTUAL_EXCLUSION
+        NO_MUTUAL_EXCLUSION,
+        /**
+         * An acquire whose thread is interrupted during the call reports a refusal although its
+         * statement took the lock (an interrupt mapped to "not acquired"): a grant nobody knows of.
+         */
+        INTERRUPTED_GRANT_REPORTED_REFUSED,
+        /**
+         * Release hands its statement to a background thread and returns at once, the tempting way
+         * around a driver that fails on an interrupted thread: the lock is still held when it returns.
+         */
+        RELEASE_NOT_AWAITED
     }
+
+    /** How late a release that is not awaited reaches the table. */
+    private static final long RELEASE_LATE_MILLIS = 200;
 
     private final Flaw flaw;
     private final String table;
     private final Connection connection;
     private final ReentrantLock lock = new ReentrantLock();
+    private final ScheduledExecutorService late;
 
     /** @param flaw the flaw to build in, or {@code null} for the same design without one */
     SeedFlawBackend(Flaw flaw, String jdbcUrl, String user, String password) {
         this.flaw = flaw;
         this.table = "seed_flaw_" + (flaw == null ? "none" : flaw.name().toLowerCase());
+        this.late = flaw != Flaw.RELEASE_NOT_AWAITED ? null : Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "flawed-backend-late-release");
+            t.setDaemon(true);
+            return t;
+        });
         try {
             this.connection = DriverManager.getConnection(jdbcUrl, user, password);
             try (var st = connection.createStatement()) {
@@ -69,11 +91,15 @@ final class SeedFlawBackend implements LockBackend {
         String sql = "INSERT INTO " + table + " AS l (name, lease_id, token, expires_at) VALUES (?, ?, 1, clock_timestamp() + ? * interval '1 millisecond') "
                 + "ON CONFLICT (name) DO UPDATE SET lease_id = EXCLUDED.lease_id, token = " + takeoverToken
                 + ", expires_at = EXCLUDED.expires_at WHERE " + when + " RETURNING token, expires_at";
-        return query(sql, ps -> {
+        AcquireResult result = query(sql, ps -> {
             ps.setString(1, name);
             ps.setString(2, leaseId);
             ps.setLong(3, ttl.toMillis());
         }, rs -> rs.next() ? AcquireResult.granted(rs.getLong(1), rs.getTimestamp(2).toInstant()) : AcquireResult.held(null));
+        if (flaw == Flaw.INTERRUPTED_GRANT_REPORTED_REFUSED && result.acquired() && Thread.currentThread().isInterrupted()) {
+            return AcquireResult.held(null);
+        }
+        return result;
     }
 
     @Override
@@ -93,6 +119,14 @@ final class SeedFlawBackend implements LockBackend {
 
     @Override
     public boolean release(String name, String leaseId) {
+        if (flaw == Flaw.RELEASE_NOT_AWAITED) {
+            late.schedule(() -> releaseNow(name, leaseId), RELEASE_LATE_MILLIS, TimeUnit.MILLISECONDS);
+            return true;
+        }
+        return releaseNow(name, leaseId);
+    }
+
+    private boolean releaseNow(String name, String leaseId) {
         String owner = flaw == Flaw.RELEASE_WITHOUT_OWNER_CHECK ? "" : " AND lease_id = ? AND expires_at > clock_timestamp()";
         return query("UPDATE " + table + " SET lease_id = NULL, expires_at = clock_timestamp() WHERE name = ?" + owner
                 + " RETURNING name", ps -> {
@@ -146,6 +180,9 @@ final class SeedFlawBackend implements LockBackend {
 
     @Override
     public void close() {
+        if (late != null) {
+            late.shutdown();
+        }
         try {
             connection.close();
         } catch (SQLException ignored) {
