@@ -379,8 +379,10 @@ public final class LockClient implements AutoCloseable {
                     backoff = Math.min(RETRY_MAX_NANOS, backoff * 2);
                     return pause;
                 }
-                LOG.warn("fencelock: could not release lease {} of '{}' in the background; it expires on the backend by itself: {}",
-                        leaseId, name, e.toString());
+                if (checks == 0) { // a known grant (a sweep may have nothing to free: not worth a warning)
+                    LOG.warn("fencelock: could not release lease {} of '{}' in the background; it expires on the backend by itself: {}",
+                            leaseId, name, e.toString());
+                }
                 return -1;
             }
             long now = System.nanoTime();

@@ -72,9 +72,9 @@ public final class InstrumentedBackend implements LockBackend {
         }
     }
 
-    /** The next acquire to start interrupts its own thread first, as an interrupt arriving just as it is sent. */
-    public void interruptNextAcquire() {
-        interruptNextAcquire.set(true);
+    /** The next acquire to start interrupts its own thread first, as an interrupt arriving just as it is sent (true), or not (false). */
+    public void interruptNextAcquire(boolean interrupt) {
+        interruptNextAcquire.set(interrupt);
     }
 
     public int acquireCalls() {
