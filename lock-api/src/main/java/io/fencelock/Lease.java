@@ -50,17 +50,19 @@ public interface Lease extends AutoCloseable {
 
     /**
      * Releases the lock if this lease still holds it. Idempotent; returns whether this call freed
-     * the lock on the backend.
+     * the lock on the backend. Works on an interrupted thread (a {@code finally} after a cancelled
+     * task) and leaves the interrupt set for the caller.
      *
      * @throws LockBackendException when the backend cannot be reached (the lease is no longer
-     *                              renewed and expires on the backend by itself)
+     *                              renewed; when the failure is retryable the client keeps releasing
+     *                              it in the background until it would have expired on the backend)
      */
     boolean release();
 
     /** Completes when the lease is lost, with the reason; never completes for a lease that is released. */
     CompletionStage<LeaseLoss> lost();
 
-    /** Releases the lease; a backend failure is logged, not thrown (the lease expires by itself). */
+    /** Releases the lease, as {@link #release()}; a backend failure is logged, not thrown. */
     @Override
     void close();
 }

@@ -277,7 +277,8 @@ public final class LockClient implements AutoCloseable {
 
     /**
      * Releases every lease this client holds (one that cannot be released expires on the backend
-     * by itself), stops the watchdog and closes the backend.
+     * by itself), stops the watchdog and closes the backend. Works on an interrupted thread: the
+     * interrupt is kept for the caller.
      */
     @Override
     public void close() {
@@ -285,16 +286,19 @@ public final class LockClient implements AutoCloseable {
             return;
         }
         closed = true;
-        for (ManagedLease lease : new ArrayList<>(held.values())) {
-            try {
-                lease.release();
-            } catch (RuntimeException e) {
-                LOG.warn("fencelock: could not release '{}' on close; it expires on the backend by itself: {}",
-                        lease.name(), e.toString());
+        withoutInterrupt(() -> {
+            for (ManagedLease lease : new ArrayList<>(held.values())) {
+                try {
+                    lease.release();
+                } catch (RuntimeException e) {
+                    LOG.warn("fencelock: could not release '{}' on close; it expires on the backend by itself: {}",
+                            lease.name(), e.toString());
+                }
             }
-        }
-        watchdog.close();
-        backend.close();
+            watchdog.close();
+            backend.close();
+            return null;
+        });
     }
 
     // ---------------------------------------------------------------- engine internals
@@ -311,8 +315,9 @@ public final class LockClient implements AutoCloseable {
         try {
             result = backend.tryAcquire(name, leaseId, ttl);
         } catch (RuntimeException e) {
-            // The grant may have happened before the failure: free it so nobody waits a TTL for a ghost.
-            releaseInBackground(name, leaseId);
+            // The backend may have granted before the failure or the interrupt, or may still apply the request:
+            // sweep the lease id so nobody waits a TTL (or, on a shared etcd lease, longer) for a ghost.
+            releaseInBackground(name, leaseId, ttl, true);
             throw e;
         }
         if (!result.acquired()) {
@@ -322,7 +327,7 @@ public final class LockClient implements AutoCloseable {
                 result.token(), result.expiresAt(), sent);
         if (!lease.isValid()) {
             // The answer took longer than the validity window: the grant is already unusable.
-            releaseInBackground(name, leaseId);
+            releaseInBackground(name, leaseId, ttl, false);
             return Attempt.MISS;
         }
         held.put(leaseId, lease);
@@ -355,16 +360,90 @@ public final class LockClient implements AutoCloseable {
         return results;
     }
 
+    /** One release on the caller's thread, which may be interrupted: the backend never sees the interrupt. */
     boolean backendRelease(String name, String leaseId) {
+        return withoutInterrupt(() -> releaseOnBackend(name, leaseId));
+    }
+
+    /** One release round trip; when it frees the lock, a waiter of this client takes over without waiting for the backend's signal. */
+    private boolean releaseOnBackend(String name, String leaseId) {
         boolean freed = backend.release(name, leaseId);
         if (freed) {
-            waitLines.released(name); // a waiter of this client takes over without waiting for the backend's signal
+            waitLines.released(name);
         }
         return freed;
     }
 
-    void releaseInBackground(String name, String leaseId) {
-        watchdog.submit(() -> backendRelease(name, leaseId));
+    /**
+     * Frees {@code leaseId}'s grant of {@code name} in the background; owner-checked, so always safe.
+     * A release that fails retryably is tried again with backoff until the grant would have expired
+     * on the backend anyway ({@code ttl} after now: every grant of it was sent before now). With
+     * {@code unknownOutcome}, the acquire's outcome was unknown: a request already sent may still be
+     * applied after the first release (etcd over gRPC, MongoDB on another connection), so the lease
+     * id is released again a few times at growing intervals.
+     */
+    void releaseInBackground(String name, String leaseId, Duration ttl, boolean unknownOutcome) {
+        watchdog.submit(new BackgroundRelease(name, leaseId, saturatedNanos(ttl), unknownOutcome), 0);
+    }
+
+    /** After an acquire of unknown outcome: when (after the attempt) its lease id is released again. */
+    private static final long[] SWEEP_CHECKS_NANOS = {TimeUnit.MILLISECONDS.toNanos(50),
+            TimeUnit.MILLISECONDS.toNanos(250), TimeUnit.MILLISECONDS.toNanos(1250), TimeUnit.MILLISECONDS.toNanos(6250)};
+    private static final long RETRY_FIRST_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+    private static final long RETRY_MAX_NANOS = TimeUnit.SECONDS.toNanos(2);
+
+    /** One background release: its retries, and for an unknown outcome its later checks. */
+    private final class BackgroundRelease implements Watchdog.Chore {
+        private final String name;
+        private final String leaseId;
+        private final long start = System.nanoTime();
+        private final long giveUpAt;
+        private final int checks;
+        private int nextCheck;
+        private long backoff = RETRY_FIRST_NANOS;
+
+        BackgroundRelease(String name, String leaseId, long ttlNanos, boolean unknownOutcome) {
+            this.name = name;
+            this.leaseId = leaseId;
+            this.checks = unknownOutcome ? SWEEP_CHECKS_NANOS.length : 0;
+            this.giveUpAt = start + Math.max(ttlNanos, checks == 0 ? 0 : SWEEP_CHECKS_NANOS[checks - 1]);
+        }
+
+        @Override
+        public long run() {
+            try {
+                releaseOnBackend(name, leaseId);
+            } catch (LockBackendException e) {
+                long now = System.nanoTime();
+                if (e.isRetryable() && now - giveUpAt < 0) {
+                    long pause = backoff / 2 + ThreadLocalRandom.current().nextLong(backoff / 2 + 1);
+                    backoff = Math.min(RETRY_MAX_NANOS, backoff * 2);
+                    return pause;
+                }
+                if (checks == 0) { // a known grant (a sweep may have nothing to free: not worth a warning)
+                    LOG.warn("fencelock: could not release lease {} of '{}' in the background; it expires on the backend by itself: {}",
+                            leaseId, name, e.toString());
+                }
+                return -1;
+            }
+            long now = System.nanoTime();
+            while (nextCheck < checks && start + SWEEP_CHECKS_NANOS[nextCheck] - now <= 0) {
+                nextCheck++; // its time passed while this release was retried: this release covers it
+            }
+            return nextCheck < checks ? start + SWEEP_CHECKS_NANOS[nextCheck++] - now : -1;
+        }
+    }
+
+    /** Runs {@code call} with this thread's interrupt flag cleared, and sets it again afterwards if it was set. */
+    static <T> T withoutInterrupt(java.util.function.Supplier<T> call) {
+        boolean interrupted = Thread.interrupted();
+        try {
+            return call.get();
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     void forget(ManagedLease lease) {

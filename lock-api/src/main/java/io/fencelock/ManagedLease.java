@@ -139,7 +139,15 @@ final class ManagedLease implements Lease {
             lock.unlock();
         }
         client.forget(this);
-        boolean freed = client.backendRelease(name, leaseId);
+        boolean freed;
+        try {
+            freed = client.backendRelease(name, leaseId);
+        } catch (LockBackendException e) {
+            if (e.isRetryable()) {
+                client.releaseInBackground(name, leaseId, ttl, false);
+            }
+            throw e;
+        }
         client.events().released(this, freed);
         return freed;
     }
@@ -149,8 +157,9 @@ final class ManagedLease implements Lease {
         try {
             release();
         } catch (RuntimeException e) {
-            LockClient.LOG.warn("Could not release lease {} on '{}'; it expires on the backend by itself: {}",
-                    leaseId, name, e.toString());
+            boolean retried = e instanceof LockBackendException b && b.isRetryable();
+            LockClient.LOG.warn("Could not release lease {} on '{}'; {}: {}", leaseId, name, retried
+                    ? "retrying in the background until it would have expired" : "it expires on the backend by itself", e.toString());
         }
     }
 
@@ -277,7 +286,7 @@ final class ManagedLease implements Lease {
     private void announceLoss(LeaseLoss loss, boolean mayStillHoldOnBackend) {
         client.forget(this);
         if (mayStillHoldOnBackend) {
-            client.releaseInBackground(name, leaseId);
+            client.releaseInBackground(name, leaseId, ttl, false);
         }
         lost.complete(loss);
         client.events().lost(loss);

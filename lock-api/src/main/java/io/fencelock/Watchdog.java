@@ -6,7 +6,8 @@ import io.fencelock.spi.RenewResult;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
-import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.DelayQueue;
+import java.util.concurrent.Delayed;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -16,13 +17,16 @@ import java.util.function.Supplier;
  * batched round trip, and a single expiry thread that declares leases lost at their local validity
  * deadline. The two are separate so that a renewal stuck in I/O never delays a lost signal. Both
  * sleep until their next planned moment; an acquire wakes one only when its lease is due before
- * that, which a lease with the usual TTL never is.
+ * that, which a lease with the usual TTL never is. The renewer also runs the client's chores
+ * (background releases), each at its planned time, a slice at a time between renewals.
  */
 final class Watchdog implements AutoCloseable {
     /** At most this many leases per round trip; more are split into several batches. */
     static final int MAX_BATCH = 10_000;
     /** The longest the threads sleep with nothing due: new leases due later than that wake nobody. */
     private static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** The renewer runs chores for at most this long before it looks at due renewals again. */
+    private static final long CHORE_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
     private final LockClient client;
     private final Supplier<Collection<ManagedLease>> leases;
@@ -30,7 +34,7 @@ final class Watchdog implements AutoCloseable {
     private final Thread expiry;
     private final PlannedWake renewerWake = new PlannedWake();
     private final PlannedWake expiryWake = new PlannedWake();
-    private final ConcurrentLinkedQueue<Runnable> chores = new ConcurrentLinkedQueue<>();
+    private final DelayQueue<Planned> chores = new DelayQueue<>();
     private volatile boolean closed;
 
     Watchdog(LockClient client, Supplier<Collection<ManagedLease>> leases, String clientName) {
@@ -56,10 +60,30 @@ final class Watchdog implements AutoCloseable {
         }
     }
 
-    /** Runs {@code chore} on the renewer thread (background releases). */
-    void submit(Runnable chore) {
-        chores.add(chore);
-        renewerWake.wake();
+    /** Background work on the renewer thread that may ask to run again. */
+    interface Chore {
+        /** Does one step; returns the nanoseconds until the next one, or a negative number when done. */
+        long run();
+    }
+
+    /** A chore and the System.nanoTime() at which it is due. */
+    private record Planned(Chore chore, long atNanos) implements Delayed {
+        @Override
+        public long getDelay(TimeUnit unit) {
+            return unit.convert(atNanos - System.nanoTime(), TimeUnit.NANOSECONDS);
+        }
+
+        @Override
+        public int compareTo(Delayed other) {
+            return Long.compare(atNanos - ((Planned) other).atNanos, 0);
+        }
+    }
+
+    /** Runs {@code chore} on the renewer thread, {@code delayNanos} from now and then as often as it asks. */
+    void submit(Chore chore, long delayNanos) {
+        long at = System.nanoTime() + Math.max(0, delayNanos);
+        chores.add(new Planned(chore, at));
+        renewerWake.wakeIfBefore(at);
     }
 
     /**
@@ -94,6 +118,10 @@ final class Watchdog implements AutoCloseable {
                 runChores();
                 long now = System.nanoTime();
                 long waitNanos = IDLE_NANOS;
+                Planned nextChore = chores.peek();
+                if (nextChore != null) {
+                    waitNanos = Math.max(0, Math.min(waitNanos, nextChore.atNanos - now));
+                }
                 boolean anyDue = false;
                 List<ManagedLease> soon = new ArrayList<>();
                 for (ManagedLease lease : leases.get()) {
@@ -136,14 +164,24 @@ final class Watchdog implements AutoCloseable {
         }
     }
 
+    /** Runs the chores that are due, for one slice, so that a backlog of them never holds up due renewals. */
     private void runChores() {
-        Runnable chore;
-        while ((chore = chores.poll()) != null) {
-            try {
-                chore.run();
-            } catch (RuntimeException e) {
-                LockClient.LOG.debug("fencelock background task failed: {}", e.toString());
+        long start = System.nanoTime();
+        Planned due;
+        while (System.nanoTime() - start < CHORE_SLICE_NANOS && (due = chores.poll()) != null) {
+            long again = runOnce(due.chore);
+            if (again >= 0) {
+                submit(due.chore, again);
             }
+        }
+    }
+
+    private static long runOnce(Chore chore) {
+        try {
+            return chore.run();
+        } catch (RuntimeException e) {
+            LockClient.LOG.debug("fencelock background task failed: {}", e.toString());
+            return -1;
         }
     }
 
@@ -176,7 +214,7 @@ final class Watchdog implements AutoCloseable {
         return base / 2 + ThreadLocalRandom.current().nextLong(base / 2 + 1);
     }
 
-    /** Stops both threads; chores still queued (background releases) run first. */
+    /** Stops both threads; then every chore still queued (background releases) runs once more, due or not. */
     @Override
     public void close() {
         closed = true;
@@ -188,6 +226,15 @@ final class Watchdog implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        runChores();
+        Planned left;
+        while ((left = firstOf(chores)) != null) {
+            runOnce(left.chore);
+        }
+    }
+
+    /** Takes the earliest chore, due or not (poll() hands out only due ones). */
+    private static Planned firstOf(DelayQueue<Planned> queue) {
+        Planned first = queue.peek();
+        return first != null && queue.remove(first) ? first : null;
     }
 }

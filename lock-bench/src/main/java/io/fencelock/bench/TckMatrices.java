@@ -30,6 +30,8 @@ public final class TckMatrices {
             Map.entry("fencedResourceRejectsStaleWriters", "a protected resource may accept a write from a holder that lost the lock"),
             Map.entry("releaseIsOwnerChecked", "a client may free a lock that someone else holds"),
             Map.entry("releaseIsIdempotent", "releasing twice may disturb the next holder"),
+            Map.entry("releaseWorksOnAnInterruptedThread", "a release in a finally after a cancelled task may fail and leave the lock held for its whole TTL"),
+            Map.entry("interruptedAcquireLeavesNoGrantBehind", "an acquire interrupted at the wrong moment may leave the lock held by a lease nobody knows of"),
             Map.entry("renewAfterExpiryIsRejected", "a lease that already expired may be renewed back to life after someone else took the lock"),
             Map.entry("renewExtendsExclusivity", "renewing may not keep others out"),
             Map.entry("acquirableAfterHolderCrash", "the lock of a crashed holder may be free too early or stay taken too long"),

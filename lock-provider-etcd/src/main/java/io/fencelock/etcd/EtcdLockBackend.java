@@ -97,6 +97,7 @@ public final class EtcdLockBackend implements LockBackend {
     private final Duration timeout;
     private final ReleaseWatcher watcher;
     private final ConcurrentHashMap<Long, SharedLease> leaseBySeconds = new ConcurrentHashMap<>();
+    /** By fencelock lease id: every grant this backend made or may have made (an acquire of unknown outcome). */
     private final ConcurrentHashMap<String, Hold> holds = new ConcurrentHashMap<>();
     private final ReentrantLock granting = new ReentrantLock();
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -146,6 +147,9 @@ public final class EtcdLockBackend implements LockBackend {
         CompletableFuture<LeaseKeepAliveResponse> keepAlive = lease.validUntil - t0 < ttl.toNanos()
                 ? keepAlive(lease, t0, Set.of()) : null;
         ByteSequence key = key(name);
+        // Recorded before the transaction goes out, so that a grant whose answer never comes is still
+        // dropped (owner-checked) once due, instead of living on through the shared lease's keep-alives.
+        holds.put(leaseId, new Hold(name, leaseId, lease, t0 + ttl.toNanos()));
         CompletableFuture<TxnResponse> txn = kv.txn()
                 .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
                 .Then(Op.put(key, bytes(leaseId), PutOption.builder().withLeaseId(lease.id).build()))
@@ -155,9 +159,12 @@ public final class EtcdLockBackend implements LockBackend {
         try {
             r = await("tryAcquire of '", name, txn);
         } catch (LockBackendException e) {
-            if (mayRetry && leaseGone(e)) {
-                lease.dead = true; // expired between our last keep-alive and this put: grant a new one
-                return tryAcquire(name, leaseId, ttl, false);
+            if (leaseGone(e)) {
+                holds.remove(leaseId); // a put on a lease etcd does not know is never applied
+                if (mayRetry) {
+                    lease.dead = true; // expired between our last keep-alive and this put: grant a new one
+                    return tryAcquire(name, leaseId, ttl, false);
+                }
             }
             throw e;
         }
@@ -168,6 +175,7 @@ public final class EtcdLockBackend implements LockBackend {
             List<KeyValue> found = r.getGetResponses().isEmpty() ? List.of() : r.getGetResponses().get(0).getKvs();
             KeyValue holder = found.isEmpty() ? null : found.get(0);
             if (holder == null || !holder.getValue().equals(bytes(leaseId)) || holder.getLease() != lease.id) {
+                holds.remove(leaseId);
                 watcher.heldAt(name, r.getHeader().getRevision());
                 return AcquireResult.held(null); // the holder's lease TTL would cost another round trip: the watch wakes us
             }
@@ -182,7 +190,6 @@ public final class EtcdLockBackend implements LockBackend {
             throw new LockBackendException("tryAcquire of '" + name + "' on " + where
                     + ": the etcd lease could not be kept alive for the TTL asked", true);
         }
-        holds.put(name, new Hold(name, leaseId, lease, t0 + ttl.toNanos()));
         return AcquireResult.granted(token, expiry(lease));
     }
 
@@ -196,9 +203,9 @@ public final class EtcdLockBackend implements LockBackend {
         Map<Long, SharedLease> known = new LinkedHashMap<>();
         Set<String> renewing = new HashSet<>();
         for (RenewRequest q : requests) {
-            renewing.add(q.name());
-            Hold h = holds.get(q.name());
-            if (h != null && h.leaseId.equals(q.leaseId()) && h.lease.seconds * 1_000_000_000L >= q.ttl().toNanos()) {
+            renewing.add(q.leaseId());
+            Hold h = holds.get(q.leaseId());
+            if (h != null && h.name.equals(q.name()) && h.lease.seconds * 1_000_000_000L >= q.ttl().toNanos()) {
                 known.putIfAbsent(h.lease.id, h.lease);
             }
         }
@@ -227,14 +234,14 @@ public final class EtcdLockBackend implements LockBackend {
             KeyValue v = found[i];
             if (v == null || !v.getValue().equals(bytes(q.leaseId()))) {
                 results[i] = RenewResult.rejected();
-                holds.computeIfPresent(q.name(), (n, h) -> h.leaseId.equals(q.leaseId()) ? null : h);
+                holds.remove(q.leaseId());
             } else if (Boolean.TRUE.equals(alive.get(v.getLease()))) {
                 SharedLease l = known.get(v.getLease());
-                holds.put(q.name(), new Hold(q.name(), q.leaseId(), l, t0 + q.ttl().toNanos()));
+                holds.put(q.leaseId(), new Hold(q.name(), q.leaseId(), l, t0 + q.ttl().toNanos()));
                 results[i] = RenewResult.renewed(v.getCreateRevision(), expiry(l));
             } else if (alive.containsKey(v.getLease())) {
                 results[i] = RenewResult.rejected(); // its lease is gone (the key goes with it) or unreachable
-                holds.computeIfPresent(q.name(), (n, h) -> h.leaseId.equals(q.leaseId()) ? null : h);
+                holds.remove(q.leaseId());
             } else {
                 rebind.add(i); // held on a lease this backend does not keep (another backend's, or a shorter TTL)
             }
@@ -268,7 +275,7 @@ public final class EtcdLockBackend implements LockBackend {
             boolean moved = await("renew of '", q.name(), e.getValue()).isSucceeded();
             SharedLease l = onto.get(i);
             if (moved) {
-                holds.put(q.name(), new Hold(q.name(), q.leaseId(), l, t0 + q.ttl().toNanos()));
+                holds.put(q.leaseId(), new Hold(q.name(), q.leaseId(), l, t0 + q.ttl().toNanos()));
             }
             results[i] = moved ? RenewResult.renewed(found[i].getCreateRevision(), expiry(l)) : RenewResult.rejected();
         }
@@ -276,11 +283,13 @@ public final class EtcdLockBackend implements LockBackend {
 
     @Override
     public boolean release(String name, String leaseId) {
-        holds.computeIfPresent(name, (n, h) -> h.leaseId.equals(leaseId) ? null : h);
         ByteSequence key = key(name);
-        return await("release of '", name, kv.txn()
+        boolean freed = await("release of '", name, kv.txn()
                 .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.value(bytes(leaseId))))
                 .Then(Op.delete(key, DeleteOption.DEFAULT)).commit()).isSucceeded();
+        // Only now: if the release failed, the hold stays and is dropped once due, not carried on by the shared lease.
+        holds.remove(leaseId);
+        return freed;
     }
 
     private void releaseQuietly(String name, String leaseId) {
@@ -415,12 +424,12 @@ public final class EtcdLockBackend implements LockBackend {
 
     /**
      * Sends one keep-alive for {@code l}; first gives back the holds on it that were due before
-     * {@code sent} and are not being renewed now, so that a lock nobody renews is not carried on by
-     * its siblings' renewals.
+     * {@code sent} and are not being renewed now (by lease id), so that a lock nobody renews, or a
+     * grant whose answer was lost, is not carried on by its siblings' renewals.
      */
     private CompletableFuture<LeaseKeepAliveResponse> keepAlive(SharedLease l, long sent, Set<String> renewing) {
         for (Hold h : holds.values()) {
-            if (h.lease == l && h.due - sent < 0 && !renewing.contains(h.name) && holds.remove(h.name, h)) {
+            if (h.lease == l && h.due - sent < 0 && !renewing.contains(h.leaseId) && holds.remove(h.leaseId, h)) {
                 ByteSequence key = key(h.name);
                 kv.txn().If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.value(bytes(h.leaseId))))
                         .Then(Op.delete(key, DeleteOption.DEFAULT)).commit()
@@ -482,24 +491,40 @@ public final class EtcdLockBackend implements LockBackend {
         return ByteSequence.from(s, StandardCharsets.UTF_8);
     }
 
-    /** Waits for one call, bounded by the request timeout; maps failures to {@link LockBackendException}. */
+    /**
+     * Waits for one call, bounded by the request timeout; maps failures to {@link LockBackendException}.
+     * An interrupt does not abandon a request already sent (etcd may still apply it, and nobody would
+     * know): the wait goes on to the answer or the timeout, and the interrupt is set again afterwards.
+     */
     private <T> T await(String operation, String subject, CompletableFuture<T> call) {
-        String what = operation + subject + (operation.endsWith("'") ? "'" : "") + " on " + where;
+        boolean interrupted = false;
+        long end = System.nanoTime() + timeout.toNanos();
         try {
-            return call.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            call.cancel(true);
-            Thread.currentThread().interrupt();
-            throw new LockBackendException(what + " interrupted", e, true);
+            while (true) {
+                try {
+                    return call.get(end - System.nanoTime(), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
         } catch (TimeoutException e) {
+            String what = what(operation, subject);
             call.cancel(true);
             throw new LockBackendException(what + " timed out after " + timeout, e, true);
         } catch (CancellationException e) {
-            throw new LockBackendException(what + " cancelled", e, true);
+            throw new LockBackendException(what(operation, subject) + " cancelled", e, true);
         } catch (ExecutionException | CompletionException e) {
             Throwable cause = e.getCause() == null ? e : e.getCause();
-            throw failure(what, cause);
+            throw failure(what(operation, subject), cause);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
+    }
+
+    private String what(String operation, String subject) {
+        return operation + subject + (operation.endsWith("'") ? "'" : "") + " on " + where;
     }
 
     static LockBackendException failure(String what, Throwable cause) {

@@ -1,6 +1,7 @@
 package io.fencelock.etcd;
 
 import io.fencelock.Capability;
+import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
 import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.LockBackend;
@@ -9,6 +10,7 @@ import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
 import io.fencelock.spi.WakeUpSubscription;
 import io.fencelock.tck.CredentialChecks;
+import io.fencelock.tck.fault.FaultProxy;
 import io.fencelock.tck.fixture.EtcdServer;
 import io.fencelock.tck.fixture.ServerControl;
 import org.junit.jupiter.api.AfterEach;
@@ -167,6 +169,39 @@ class EtcdLockBackendTest {
         }
         assertThat(b.inspect(kept)).isPresent();
         assertThat(b.inspect(dropped)).as("the lock its holder stopped renewing").isEmpty();
+    }
+
+    @Test
+    void aGrantWhoseAnswerWasLostIsNotCarriedByItsSiblingsRenewals() throws Exception {
+        EtcdServer server = EtcdServer.shared();
+        EtcdLockBackend direct = open(server);
+        try (FaultProxy proxy = FaultProxy.start(server.address().orElseThrow())) {
+            EtcdLockBackend b = EtcdLockBackend.builder().endpoints(server.endpointVia(proxy.address()))
+                    .requestTimeout(Duration.ofMillis(1500)).build();
+            opened.add(b);
+            Duration ttl = Duration.ofSeconds(2);
+            String kept = name();
+            String keptId = id();
+            String ghost = name();
+            assertThat(b.tryAcquire(kept, keptId, ttl).acquired()).isTrue();
+            proxy.dropResponses(); // etcd applies the transaction, the backend never hears of it
+            assertThatThrownBy(() -> b.tryAcquire(ghost, id(), ttl)).isInstanceOf(LockBackendException.class);
+            assertThat(direct.inspect(ghost)).as("the grant whose answer was lost").isPresent();
+            proxy.heal();
+            proxy.reset(); // the HTTP/2 connection lost frames: start a fresh one
+            // the holder of its sibling renews on: the shared etcd lease stays alive past the ghost's TTL
+            long end = System.nanoTime() + ttl.plusSeconds(2).toNanos();
+            while (System.nanoTime() - end < 0) {
+                try {
+                    b.renew(List.of(new RenewRequest(kept, keptId, ttl, null)));
+                } catch (LockBackendException reconnecting) {
+                    // the backend reconnects through the healed proxy; the next renewal goes through
+                }
+                Thread.sleep(200); // renewing at a tenth of the TTL
+            }
+            assertThat(direct.inspect(kept)).as("the sibling, renewed throughout").isPresent();
+            assertThat(direct.inspect(ghost)).as("the grant nobody knew of, past its TTL").isEmpty();
+        }
     }
 
     @Test

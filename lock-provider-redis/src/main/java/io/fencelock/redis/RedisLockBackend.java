@@ -335,15 +335,25 @@ public final class RedisLockBackend implements LockBackend {
 
     /**
      * Waits for a reply. {@code operation + subject} names the call in a failure ("tryAcquire of '" +
-     * name), built only then: the hot path allocates no message.
+     * name), built only then: the hot path allocates no message. An interrupt does not abandon a
+     * command already sent (its outcome would be unknown): the wait goes on to the reply or the
+     * timeout, and the interrupt is set again afterwards.
      */
     private <T> T await(String operation, String subject, Call<T> call) {
         if (closed.get()) {
             throw new IllegalStateException("this Redis lock backend is closed");
         }
         CompletableFuture<T> future = call.reply();
+        boolean interrupted = false;
+        long end = System.nanoTime() + commandTimeout.toNanos() + AWAIT_SLACK_NANOS;
         try {
-            return future.get(commandTimeout.toNanos() + AWAIT_SLACK_NANOS, TimeUnit.NANOSECONDS);
+            while (true) {
+                try {
+                    return future.get(end - System.nanoTime(), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
         } catch (ExecutionException e) {
             if (unwrap(e.getCause()) instanceof RedisCommandTimeoutException) {
                 connection.replaceAfterTimeout(call.link());
@@ -354,11 +364,12 @@ public final class RedisLockBackend implements LockBackend {
             connection.replaceAfterTimeout(call.link());
             throw new LockBackendException("Redis " + what(operation, subject) + " got no answer from " + where + " within "
                     + commandTimeout, e, true);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new LockBackendException("Redis " + what(operation, subject) + " on " + where + " interrupted; its outcome is unknown", e, true);
         } catch (CancellationException e) {
             throw new LockBackendException("Redis " + what(operation, subject) + " on " + where + " was cancelled", e, true);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 

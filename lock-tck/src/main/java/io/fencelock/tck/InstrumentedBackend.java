@@ -22,7 +22,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * renewals cut off as by a lost connection (the call fails and never reaches the server), renewals
  * stalled as by a frozen network or a paused renewer (the call waits, then reaches the server
  * late), and lost answers (the call reaches the server and acts, then fails as if the answer had
- * been lost: an indeterminate outcome). Used by properties about the engine: batching, lost
+ * been lost: an indeterminate outcome), and acquires whose thread is interrupted as they start.
+ * Used by properties about the engine: batching, lost
  * signals, input validation before any I/O, and by the fault properties on every topology.
  */
 public final class InstrumentedBackend implements LockBackend {
@@ -34,6 +35,7 @@ public final class InstrumentedBackend implements LockBackend {
     private volatile boolean renewalsCut;
     private volatile boolean acquiresCut;
     private volatile boolean answersLost;
+    private final java.util.concurrent.atomic.AtomicBoolean interruptNextAcquire = new java.util.concurrent.atomic.AtomicBoolean();
     private volatile CountDownLatch renewalGate;
 
     public InstrumentedBackend(LockBackend delegate) {
@@ -76,6 +78,11 @@ public final class InstrumentedBackend implements LockBackend {
         }
     }
 
+    /** The next acquire to start interrupts its own thread first, as an interrupt arriving just as it is sent (true), or not (false). */
+    public void interruptNextAcquire(boolean interrupt) {
+        interruptNextAcquire.set(interrupt);
+    }
+
     public int acquireCalls() {
         return acquires.get();
     }
@@ -103,6 +110,9 @@ public final class InstrumentedBackend implements LockBackend {
         acquires.incrementAndGet();
         if (acquiresCut) {
             throw new LockBackendException("acquire cut off by the TCK (simulated lost connection)", true);
+        }
+        if (interruptNextAcquire.compareAndSet(true, false)) {
+            Thread.currentThread().interrupt();
         }
         return answered(delegate.tryAcquire(name, leaseId, ttl));
     }

@@ -4,6 +4,7 @@ import io.fencelock.Capability;
 import io.fencelock.Lease;
 import io.fencelock.LeaseLostException;
 import io.fencelock.LeaseState;
+import io.fencelock.LockBackendException;
 import io.fencelock.LockClient;
 import io.fencelock.LockEventListener;
 import io.fencelock.LockInfo;
@@ -44,12 +45,14 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 
@@ -314,6 +317,151 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         assertThat(b.inspect(name).orElseThrow().leaseId()).isEqualTo(second.leaseId());
         assertThat(second.state()).isEqualTo(LeaseState.HELD);
         assertHistories("releaseIsIdempotent", HistoryChecker::releaseIsIdempotent);
+    }
+
+    /**
+     * Releasing works on an interrupted thread (a {@code finally} after a cancelled task): release(),
+     * close(), the client's close() and runExclusively whose task sets the interrupt again free the
+     * lock on the backend at once, throw nothing, and leave the interrupt set for the caller.
+     */
+    @Test
+    void releaseWorksOnAnInterruptedThread() throws Exception {
+        LockClient c = client(options(Duration.ofSeconds(30), true));
+        LockClient observer = client(options(Duration.ofSeconds(30), true));
+        String released = freshName();
+        Lease lease = c.tryAcquire(released).orElseThrow();
+        assertThat(keepsInterrupt("release()", () -> {
+            Thread.currentThread().interrupt();
+            return lease.release();
+        })).as("release() on an interrupted thread").isTrue();
+        assertFreeOnBackend(observer, released, "release()");
+
+        String closed = freshName();
+        Lease closing = c.tryAcquire(closed).orElseThrow();
+        keepsInterrupt("close()", () -> {
+            Thread.currentThread().interrupt();
+            closing.close();
+            return null;
+        });
+        assertFreeOnBackend(observer, closed, "close()");
+
+        String ran = freshName();
+        assertThat(keepsInterrupt("runExclusively", () -> c.runExclusively(ran, HANG_BOUND, l -> {
+            Thread.currentThread().interrupt(); // a task that restores an interrupt it caught, as well-behaved code does
+            return "done";
+        }))).as("runExclusively's result").contains("done");
+        assertFreeOnBackend(observer, ran, "runExclusively");
+
+        String shutDown = freshName();
+        LockClient closingClient = client(options(Duration.ofSeconds(30), true));
+        closingClient.tryAcquire(shutDown).orElseThrow();
+        keepsInterrupt("LockClient.close()", () -> {
+            Thread.currentThread().interrupt();
+            closingClient.close();
+            return null;
+        });
+        assertFreeOnBackend(observer, shutDown, "LockClient.close()");
+    }
+
+    /**
+     * Interrupting a waiting acquire just as the holder releases leaves no grant behind: many races,
+     * each interrupting the waiter as its attempt on the freed lock starts (half of them) or a
+     * moment later, up to about two round trips (the other half). Once every caller released what it
+     * got, none of the run's locks is held on the backend, well before their 30 s TTL could free a
+     * grant that nobody knows of.
+     */
+    @Test
+    void interruptedAcquireLeavesNoGrantBehind() throws Exception {
+        Duration ttl = Duration.ofSeconds(30);
+        String base = freshName() + "-";
+        LockClient holders = client(options(ttl, true));
+        InstrumentedBackend waiterBackend = new InstrumentedBackend(fixture.openBackend());
+        LockClient waiters = client(waiterBackend, options(ttl, true));
+        int races = TckSettings.interruptRaces();
+        int granted = 0;
+        int interrupted = 0;
+        int failed = 0;
+        for (int i = 0; i < races; i++) {
+            String name = base + i;
+            long sent = System.nanoTime();
+            Lease holder = holders.tryAcquire(name).orElseThrow();
+            long roundTrip = System.nanoTime() - sent;
+            int before = waiterBackend.acquireCalls();
+            AtomicReference<Object> outcome = new AtomicReference<>();
+            Thread waiter = new Thread(() -> {
+                try {
+                    outcome.set(waiters.acquire(name, HANG_BOUND).orElse(null));
+                } catch (Throwable e) {
+                    outcome.set(e);
+                }
+            }, "tck-interrupted-waiter-" + i);
+            waiter.start();
+            spinUntil("the waiter's first attempt", () -> waiterBackend.acquireCalls() > before || !waiter.isAlive());
+            boolean atStart = i % 2 == 0;
+            waiterBackend.interruptNextAcquire(atStart);
+            assertThat(holder.release()).as("the holder's release").isTrue();
+            if (!atStart) {
+                int afterRelease = waiterBackend.acquireCalls();
+                spinUntil("the waiter's attempt after the release", () -> waiterBackend.acquireCalls() > afterRelease || !waiter.isAlive());
+                LockSupport.parkNanos(ThreadLocalRandom.current().nextLong(2 * roundTrip + 1));
+                waiter.interrupt();
+            }
+            waiter.join(HANG_BOUND.toMillis());
+            assertThat(waiter.isAlive()).as("waiter still running after its interrupt").isFalse();
+            waiterBackend.interruptNextAcquire(false); // unused when an attempt sent before the release got the lock
+            Object got = outcome.get();
+            if (got instanceof Lease lease) {
+                granted++;
+                lease.release();
+            } else if (got instanceof InterruptedException) {
+                interrupted++;
+            } else if (got instanceof LockBackendException) {
+                failed++;
+            } else {
+                throw new AssertionError("race " + i + ": the interrupted acquire ended with " + got, got instanceof Throwable t ? t : null);
+            }
+        }
+        System.out.println("[fencelock-tck] interrupted acquires: " + races + " races, " + granted + " granted, "
+                + interrupted + " interrupted, " + failed + " failed");
+        // Background sweeps may take a few round trips; a grant left to its TTL takes 30 s.
+        Duration promptly = ttl.dividedBy(3);
+        long end = System.nanoTime() + promptly.toNanos();
+        List<LockInfo> left = holders.list(base);
+        while (!left.isEmpty() && System.nanoTime() - end < 0) {
+            Thread.sleep(20); // polling the backend for the sweeps' effect
+            left = holders.list(base);
+        }
+        assertThat(left).as("locks still held " + promptly.toSeconds() + " s after " + races
+                + " interrupted acquires whose callers released what they got").isEmpty();
+    }
+
+    /** Runs {@code call}, which interrupts this thread; the interrupt must still be set after it (then cleared). */
+    private static <T> T keepsInterrupt(String what, java.util.concurrent.Callable<T> call) throws Exception {
+        boolean kept;
+        T result;
+        try {
+            result = call.call();
+        } finally {
+            kept = Thread.interrupted();
+        }
+        assertThat(kept).as("interrupt still set for the caller after " + what).isTrue();
+        return result;
+    }
+
+    private static void assertFreeOnBackend(LockClient observer, String name, String after) {
+        assertThat(observer.inspect(name).map(LockInfo::held).orElse(false))
+                .as("lock held on the backend right after " + after + " on an interrupted thread").isFalse();
+    }
+
+    /** Waits, in short parks rather than sleeps, for a moment the next step must follow closely. */
+    private static void spinUntil(String what, BooleanSupplier condition) {
+        long end = System.nanoTime() + HANG_BOUND.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - end > 0) {
+                throw new AssertionError("timed out after " + HANG_BOUND + " waiting for " + what);
+            }
+            LockSupport.parkNanos(10_000);
+        }
     }
 
     @Test

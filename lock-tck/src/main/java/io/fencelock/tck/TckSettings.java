@@ -12,6 +12,7 @@ import java.util.OptionalLong;
  *   <li>{@code fencelock.tck.shrinkAttempts} (default 40): re-runs spent shrinking a failure;</li>
  *   <li>{@code fencelock.tck.faultRounds} (default 1): how often each fault scenario runs per backend;</li>
  *   <li>{@code fencelock.tck.raceSeconds} (default 3): how long a race property runs per backend.</li>
+ *   <li>{@code fencelock.tck.interruptRaces} (default 50 per fault round): interrupted acquires raced against a release.</li>
  * </ul>
  */
 public final class TckSettings {
@@ -34,6 +35,10 @@ public final class TckSettings {
 
     public static int faultRounds() {
         return Math.max(1, Integer.getInteger("fencelock.tck.faultRounds", 1));
+    }
+
+    public static int interruptRaces() {
+        return Math.max(1, Integer.getInteger("fencelock.tck.interruptRaces", 50 * faultRounds()));
     }
 
     /** Whether this is a CI run ({@code CI=true}), where a fault that cannot be injected fails instead of being skipped. */

@@ -86,6 +86,16 @@ class BrokenBackendsAreCaughtTest {
     }
 
     @Test
+    void interruptedGrantReportedAsRefusalIsCaught() {
+        assertFails(InterruptedGrantReportedRefused.class, "interruptedAcquireLeavesNoGrantBehind");
+    }
+
+    @Test
+    void releaseNotAwaitedIsCaught() {
+        assertFails(ReleaseNotAwaited.class, "releaseWorksOnAnInterruptedThread");
+    }
+
+    @Test
     void missingMutualExclusionIsCaughtByTheRandomSchedules() {
         Events events = run(NoMutualExclusion.class, "certainHoldsNeverOverlap");
         assertThat(events.failed().count()).as("failed tests").isEqualTo(1);
@@ -101,11 +111,13 @@ class BrokenBackendsAreCaughtTest {
                 .selectors(selectMethod(NoFlaw.class, "releaseIsOwnerChecked"),
                         selectMethod(NoFlaw.class, "renewAfterExpiryIsRejected"),
                         selectMethod(NoFlaw.class, "fencedResourceRejectsStaleWriters"),
-                        selectMethod(NoFlaw.class, "acquireHonoursItsWaitUnderLoad"))
+                        selectMethod(NoFlaw.class, "acquireHonoursItsWaitUnderLoad"),
+                        selectMethod(NoFlaw.class, "interruptedAcquireLeavesNoGrantBehind"),
+                        selectMethod(NoFlaw.class, "releaseWorksOnAnInterruptedThread"))
                 .configurationParameter(MatrixRecorder.DIRECTORY_PARAMETER, FLAWED_MATRICES)
                 .execute().testEvents();
         assertThat(events.failed().count()).as("failures on the sound variant: " + failures(events)).isZero();
-        assertThat(events.succeeded().count()).isEqualTo(4);
+        assertThat(events.succeeded().count()).isEqualTo(6);
     }
 
     private static Throwable failure(Events events) {
@@ -185,6 +197,14 @@ class BrokenBackendsAreCaughtTest {
 
     static class BlocksUntilFree extends FlawedContract {
         SeedFlawBackend.Flaw flaw() { return SeedFlawBackend.Flaw.BLOCKS_UNTIL_FREE; }
+    }
+
+    static class InterruptedGrantReportedRefused extends FlawedContract {
+        SeedFlawBackend.Flaw flaw() { return SeedFlawBackend.Flaw.INTERRUPTED_GRANT_REPORTED_REFUSED; }
+    }
+
+    static class ReleaseNotAwaited extends FlawedContract {
+        SeedFlawBackend.Flaw flaw() { return SeedFlawBackend.Flaw.RELEASE_NOT_AWAITED; }
     }
 
     /** The same table design without a flaw. */

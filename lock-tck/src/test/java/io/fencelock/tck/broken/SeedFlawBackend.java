@@ -22,6 +22,9 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A deliberately unsafe PostgreSQL backend, each flaw one of the mistakes DESIGN.md warns about
@@ -51,8 +54,21 @@ final class SeedFlawBackend implements LockBackend {
          * Acquire blocks until the holder lets go, up to a timeout of its own, as a blocking primitive
          * does ({@code GET_LOCK(name, timeout)}, {@code pg_advisory_lock}): the caller's wait is ignored.
          */
-        BLOCKS_UNTIL_FREE
+        BLOCKS_UNTIL_FREE,
+        /**
+         * An acquire whose thread is interrupted during the call reports a refusal although its
+         * statement took the lock (an interrupt mapped to "not acquired"): a grant nobody knows of.
+         */
+        INTERRUPTED_GRANT_REPORTED_REFUSED,
+        /**
+         * Release hands its statement to a background thread and returns at once, the tempting way
+         * around a driver that fails on an interrupted thread: the lock is still held when it returns.
+         */
+        RELEASE_NOT_AWAITED
     }
+
+    /** How late a release that is not awaited reaches the table. */
+    private static final long RELEASE_LATE_MILLIS = 200;
 
     /** How long a {@link Flaw#BLOCKS_UNTIL_FREE} acquire blocks at most. */
     private static final Duration BLOCKING_TIMEOUT = Duration.ofSeconds(2);
@@ -63,6 +79,7 @@ final class SeedFlawBackend implements LockBackend {
     /** One connection, used by one statement at a time; several where the flaw is a race between statements. */
     private final BlockingQueue<Connection> connections;
     private volatile boolean closed;
+    private final ScheduledExecutorService late;
 
     /** @param flaw the flaw to build in, or {@code null} for the same design without one */
     SeedFlawBackend(Flaw flaw, String jdbcUrl, String user, String password) {
@@ -70,6 +87,11 @@ final class SeedFlawBackend implements LockBackend {
         this.table = "seed_flaw_" + (flaw == null ? "none" : flaw.name().toLowerCase());
         this.sequence = table + "_seq";
         int count = flaw == Flaw.PURGE_WITHOUT_GUARD ? 3 : 1;
+        this.late = flaw != Flaw.RELEASE_NOT_AWAITED ? null : Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "flawed-backend-late-release");
+            t.setDaemon(true);
+            return t;
+        });
         this.connections = new ArrayBlockingQueue<>(count);
         try {
             for (int i = 0; i < count; i++) {
@@ -113,11 +135,15 @@ final class SeedFlawBackend implements LockBackend {
                 + ", clock_timestamp() + ? * interval '1 millisecond') "
                 + "ON CONFLICT (name) DO UPDATE SET lease_id = EXCLUDED.lease_id, token = " + takeoverToken
                 + ", expires_at = EXCLUDED.expires_at WHERE " + when + " RETURNING token, expires_at";
-        return query(sql, ps -> {
+        AcquireResult result = query(sql, ps -> {
             ps.setString(1, name);
             ps.setString(2, leaseId);
             ps.setLong(3, ttl.toMillis());
         }, rs -> rs.next() ? AcquireResult.granted(rs.getLong(1), rs.getTimestamp(2).toInstant()) : AcquireResult.held(null));
+        if (flaw == Flaw.INTERRUPTED_GRANT_REPORTED_REFUSED && result.acquired() && Thread.currentThread().isInterrupted()) {
+            return AcquireResult.held(null);
+        }
+        return result;
     }
 
     @Override
@@ -137,6 +163,14 @@ final class SeedFlawBackend implements LockBackend {
 
     @Override
     public boolean release(String name, String leaseId) {
+        if (flaw == Flaw.RELEASE_NOT_AWAITED) {
+            late.schedule(() -> releaseNow(name, leaseId), RELEASE_LATE_MILLIS, TimeUnit.MILLISECONDS);
+            return true;
+        }
+        return releaseNow(name, leaseId);
+    }
+
+    private boolean releaseNow(String name, String leaseId) {
         String owner = flaw == Flaw.RELEASE_WITHOUT_OWNER_CHECK ? "" : " AND lease_id = ? AND expires_at > clock_timestamp()";
         return query("UPDATE " + table + " SET lease_id = NULL, expires_at = clock_timestamp() WHERE name = ?" + owner
                 + " RETURNING name", ps -> {
@@ -191,6 +225,9 @@ final class SeedFlawBackend implements LockBackend {
     @Override
     public void close() {
         closed = true;
+        if (late != null) {
+            late.shutdown();
+        }
         for (Connection c; (c = connections.poll()) != null; ) {
             try {
                 c.close();
@@ -206,6 +243,23 @@ final class SeedFlawBackend implements LockBackend {
                 expires == null ? null : expires.toInstant(), rs.getTimestamp(6).toInstant());
     }
 
+    private Connection takeUninterruptibly() {
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return connections.take();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
     private interface Binder {
         void bind(PreparedStatement ps) throws SQLException;
     }
@@ -215,16 +269,11 @@ final class SeedFlawBackend implements LockBackend {
     }
 
     private <T> T query(String sql, Binder binder, Reader<T> reader) {
-        Connection connection;
-        try {
-            if (closed) {
-                throw new IllegalStateException("seed-flaw backend is closed");
-            }
-            connection = connections.take();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new LockBackendException("seed-flaw backend: interrupted waiting for a connection", e, true);
+        if (closed) {
+            throw new IllegalStateException("seed-flaw backend is closed");
         }
+        // an interrupt does not stop a statement here, as it does not stop a JDBC driver's (the interrupt flaw relies on it)
+        Connection connection = takeUninterruptibly();
         try (PreparedStatement ps = connection.prepareStatement(sql)) {
             binder.bind(ps);
             try (ResultSet rs = ps.executeQuery()) {
