@@ -16,7 +16,7 @@ public enum Capability {
     WAKE_ON_RELEASE,
     /** All due leases of a client are renewed in one round trip. */
     BATCH_RENEW,
-    /** The token may rise on renew once per token period (seed 000). */
+    /** The token may rise on renew once per token period (the token-period rule). */
     TOKEN_PERIOD,
     /** Grants are linearizable across the backend's replicas (single-server backends are trivially so). */
     LINEARIZABLE,

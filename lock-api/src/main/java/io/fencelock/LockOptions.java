@@ -11,7 +11,7 @@ import java.util.Objects;
  *   <li>{@code renewInterval} (default a third of the TTL): how long after a grant the watchdog
  *       renews; must leave time before the local validity deadline.</li>
  *   <li>{@code tokenPeriod} (default none): when set, a renewal issues a new, higher token once the
- *       current one is this old (seed 000); requires {@code ttl >= 2 x tokenPeriod}.</li>
+ *       current one is this old (the token-period rule); requires {@code ttl >= 2 x tokenPeriod}.</li>
  *   <li>{@code clockDrift} (default 0.01) and {@code safetyMargin} (default 10 ms): the local
  *       validity deadline is {@code sent + ttl x (1 - clockDrift) - safetyMargin}.</li>
  *   <li>{@code autoRenew} (default true): whether the watchdog renews leases.</li>

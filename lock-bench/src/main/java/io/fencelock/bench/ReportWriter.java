@@ -115,7 +115,7 @@ final class ReportWriter {
         }
     }
 
-    /** The performance targets of the design (DESIGN.md, "Performance"), met or missed in this run. */
+    /** The performance targets of the design (docs/design.md, "Performance"), met or missed in this run. */
     private void targets(List<Block> b) {
         List<List<String>> rows = new ArrayList<>();
         for (Figures.BackendSection s : run.backends()) {
@@ -145,7 +145,7 @@ final class ReportWriter {
             rows.add(List.of(s.title(), overhead, handOff, throughput, renewal, scale));
         }
         if (!rows.isEmpty()) {
-            b.add(new Text("Design targets (DESIGN.md, Performance), as measured in this run:"));
+            b.add(new Text("Design targets (docs/design.md, Performance), as measured in this run:"));
             b.add(new Table(List.of("backend", "acquire+release ≤ 1.15x raw (p50)", "hand-off p50 ≤ 1.5 ms",
                     "throughput ≥ 0.8x raw (8 clients, own names)", "about 1 renew round trip per interval",
                     "acquire flat from 1k names (p50 within 1.25x)"), rows));

@@ -433,7 +433,7 @@ public final class MongoLockBackend implements LockBackend {
         }
 
         /**
-         * The lock collection (default {@code fencelock_locks}); one per namespace (seed 003's bizType) if
+         * The lock collection (default {@code fencelock_locks}); one per namespace (the Mongo elector design's bizType) if
          * wanted. Letters, digits, underscore, not starting with a digit; 1 to 120 characters.
          */
         public Builder collection(String collection) {

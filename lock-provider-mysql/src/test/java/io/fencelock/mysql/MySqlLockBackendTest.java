@@ -222,7 +222,7 @@ class MySqlLockBackendTest {
     @Test
     void deletingRowsBehindThePurgesBackWouldRestartTokens() throws SQLException {
         // Why purgeFree raises the floor: a row deleted by hand takes its token history with it.
-        // This is the seed's "cleanup + token + 1" flaw; the README says never to do it.
+        // This is the bigserial design's "cleanup + token + 1" flaw; the README says never to do it.
         try (MySqlLockBackend own = builder().table("by_hand").createTable(true).build()) {
             String name = name();
             long last = 0;

@@ -27,7 +27,7 @@ import static org.junit.platform.engine.discovery.DiscoverySelectors.selectMetho
 
 /**
  * Why the floor exists, shown by the TCK itself: the same backend with a purge that deletes free
- * rows without raising the floor (seed 000's "cleanup" next to {@code token + 1}) must fail
+ * rows without raising the floor (the bigserial design's "cleanup" next to {@code token + 1}) must fail
  * {@code newHolderExceedsAllPriorTokens} and {@code tokensRiseWhilePurgesRace}, and the real
  * backend passes both (see MySqlContractTest).
  */

@@ -3,7 +3,7 @@ package io.fencelock.tck;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The downstream check that makes fencing tokens worth having (seed 000): a resource that accepts
+ * The downstream check that makes fencing tokens worth having (the downstream check of the bigserial design): a resource that accepts
  * a write only if its token is at least the highest token it has accepted, so a holder that lost
  * its lease without knowing it (a paused or cut-off process) cannot overwrite a newer holder's work.
  * Equal tokens are accepted because one holder writes many times with the same token.

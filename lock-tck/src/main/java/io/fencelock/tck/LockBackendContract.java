@@ -70,7 +70,7 @@ import static org.assertj.core.api.Assertions.fail;
  * }
  * }</pre>
  *
- * Each test is one property of DESIGN.md. History properties judge seeded random multi-client
+ * Each test is one property of docs/design.md. History properties judge seeded random multi-client
  * schedules run on real threads against the real backend; a failure is shrunk and reported with
  * its seed ({@code -Dfencelock.tck.seed=...} replays it). Properties a backend does not claim
  * (see {@link Capability}) are reported as not claimed.

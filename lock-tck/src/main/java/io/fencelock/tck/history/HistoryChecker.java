@@ -13,7 +13,7 @@ import java.util.Optional;
 import java.util.function.Function;
 
 /**
- * Judges a recorded history against the safety properties of the lock contract (DESIGN.md,
+ * Judges a recorded history against the safety properties of the lock contract (docs/design.md,
  * "Semantics"). Pure: no I/O, no clock; the same events always give the same verdict.
  *
  * <p>Only what certainly happened is judged. An operation that ended {@link Event.Type#INFO}, or

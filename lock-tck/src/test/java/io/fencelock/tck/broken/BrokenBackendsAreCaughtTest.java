@@ -145,25 +145,25 @@ class BrokenBackendsAreCaughtTest {
     }
 
     /** A fixture for one flaw, on its own database of the shared PostgreSQL. */
-    private static BackendFixture fixtureWith(SeedFlawBackend.Flaw flaw) {
+    private static BackendFixture fixtureWith(FlawedTableBackend.Flaw flaw) {
         PostgresServer server = PostgresServer.shared();
-        String url = server.createDatabase("seedflaw");
+        String url = server.createDatabase("flawed");
         return new BackendFixture() {
             @Override
             public LockBackend openBackend() {
-                return new SeedFlawBackend(flaw, url, server.user(), server.password());
+                return new FlawedTableBackend(flaw, url, server.user(), server.password());
             }
 
             @Override
             public String description() {
-                return "seed-flaw backend (" + (flaw == null ? "no flaw" : flaw) + ") on " + server.description();
+                return "flawed backend (" + (flaw == null ? "no flaw" : flaw) + ") on " + server.description();
             }
         };
     }
 
-    /** The contract on a seed-flaw backend; subclasses only name the flaw. */
+    /** The contract on a flawed backend; subclasses only name the flaw. */
     abstract static class FlawedContract extends LockBackendContract {
-        abstract SeedFlawBackend.Flaw flaw();
+        abstract FlawedTableBackend.Flaw flaw();
 
         @Override
         protected BackendFixture fixture() {
@@ -172,43 +172,43 @@ class BrokenBackendsAreCaughtTest {
     }
 
     static class ReleaseWithoutOwnerCheck extends FlawedContract {
-        SeedFlawBackend.Flaw flaw() { return SeedFlawBackend.Flaw.RELEASE_WITHOUT_OWNER_CHECK; }
+        FlawedTableBackend.Flaw flaw() { return FlawedTableBackend.Flaw.RELEASE_WITHOUT_OWNER_CHECK; }
     }
 
     static class TokenPlusOneWithCleanup extends FlawedContract {
-        SeedFlawBackend.Flaw flaw() { return SeedFlawBackend.Flaw.TOKEN_PLUS_ONE_WITH_CLEANUP; }
+        FlawedTableBackend.Flaw flaw() { return FlawedTableBackend.Flaw.TOKEN_PLUS_ONE_WITH_CLEANUP; }
     }
 
     static class RenewIgnoresExpiry extends FlawedContract {
-        SeedFlawBackend.Flaw flaw() { return SeedFlawBackend.Flaw.RENEW_IGNORES_EXPIRY; }
+        FlawedTableBackend.Flaw flaw() { return FlawedTableBackend.Flaw.RENEW_IGNORES_EXPIRY; }
     }
 
     static class TakeoverKeepsToken extends FlawedContract {
-        SeedFlawBackend.Flaw flaw() { return SeedFlawBackend.Flaw.TAKEOVER_KEEPS_TOKEN; }
+        FlawedTableBackend.Flaw flaw() { return FlawedTableBackend.Flaw.TAKEOVER_KEEPS_TOKEN; }
     }
 
     static class PurgeWithoutGuard extends FlawedContract {
-        SeedFlawBackend.Flaw flaw() { return SeedFlawBackend.Flaw.PURGE_WITHOUT_GUARD; }
+        FlawedTableBackend.Flaw flaw() { return FlawedTableBackend.Flaw.PURGE_WITHOUT_GUARD; }
     }
 
     static class NoMutualExclusion extends FlawedContract {
-        SeedFlawBackend.Flaw flaw() { return SeedFlawBackend.Flaw.NO_MUTUAL_EXCLUSION; }
+        FlawedTableBackend.Flaw flaw() { return FlawedTableBackend.Flaw.NO_MUTUAL_EXCLUSION; }
     }
 
     static class BlocksUntilFree extends FlawedContract {
-        SeedFlawBackend.Flaw flaw() { return SeedFlawBackend.Flaw.BLOCKS_UNTIL_FREE; }
+        FlawedTableBackend.Flaw flaw() { return FlawedTableBackend.Flaw.BLOCKS_UNTIL_FREE; }
     }
 
     static class InterruptedGrantReportedRefused extends FlawedContract {
-        SeedFlawBackend.Flaw flaw() { return SeedFlawBackend.Flaw.INTERRUPTED_GRANT_REPORTED_REFUSED; }
+        FlawedTableBackend.Flaw flaw() { return FlawedTableBackend.Flaw.INTERRUPTED_GRANT_REPORTED_REFUSED; }
     }
 
     static class ReleaseNotAwaited extends FlawedContract {
-        SeedFlawBackend.Flaw flaw() { return SeedFlawBackend.Flaw.RELEASE_NOT_AWAITED; }
+        FlawedTableBackend.Flaw flaw() { return FlawedTableBackend.Flaw.RELEASE_NOT_AWAITED; }
     }
 
     /** The same table design without a flaw. */
     static class NoFlaw extends FlawedContract {
-        SeedFlawBackend.Flaw flaw() { return null; }
+        FlawedTableBackend.Flaw flaw() { return null; }
     }
 }

@@ -27,16 +27,16 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A deliberately unsafe PostgreSQL backend, each flaw one of the mistakes DESIGN.md warns about
- * (most straight from the seed designs). The TCK's own tests run the contract against it and
+ * A deliberately unsafe PostgreSQL backend, each flaw one of the mistakes docs/design.md warns about
+ * (most straight from the classic designs it names). The TCK's own tests run the contract against it and
  * require the matching property to fail: proof that the kit is not vacuous.
  */
-final class SeedFlawBackend implements LockBackend {
+final class FlawedTableBackend implements LockBackend {
 
     enum Flaw {
         /** Release frees the lock whoever holds it (no owner check). */
         RELEASE_WITHOUT_OWNER_CHECK,
-        /** Seed 000's "token + 1" on a row, combined with a cleanup that deletes free rows: the token restarts. */
+        /** The bigserial design's "token + 1" on a row, combined with a cleanup that deletes free rows: the token restarts. */
         TOKEN_PLUS_ONE_WITH_CLEANUP,
         /** Renew extends the lease even after it expired on the server. */
         RENEW_IGNORES_EXPIRY,
@@ -82,9 +82,9 @@ final class SeedFlawBackend implements LockBackend {
     private final ScheduledExecutorService late;
 
     /** @param flaw the flaw to build in, or {@code null} for the same design without one */
-    SeedFlawBackend(Flaw flaw, String jdbcUrl, String user, String password) {
+    FlawedTableBackend(Flaw flaw, String jdbcUrl, String user, String password) {
         this.flaw = flaw;
-        this.table = "seed_flaw_" + (flaw == null ? "none" : flaw.name().toLowerCase());
+        this.table = "flawed_" + (flaw == null ? "none" : flaw.name().toLowerCase());
         this.sequence = table + "_seq";
         int count = flaw == Flaw.PURGE_WITHOUT_GUARD ? 3 : 1;
         this.late = flaw != Flaw.RELEASE_NOT_AWAITED ? null : Executors.newSingleThreadScheduledExecutor(r -> {
@@ -104,7 +104,7 @@ final class SeedFlawBackend implements LockBackend {
             }
         } catch (SQLException e) {
             close();
-            throw new IllegalStateException("cannot open the seed-flaw backend: " + e.getMessage(), e);
+            throw new IllegalStateException("cannot open the flawed backend: " + e.getMessage(), e);
         }
     }
 
@@ -118,7 +118,7 @@ final class SeedFlawBackend implements LockBackend {
                     Thread.sleep(50); // the flaw under test: waiting inside the primitive
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
-                    throw new LockBackendException("seed-flaw backend: interrupted", e, true);
+                    throw new LockBackendException("flawed backend: interrupted", e, true);
                 }
                 result = attempt(name, leaseId, ttl);
             }
@@ -270,7 +270,7 @@ final class SeedFlawBackend implements LockBackend {
 
     private <T> T query(String sql, Binder binder, Reader<T> reader) {
         if (closed) {
-            throw new IllegalStateException("seed-flaw backend is closed");
+            throw new IllegalStateException("flawed backend is closed");
         }
         // an interrupt does not stop a statement here, as it does not stop a JDBC driver's (the interrupt flaw relies on it)
         Connection connection = takeUninterruptibly();
@@ -280,7 +280,7 @@ final class SeedFlawBackend implements LockBackend {
                 return reader.read(rs);
             }
         } catch (SQLException e) {
-            throw new LockBackendException("seed-flaw backend: " + e.getMessage(), e, true);
+            throw new LockBackendException("flawed backend: " + e.getMessage(), e, true);
         } finally {
             connections.add(connection);
             if (closed) {

@@ -1,0 +1,4 @@
+/**
+ * JMH benchmarks of single operations, beside the comparison run.
+ */
+package io.fencelock.bench.jmh;
