@@ -164,6 +164,10 @@ public final class ZooKeeperLockBackend implements LockBackend {
                 }
                 return AcquireResult.granted(held.token(), expiry(held.due()));
             }
+            if (outcomeUnknown(code)) {
+                // the create may have been applied: the hold stays, uncertain, settled at its due time or by a release
+                throw failure("tryAcquire of '" + name + "' on " + where, code);
+            }
             holds.remove(leaseId, pending);
             if (code == Code.NODEEXISTS) {
                 return AcquireResult.held(null); // ZooKeeper does not tell a session's deadline; the watch wakes waiters
@@ -709,6 +713,11 @@ public final class ZooKeeperLockBackend implements LockBackend {
         } catch (CancellationException e) {
             throw new LockBackendException(what + " cancelled", e, true);
         }
+    }
+
+    /** Codes after which a write may or may not have been applied. */
+    private static boolean outcomeUnknown(Code code) {
+        return code == Code.CONNECTIONLOSS || code == Code.OPERATIONTIMEOUT || code == Code.REQUESTTIMEOUT;
     }
 
     static LockBackendException failure(String what, Code code) {
