@@ -13,19 +13,19 @@ import java.util.Set;
  * <ul>
  *   <li>{@code fencelock.bench.quick} (false): the quick mode, well under two minutes;</li>
  *   <li>{@code fencelock.bench.backends} (all): a comma-separated subset of
- *       postgres, mariadb, redis, etcd, mongo;</li>
+ *       postgres, mariadb, redis, etcd, mongo, zookeeper;</li>
  *   <li>{@code fencelock.bench.out} (target/fencelock-compare): the report directory;</li>
  *   <li>{@code fencelock.bench.matrix}: a directory of TCK matrix JSON files, in addition to
  *       {@code <module>/target/fencelock-tck} under {@code fencelock.bench.projectRoot}.</li>
  * </ul>
  * Servers the user names come through the fixtures' environment variables (FENCELOCK_POSTGRES_URL,
- * FENCELOCK_MYSQL_URL, FENCELOCK_REDIS_URL, FENCELOCK_ETCD_ENDPOINTS, FENCELOCK_MONGO_URI).
+ * FENCELOCK_MYSQL_URL, FENCELOCK_REDIS_URL, FENCELOCK_ETCD_ENDPOINTS, FENCELOCK_MONGO_URI, FENCELOCK_ZOOKEEPER_URL).
  */
 record BenchSettings(boolean quick, Set<String> backends, Path out, Path projectRoot, Path matrixDir) {
-    static final List<String> ALL_BACKENDS = List.of("postgres", "mariadb", "redis", "etcd", "mongo");
+    static final List<String> ALL_BACKENDS = List.of("postgres", "mariadb", "redis", "etcd", "mongo", "zookeeper");
     /** What the report calls each backend. */
     static final Map<String, String> TITLES = Map.of("postgres", "PostgreSQL", "mariadb", "MySQL / MariaDB",
-            "redis", "Redis", "etcd", "etcd", "mongo", "MongoDB");
+            "redis", "Redis", "etcd", "etcd", "mongo", "MongoDB", "zookeeper", "ZooKeeper");
 
     static BenchSettings fromSystemProperties() {
         boolean quick = Boolean.parseBoolean(System.getProperty("fencelock.bench.quick", "false"));

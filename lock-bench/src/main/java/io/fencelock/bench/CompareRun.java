@@ -103,6 +103,7 @@ public final class CompareRun {
             case "redis" -> RedisUnderTest::new;
             case "etcd" -> EtcdUnderTest::new;
             case "mongo" -> MongoUnderTest::new;
+            case "zookeeper" -> ZooKeeperUnderTest::new;
             default -> throw new IllegalArgumentException("unknown backend '" + key + "'");
         };
         return how.get();

@@ -1,0 +1,120 @@
+package io.fencelock.zookeeper;
+
+import org.apache.zookeeper.WatchedEvent;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.client.ZKClientConfig;
+
+import java.io.IOException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
+
+/**
+ * One ZooKeeper session: a client handle, its negotiated timeout, and whether it is still usable.
+ * A session is dead once it expired, was closed, or was abandoned ({@link #abandon()}: the client
+ * stops without telling the server, which then expires the session after its timeout).
+ */
+final class Session implements Watcher {
+    final long requestedMillis;
+    final Handle zk;
+    final CompletableFuture<Session> connected = new CompletableFuture<>();
+    private final Consumer<Session> onDeath;
+    private final BiConsumer<Session, WatchedEvent> onState;
+    private final AtomicBoolean live = new AtomicBoolean(true);
+    private volatile boolean isConnected;
+
+    Session(String connectString, long requestedMillis, ZKClientConfig config, Consumer<Session> onDeath,
+            BiConsumer<Session, WatchedEvent> onState) throws IOException {
+        this.requestedMillis = requestedMillis;
+        this.onDeath = onDeath;
+        this.onState = onState;
+        this.zk = new Handle(connectString, (int) requestedMillis, this, config);
+    }
+
+    /** The client handle; subclassed only to stop it without a closeSession request. */
+    static final class Handle extends ZooKeeper {
+        Handle(String connectString, int sessionTimeout, Watcher watcher, ZKClientConfig config) throws IOException {
+            super(connectString, sessionTimeout, watcher, config);
+        }
+
+        /** Stops the client's threads and socket without ending the session on the server. */
+        void disconnectOnly() {
+            cnxn.disconnect();
+        }
+    }
+
+    @Override
+    public void process(WatchedEvent event) {
+        if (event.getType() != Event.EventType.None) {
+            return;
+        }
+        switch (event.getState()) {
+            case SyncConnected, ConnectedReadOnly -> {
+                isConnected = true;
+                connected.complete(this);
+            }
+            case Disconnected -> isConnected = false;
+            case Expired, Closed, AuthFailed -> die();
+            default -> { }
+        }
+        onState.accept(this, event);
+    }
+
+    /** Whether the session may still exist on the server and this client can use it. */
+    boolean live() {
+        return live.get();
+    }
+
+    /** Whether the client is connected to a server right now. */
+    boolean isConnected() {
+        return live.get() && isConnected;
+    }
+
+    long id() {
+        return zk.getSessionId();
+    }
+
+    /** The timeout the server granted (known once connected). */
+    long negotiatedMillis() {
+        return zk.getSessionTimeout();
+    }
+
+    /**
+     * Stops using this session without ending it on the server: its ephemeral znodes live until the
+     * server expires it, at least its timeout after the last request it received, so no lock on it
+     * ends before the deadline its holder was given.
+     */
+    void abandon() {
+        if (die()) {
+            zk.disconnectOnly();
+        }
+    }
+
+    /** Ends the session on the server at once (its ephemeral znodes are deleted); only for a session that holds none. */
+    void close() {
+        if (die()) {
+            try {
+                zk.close();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private boolean die() {
+        boolean was = live.getAndSet(false);
+        isConnected = false;
+        connected.completeExceptionally(new IllegalStateException("the ZooKeeper session ended before it connected"));
+        if (was) {
+            onDeath.accept(this);
+        }
+        return was;
+    }
+
+    @Override
+    public String toString() {
+        return "session 0x" + Long.toHexString(id()) + " (" + requestedMillis + " ms asked)";
+    }
+}

@@ -1,0 +1,294 @@
+package io.fencelock.zookeeper;
+
+import io.fencelock.Capability;
+import io.fencelock.LockBackendException;
+import io.fencelock.LockInfo;
+import io.fencelock.spi.AcquireResult;
+import io.fencelock.spi.LockBackend;
+import io.fencelock.spi.LockBackendProvider;
+import io.fencelock.spi.RenewRequest;
+import io.fencelock.spi.RenewResult;
+import io.fencelock.spi.WakeUpSubscription;
+import io.fencelock.tck.fixture.ServerControl;
+import io.fencelock.tck.fixture.ZooKeeperServer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.ServiceLoader;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The ZooKeeper primitive itself, on a real server (the shared single node unless a test needs its own). */
+class ZooKeeperLockBackendTest {
+    private final List<AutoCloseable> opened = new ArrayList<>();
+
+    @AfterEach
+    void closeAll() throws Exception {
+        for (int i = opened.size() - 1; i >= 0; i--) {
+            opened.get(i).close();
+        }
+    }
+
+    private ZooKeeperLockBackend open(ZooKeeperServer server) {
+        ZooKeeperLockBackend b = (ZooKeeperLockBackend) new ZooKeeperLockBackendProvider().open(server.url(), Map.of());
+        opened.add(b);
+        return b;
+    }
+
+    private static String name() {
+        return "test-" + UUID.randomUUID();
+    }
+
+    private static String id() {
+        return UUID.randomUUID().toString();
+    }
+
+    @Test
+    void tokenIsTheCreationZxidAndRisesAcrossReleaseExpiryAndTakeover() throws Exception {
+        ZooKeeperLockBackend a = open(ZooKeeperServer.shared());
+        ZooKeeperLockBackend b = open(ZooKeeperServer.shared());
+        String name = name();
+        String firstId = id();
+        AcquireResult first = a.tryAcquire(name, firstId, Duration.ofSeconds(5));
+        assertThat(first.acquired()).isTrue();
+        assertThat(b.inspect(name).orElseThrow().token()).as("seen from another client").isEqualTo(first.token());
+        assertThat(b.tryAcquire(name, id(), Duration.ofSeconds(5)).acquired()).as("held").isFalse();
+        assertThat(a.release(name, firstId)).isTrue();
+        AcquireResult second = b.tryAcquire(name, id(), Duration.ofMillis(300));
+        assertThat(second.token()).as("after release").isGreaterThan(first.token());
+        // not renewed: its own backend gives it back at its TTL, though the session lives on
+        long start = System.nanoTime();
+        awaitTrue(() -> a.inspect(name).isEmpty());
+        long freed = (System.nanoTime() - start) / 1_000_000;
+        AcquireResult third = a.tryAcquire(name, id(), Duration.ofSeconds(5));
+        assertThat(third.acquired()).as("taken over after expiry").isTrue();
+        assertThat(third.token()).as("after expiry and takeover").isGreaterThan(second.token());
+        System.out.println("[zookeeper] a 300 ms lock nobody renewed was gone after " + freed + " ms");
+        assertThat(freed).as("given back at its TTL, not before").isGreaterThanOrEqualTo(250).isLessThan(2_000);
+    }
+
+    @Test
+    void aCrashedHoldersLockIsFreedByTheServerWithinItsSessionTimeout() throws Exception {
+        ZooKeeperServer server = ZooKeeperServer.shared();
+        ZooKeeperLockBackend holder = open(server);
+        ZooKeeperLockBackend observer = open(server);
+        String name = name();
+        Duration ttl = Duration.ofMillis(800);
+        long sent = System.nanoTime();
+        assertThat(holder.tryAcquire(name, id(), ttl).acquired()).isTrue();
+        // the process "crashes": its session stops without a word to the server, and nothing in it gives the lock back
+        holder.sessions().values().forEach(Session::abandon);
+        awaitTrue(() -> observer.inspect(name).isEmpty());
+        long gone = (System.nanoTime() - sent) / 1_000_000;
+        long session = ZooKeeperLockBackend.sessionMillis(ttl);
+        System.out.println("[zookeeper] a crashed holder's 800 ms lock (session " + session + " ms, tick 100 ms) was freed by the server after "
+                + gone + " ms");
+        assertThat(gone).as("not before the TTL").isGreaterThanOrEqualTo(ttl.toMillis());
+        assertThat(gone).as("within the session timeout, a tick and the polling").isLessThan(session + 100 + 500);
+    }
+
+    @Test
+    void aLockNobodyRenewsIsNotCarriedByItsSiblingsSession() throws Exception {
+        ZooKeeperLockBackend b = open(ZooKeeperServer.shared());
+        Duration ttl = Duration.ofMillis(600);
+        String kept = name();
+        String keptId = id();
+        String dropped = name();
+        String droppedId = id();
+        assertThat(b.tryAcquire(kept, keptId, ttl).acquired()).isTrue();
+        assertThat(b.tryAcquire(dropped, droppedId, ttl).acquired()).isTrue();
+        assertThat(b.sessions()).as("one session for both").hasSize(1);
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+        while (System.nanoTime() < end) {
+            assertThat(b.renew(List.of(new RenewRequest(kept, keptId, ttl, null))).get(0).renewed()).isTrue();
+            Thread.sleep(150); // renewing at a quarter of the TTL
+        }
+        assertThat(b.inspect(kept)).isPresent();
+        assertThat(b.inspect(dropped)).as("the lock its holder stopped renewing").isEmpty();
+        assertThat(b.renew(List.of(new RenewRequest(dropped, droppedId, ttl, null))).get(0).renewed()).isFalse();
+    }
+
+    @Test
+    void tokensAndLocksSurviveAKillAndRestartOfTheServer() throws Exception {
+        try (ZooKeeperServer own = ZooKeeperServer.start()) {
+            ServerControl control = own.control().orElse(null);
+            Assumptions.assumeTrue(control != null, "needs a server this fixture runs itself");
+            ZooKeeperLockBackend b = open(own);
+            String released = name();
+            String lease = id();
+            long before = b.tryAcquire(released, lease, Duration.ofSeconds(30)).token();
+            assertThat(b.release(released, lease)).isTrue();
+            String held = name();
+            String heldId = id();
+            assertThat(b.tryAcquire(held, heldId, Duration.ofSeconds(10)).acquired()).isTrue();
+            control.kill();
+            control.start();
+            AcquireResult after = retry(() -> b.tryAcquire(released, id(), Duration.ofSeconds(30)));
+            assertThat(after.acquired()).isTrue();
+            assertThat(after.token()).as("token after SIGKILL and restart").isGreaterThan(before);
+            assertThat(retry(() -> b.renew(List.of(new RenewRequest(held, heldId, Duration.ofSeconds(10), null)))).get(0).renewed())
+                    .as("a lock held across the restart: its session was restored from the log").isTrue();
+        }
+    }
+
+    @Test
+    void renewingManyLocksIsOneMultiPerSession() {
+        ZooKeeperLockBackend b = open(ZooKeeperServer.shared());
+        Duration ttl = Duration.ofSeconds(10);
+        List<RenewRequest> requests = new ArrayList<>();
+        long t = System.nanoTime();
+        for (int i = 0; i < 1200; i++) {
+            String name = name();
+            String lease = id();
+            assertThat(b.tryAcquire(name, lease, ttl).acquired()).isTrue();
+            requests.add(new RenewRequest(name, lease, ttl, null));
+        }
+        System.out.println("[zookeeper] 1200 acquires took " + (System.nanoTime() - t) / 1_000_000 + " ms");
+        assertThat(b.list("test-").stream().map(LockInfo::leaseId)).containsAll(requests.stream().map(RenewRequest::leaseId).toList());
+        // one lock gone under the holder's feet (deleted by another client): only it is rejected
+        String stolen = requests.get(700).name();
+        ZooKeeperLockBackend other = open(ZooKeeperServer.shared());
+        assertThat(other.release(stolen, requests.get(700).leaseId())).as("a release through another backend").isTrue();
+        t = System.nanoTime();
+        List<RenewResult> results = b.renew(requests);
+        System.out.println("[zookeeper] renewing 1200 locks (3 multis) took " + (System.nanoTime() - t) / 1000 + " us");
+        assertThat(results).hasSize(1200);
+        for (int i = 0; i < results.size(); i++) {
+            assertThat(results.get(i).renewed()).as("renewal %d", i).isEqualTo(i != 700);
+        }
+        requests.forEach(r -> b.release(r.name(), r.leaseId()));
+    }
+
+    @Test
+    void releaseWakesAWatcherAtOnce() throws Exception {
+        ZooKeeperLockBackend holder = open(ZooKeeperServer.shared());
+        ZooKeeperLockBackend waiter = open(ZooKeeperServer.shared());
+        String name = name();
+        String lease = id();
+        assertThat(holder.tryAcquire(name, lease, Duration.ofSeconds(10)).acquired()).isTrue();
+        AtomicReference<CountDownLatch> woken = new AtomicReference<>(new CountDownLatch(1));
+        try (WakeUpSubscription ignored = waiter.subscribe(name, () -> woken.get().countDown())) {
+            assertThat(waiter.tryAcquire(name, id(), Duration.ofSeconds(10)).acquired()).isFalse();
+            awaitTrue(() -> waiter.watchConfirmed(name));
+            woken.set(new CountDownLatch(1)); // only the delete may wake it from here on
+            long released = System.nanoTime();
+            assertThat(holder.release(name, lease)).isTrue();
+            assertThat(woken.get().await(5, TimeUnit.SECONDS)).as("woken by the delete").isTrue();
+            System.out.println("[zookeeper] release -> watch callback: " + (System.nanoTime() - released) / 1000 + " us");
+        }
+    }
+
+    @Test
+    void releaseIsOwnerCheckedAndNamesKeepTheirSlashes() {
+        ZooKeeperLockBackend b = open(ZooKeeperServer.shared());
+        ZooKeeperLockBackend other = open(ZooKeeperServer.shared());
+        String name = name() + "/a/../b/.";
+        String lease = id();
+        assertThat(b.tryAcquire(name, lease, Duration.ofSeconds(10)).acquired()).isTrue();
+        assertThat(b.list(name.substring(0, 20)).stream().map(LockInfo::name)).containsExactly(name);
+        assertThat(b.release(name, id())).as("a stranger's release").isFalse();
+        assertThat(other.release(name, id())).as("a stranger's release through another backend").isFalse();
+        assertThat(b.inspect(name).orElseThrow().leaseId()).isEqualTo(lease);
+        assertThat(b.release(name, lease)).isTrue();
+        assertThat(b.release(name, lease)).isFalse();
+        assertThat(ZooKeeperLockBackend.encode("..")).isEqualTo("%2E%2E");
+        assertThat(ZooKeeperLockBackend.decode(ZooKeeperLockBackend.encode("a/b"))).isEqualTo("a/b");
+    }
+
+    @Test
+    void ttlsOutsideTheServersSessionBoundsAreRefusedOrRaised() {
+        ZooKeeperLockBackend b = open(ZooKeeperServer.shared());
+        // the fixture's maxSessionTimeout is 60 s: a longer TTL could outlive its session's guarantee
+        assertThatThrownBy(() -> b.tryAcquire(name(), id(), Duration.ofMinutes(2)))
+                .isInstanceOfSatisfying(LockBackendException.class, e -> assertThat(e.isRetryable()).isFalse())
+                .hasMessageContaining("maxSessionTimeout").hasMessageContaining("PT2M");
+        // below the smallest session (two ticks, 200 ms) the lock is granted on a 200 ms session
+        String name = name();
+        assertThat(b.tryAcquire(name, id(), Duration.ofMillis(50)).acquired()).isTrue();
+        assertThat(b.sessions().get(ZooKeeperLockBackend.sessionMillis(Duration.ofMillis(50))).negotiatedMillis()).isEqualTo(200);
+    }
+
+    @Test
+    void badSettingsAreRejectedBeforeAnyIo() {
+        for (String bad : new String[] {"", "/", "no-slash", "/trailing/", "/has space", "/a//b", "/zookeeper", "/zookeeper/x",
+                "/" + "x".repeat(130), "/é"}) {
+            assertThatThrownBy(() -> ZooKeeperLockBackend.builder().basePath(bad)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("basePath");
+        }
+        assertThatThrownBy(() -> ZooKeeperLockBackend.builder().basePath(null)).hasMessageContaining("null");
+        assertThatThrownBy(() -> ZooKeeperLockBackend.builder().servers("127.0.0.1")).hasMessageContaining("host:port");
+        assertThatThrownBy(() -> ZooKeeperLockBackend.builder().servers("127.0.0.1:0")).hasMessageContaining("port");
+        assertThatThrownBy(() -> ZooKeeperLockBackend.builder().servers("user:secret@127.0.0.1:2181"))
+                .isInstanceOf(IllegalArgumentException.class).message().doesNotContain("secret");
+        assertThatThrownBy(() -> ZooKeeperLockBackend.builder().build()).hasMessageContaining("no ZooKeeper servers");
+        assertThatThrownBy(() -> ZooKeeperLockBackend.builder().requestTimeout(Duration.ZERO)).hasMessageContaining("positive");
+        assertThat(ZooKeeperLockBackend.sessionMillis(Duration.ofMillis(300))).isEqualTo(320);
+        assertThat(ZooKeeperLockBackend.sessionMillis(Duration.ofMillis(1000))).isEqualTo(1024);
+        assertThat(ZooKeeperLockBackend.sessionMillis(Duration.ofMillis(1024))).isEqualTo(1024);
+        assertThat(ZooKeeperLockBackend.sessionMillis(Duration.ofSeconds(30))).isEqualTo(30720);
+        assertThat(ZooKeeperLockBackend.sessionMillis(Duration.ofNanos(1))).isEqualTo(1);
+        for (long ms = 17; ms < 100_000; ms += 7) {
+            long s = ZooKeeperLockBackend.sessionMillis(Duration.ofMillis(ms));
+            assertThat(s).as("session for %d ms", ms).isGreaterThanOrEqualTo(ms).isLessThanOrEqualTo(ms + ms / 8);
+        }
+    }
+
+    @Test
+    void theProviderIsFoundAndOpensFromAZooKeeperUri() {
+        ZooKeeperServer server = ZooKeeperServer.shared();
+        LockBackendProvider provider = ServiceLoader.load(LockBackendProvider.class).stream()
+                .map(ServiceLoader.Provider::get).filter(p -> p.name().equals("zookeeper")).findFirst().orElseThrow();
+        assertThat(provider.accepts("zookeeper://127.0.0.1:2181")).isTrue();
+        assertThatThrownBy(() -> provider.open("zookeeper://127.0.0.1:1", Map.of("basePath", "bad"))).hasMessageContaining("basePath");
+        assertThatThrownBy(() -> provider.open("zookeeper://127.0.0.1:1", Map.of("nope", "x"))).hasMessageContaining("unknown");
+        assertThatThrownBy(() -> provider.open("zookeeper://127.0.0.1:1/bad chroot", Map.of())).hasMessageContaining("chroot");
+        assertThatThrownBy(() -> provider.open("zookeeper://admin:secret@127.0.0.1:2181", Map.of()))
+                .isInstanceOf(IllegalArgumentException.class).message().doesNotContain("secret");
+        assertThatThrownBy(() -> provider.open("zookeeper://", Map.of())).isInstanceOf(IllegalArgumentException.class);
+        try (LockBackend b = provider.open(server.url(), Map.of("basePath", "/fencelock-test/locks", "requestTimeout", "PT3S"))) {
+            assertThat(b.capabilities()).contains(Capability.FENCING, Capability.DURABLE_TOKENS, Capability.WAKE_ON_RELEASE,
+                    Capability.LINEARIZABLE, Capability.BATCH_RENEW).doesNotContain(Capability.TOKEN_PERIOD, Capability.PURGE_FREE);
+            String name = name();
+            assertThat(b.tryAcquire(name, id(), Duration.ofSeconds(5)).acquired()).isTrue();
+            assertThat(b.list("").stream().map(LockInfo::name)).contains(name);
+        }
+    }
+
+    private interface Call<T> {
+        T call();
+    }
+
+    /** Retries a call that fails retryably while a restarted server comes back (bounded). */
+    private static <T> T retry(Call<T> call) throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (true) {
+            try {
+                return call.call();
+            } catch (LockBackendException e) {
+                if (!e.isRetryable() || System.nanoTime() - end > 0) {
+                    throw e;
+                }
+                Thread.sleep(50); // pacing the attempts while the client reconnects
+            }
+        }
+    }
+
+    private static void awaitTrue(BooleanSupplier condition) throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime() - end).as("condition met within 10 s").isNegative();
+            Thread.sleep(5); // polling the condition
+        }
+    }
+}
