@@ -55,6 +55,8 @@ public final class LockClient implements AutoCloseable {
     private final LockEventListener events = new Fanout();
     private final Watchdog watchdog;
     private volatile boolean closed;
+    /** The backend's longest TTL, asked once. */
+    private volatile Duration maxTtl;
 
     private LockClient(LockBackend backend, LockOptions options, List<LockEventListener> listeners) {
         this.backend = Objects.requireNonNull(backend, "backend");
@@ -458,6 +460,13 @@ public final class LockClient implements AutoCloseable {
         LockNames.requireValid(name);
         options.requireUsableTtl(ttl);
         requireOpen();
+        Duration max = maxTtl;
+        if (max == null) {
+            max = maxTtl = backend.maxTtl();
+        }
+        if (ttl.compareTo(max) > 0) {
+            throw new IllegalArgumentException("ttl " + ttl + " is longer than " + max + ", the longest TTL this backend honours");
+        }
     }
 
     private void requireOpen() {

@@ -65,6 +65,15 @@ public interface LockBackend extends AutoCloseable {
     }
 
     /**
+     * The longest TTL this backend honours (default {@link io.fencelock.LockOptions#MAX_TTL}). The
+     * engine refuses a longer one with an {@link IllegalArgumentException} before any request. A
+     * backend whose limit is the server's setting may ask the server once and remember the answer.
+     */
+    default Duration maxTtl() {
+        return io.fencelock.LockOptions.MAX_TTL;
+    }
+
+    /**
      * Deletes records of locks that have been free for at least {@code freeFor}, without ever
      * letting a later token for the same name be lower (only with {@link Capability#PURGE_FREE}).
      * Returns how many records were deleted.

@@ -30,7 +30,8 @@ final class Session implements Watcher {
         this.requestedMillis = requestedMillis;
         this.onDeath = onDeath;
         this.onState = onState;
-        this.zk = new Handle(connectString, (int) requestedMillis, this, config);
+        // ZooKeeper negotiates a session timeout no longer than its maxSessionTimeout; a longer request is capped to an int
+        this.zk = new Handle(connectString, (int) Math.min(Integer.MAX_VALUE, requestedMillis), this, config);
     }
 
     /** The client handle; subclassed only to stop it without a closeSession request. */

@@ -531,6 +531,22 @@ public final class ZooKeeperLockBackend implements LockBackend {
         }
     }
 
+    /** The server's maxSessionTimeout, asked once with a session that requests the longest timeout there is. */
+    @Override
+    public Duration maxTtl() {
+        long max = serverMaxMillis.get();
+        if (max == 0) {
+            Session probe = open(Integer.MAX_VALUE);
+            try {
+                max = probe.negotiatedMillis();
+                serverMaxMillis.set(max);
+            } finally {
+                probe.close();
+            }
+        }
+        return Duration.ofMillis(max);
+    }
+
     private LockBackendException tooLong(Duration ttl, long max) {
         return new LockBackendException("ttl " + ttl + " is longer than the longest session " + where + " grants ("
                 + max + " ms, its maxSessionTimeout): a lock could outlive its session's guarantee; use a shorter ttl"
@@ -847,8 +863,10 @@ public final class ZooKeeperLockBackend implements LockBackend {
                 }
             }
             if (!ok || port < 1 || port > 65535) {
-                throw new IllegalArgumentException("ZooKeeper server '" + (t.contains("@") ? "***" : t)
-                        + "' must be host:port with a port from 1 to 65535 (no credentials)");
+                String shown = t.contains("@") ? "***" : t;
+                String portPart = colon > 0 && !t.contains("@") ? "port '" + t.substring(colon + 1) + "' of " : "";
+                throw new IllegalArgumentException(portPart + "ZooKeeper server '" + shown
+                        + "' is invalid: host:port with a port from 1 to 65535 (no credentials)");
             }
             return t;
         }

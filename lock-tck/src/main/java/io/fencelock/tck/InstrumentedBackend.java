@@ -161,6 +161,11 @@ public final class InstrumentedBackend implements LockBackend {
     }
 
     @Override
+    public Duration maxTtl() {
+        return delegate.maxTtl();
+    }
+
+    @Override
     public Set<Capability> capabilities() {
         return delegate.capabilities();
     }

@@ -778,9 +778,15 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         assertThat(raw.totalCalls()).as("backend round trips caused by bad input").isEqualTo(callsBefore);
         assertThat(c.list(runPrefix)).as("locks on the backend after bad input").isEqualTo(before);
         assertThat(c.inspect(prefix)).as("the lock a rejected call named").isEmpty();
-        // and the longest TTL allowed is one the backend stores
-        Lease longest = c.tryAcquire(prefix + "-longest", LockOptions.MAX_TTL).orElseThrow();
-        assertThat(c.inspect(prefix + "-longest")).as("a lease of LockOptions.MAX_TTL").isPresent();
+        // and the longest TTL allowed is one the backend stores; a longer one is refused before any request
+        Duration longestTtl = raw.maxTtl();
+        assertThat(longestTtl).as("the backend's longest TTL").isPositive().isLessThanOrEqualTo(LockOptions.MAX_TTL);
+        int callsNow = raw.totalCalls();
+        assertThatThrownBy(() -> c.tryAcquire(prefix + "-longer", longestTtl.plusMillis(1)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(longestTtl.toString());
+        assertThat(raw.totalCalls()).as("round trips of a TTL above the backend's longest").isEqualTo(callsNow);
+        Lease longest = c.tryAcquire(prefix + "-longest", longestTtl).orElseThrow();
+        assertThat(c.inspect(prefix + "-longest")).as("a lease of the backend's longest TTL " + longestTtl).isPresent();
         longest.close();
         assertThat(c.inspect(prefix + "-longest").map(LockInfo::held)).as("released").isNotEqualTo(Optional.of(true));
     }
