@@ -160,8 +160,9 @@ final class CoordinationChecks {
     }
 
     /**
-     * Tasks spread within one of even; each runs on one instance at a time; a killed instance's
-     * tasks run elsewhere within its TTL plus a monitor period; a joining instance gets its share.
+     * Tasks spread within one of even; each runs on one instance at a time; a frozen instance's tasks
+     * run elsewhere and, thawed, it is interrupted and fenced; a killed instance's tasks run elsewhere
+     * within its TTL plus a monitor period; a joining instance gets its share.
      */
     void tasksSpreadAndMoveOnFailure(ClientConnection connection, String group) throws Exception {
         int taskCount = 6;
@@ -205,6 +206,35 @@ final class CoordinationChecks {
             assertThat(a.assignments()).as("who runs what, as the backend records it")
                     .containsAllEntriesOf(ownedBy("a", a.holdingKeys())).containsAllEntriesOf(ownedBy("b", b.holdingKeys()));
 
+            // frozen (SIGSTOP): its tasks run elsewhere; thawed, its works are interrupted and their late writes turned away
+            Map<String, Long> frozenTasks = child.running();
+            assertThat(frozenTasks).as("the child's tasks before it froze").hasSize(2);
+            child.pause();
+            long frozen = System.nanoTime();
+            awaitCondition("the frozen instance's tasks to run elsewhere",
+                    () -> a.holdingKeys().size() + b.holdingKeys().size() == taskCount);
+            Duration frozenTakeover = Duration.ofNanos(System.nanoTime() - frozen);
+            System.out.println("[fencelock-tck] a frozen instance's tasks ran elsewhere after " + frozenTakeover.toMillis() + " ms");
+            assertThat(frozenTakeover).as("takeover of a frozen instance's tasks").isLessThan(takeoverBound(MONITOR_PERIOD.multipliedBy(2)));
+            frozenTasks.forEach((key, token) -> {
+                try {
+                    awaitCondition("a newer owner's write to " + key, () -> resource.apply(key).highestToken() > token);
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            child.resume();
+            awaitCondition("the thawed instance's works to be interrupted and their late writes turned away",
+                    () -> child.rejectedTokens().size() >= frozenTasks.size()
+                            && frozenTasks.keySet().stream().noneMatch(k -> frozenTasks.get(k).equals(child.running().get(k))));
+            assertThat(child.rejectedTokens()).as("tokens of the thawed instance's refused writes")
+                    .allMatch(frozenTasks::containsValue);
+            awaitCondition("the thawed instance to get its share back", () -> {
+                Map<String, String> now = a.assignments();
+                return now.size() == taskCount && countsOf(now, "a", "b", "child").stream().allMatch(n -> n == 2);
+            });
+
+            awaitCondition("the child's works to run", () -> child.running().size() == 2);
             child.kill();
             long killed = System.nanoTime();
             awaitCondition("the killed instance's tasks to run elsewhere",

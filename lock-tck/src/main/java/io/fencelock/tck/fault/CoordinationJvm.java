@@ -33,6 +33,7 @@ public final class CoordinationJvm implements AutoCloseable {
     private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
     private final List<String> stderr = Collections.synchronizedList(new ArrayList<>());
     private final List<Long> rejectedTokens = Collections.synchronizedList(new ArrayList<>());
+    private final Map<String, Long> running = new java.util.concurrent.ConcurrentHashMap<>();
 
     private CoordinationJvm(Process process, Function<String, FencedResource> resources) {
         this.process = process;
@@ -87,6 +88,12 @@ public final class CoordinationJvm implements AutoCloseable {
                             rejectedTokens.add(token);
                         }
                     } else {
+                        String[] f = line.split(" ");
+                        if (f[0].equals("running") && f.length == 3) {
+                            running.put(f[1], Long.parseLong(f[2]));
+                        } else if (f[0].equals("interrupted") && f.length == 3) {
+                            running.remove(f[1], Long.parseLong(f[2]));
+                        }
                         lines.add(line);
                     }
                 }
@@ -124,6 +131,11 @@ public final class CoordinationJvm implements AutoCloseable {
                 return line;
             }
         }
+    }
+
+    /** What the child runs now (the leader's work or its tasks), with the token each runs under. */
+    public Map<String, Long> running() {
+        return Map.copyOf(running);
     }
 
     /** Tokens of writes the fenced resources turned away. */
