@@ -1,10 +1,7 @@
 package io.fencelock.mysql;
 
-import io.fencelock.spi.SqlIdentifiers;
+import io.fencelock.jdbc.SqlIdentifiers;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -12,7 +9,6 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -85,7 +81,7 @@ final class LockTable {
      * a second one never sees a table whose floor row is not there yet.
      */
     void create(Connection c) throws SQLException {
-        String lockName = "fencelock:create:" + sha256(currentDatabase(c) + "." + table).substring(0, 40);
+        String lockName = "fencelock:create:" + SqlIdentifiers.sha256(currentDatabase(c) + "." + table).substring(0, 40);
         try (PreparedStatement get = c.prepareStatement("SELECT GET_LOCK(?, ?)")) {
             get.setString(1, lockName);
             get.setInt(2, CREATE_LOCK_SECONDS);
@@ -294,13 +290,5 @@ final class LockTable {
 
     private static String quote(String identifier) {
         return '`' + identifier + '`'; // a validated plain identifier: no backtick can be inside
-    }
-
-    private static String sha256(String text) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
-        }
     }
 }

@@ -1,10 +1,7 @@
 package io.fencelock.postgres;
 
-import io.fencelock.spi.SqlIdentifiers;
+import io.fencelock.jdbc.SqlIdentifiers;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -12,7 +9,6 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -47,7 +43,7 @@ final class LockTable {
         this.qualifiedSequence = quote(schema) + "." + quote(sequence);
         String plainChannel = "fencelock." + schema + "." + table;
         this.channel = plainChannel.length() <= MAX_IDENTIFIER ? plainChannel
-                : "fencelock." + sha256(plainChannel).substring(0, 40);
+                : "fencelock." + SqlIdentifiers.sha256(plainChannel).substring(0, 40);
     }
 
     /** Validates both names (no I/O). */
@@ -195,7 +191,7 @@ final class LockTable {
     }
 
     private long advisoryKey() {
-        return Long.parseUnsignedLong(sha256("fencelock:create:" + qualifiedTable).substring(0, 16), 16);
+        return Long.parseUnsignedLong(SqlIdentifiers.sha256("fencelock:create:" + qualifiedTable).substring(0, 16), 16);
     }
 
     private static Map<String, String> columns() {
@@ -211,13 +207,5 @@ final class LockTable {
 
     private static String quote(String identifier) {
         return '"' + identifier + '"'; // a validated plain identifier: no quote can be inside
-    }
-
-    private static String sha256(String text) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
-        }
     }
 }
