@@ -5,6 +5,7 @@ import io.fencelock.spi.LockBackend;
 import javax.sql.DataSource;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.function.BiConsumer;
 
 /**
  * The settings every JDBC lock backend takes, each checked when it is set (an
@@ -27,18 +28,22 @@ public abstract class JdbcBuilder<B extends JdbcBuilder<B>> {
     private int poolSize = 8;
     private Duration connectTimeout = Duration.ofSeconds(5);
     private Duration socketTimeout = Duration.ofSeconds(10);
+    private final BiConsumer<String, String> checkTable;
 
-    /** @param schema the default schema, or null for the connection's own; @param table the default table */
-    protected JdbcBuilder(String schema, String table) {
+    /**
+     * @param schema     the default schema, or null for the connection's own
+     * @param table      the default table
+     * @param checkTable checks a schema (null: the connection's own) and a table together, before
+     *                   any I/O (the dialect's lock table, made from the two names)
+     */
+    protected JdbcBuilder(String schema, String table, BiConsumer<String, String> checkTable) {
         this.schema = schema;
         this.table = table;
+        this.checkTable = checkTable;
     }
 
     /** Checks a URL before any I/O and returns it as the driver takes it. */
     protected abstract String checkUrl(String jdbcUrl);
-
-    /** Checks a schema (null: the connection's own) and a table together, before any I/O. */
-    protected abstract void checkTable(String schema, String table);
 
     /**
      * Validates the settings, opens the connections, creates the table if asked, and checks it
@@ -70,14 +75,14 @@ public abstract class JdbcBuilder<B extends JdbcBuilder<B>> {
 
     /** The schema (database) of the lock table; a plain identifier. */
     public B schema(String schema) {
-        checkTable(SqlIdentifiers.require("schema", schema), table); // validates before keeping it
+        checkTable.accept(SqlIdentifiers.require("schema", schema), table); // validates before keeping it
         this.schema = schema;
         return self();
     }
 
     /** The lock table (default {@code fencelock_locks}); a plain identifier. */
     public B table(String table) {
-        checkTable(schema, table);
+        checkTable.accept(schema, table);
         this.table = table;
         return self();
     }
@@ -114,7 +119,7 @@ public abstract class JdbcBuilder<B extends JdbcBuilder<B>> {
 
     /** The settings, once exactly one of a URL and a DataSource is set. */
     protected final JdbcSettings settings() {
-        checkTable(schema, table);
+        checkTable.accept(schema, table);
         if ((jdbcUrl == null) == (dataSource == null)) {
             throw new IllegalArgumentException("set exactly one of jdbcUrl and dataSource");
         }

@@ -109,6 +109,21 @@ public final class JdbcConnections implements AutoCloseable {
         void answered(Instant sent, List<LockInfo> rows, Instant received);
     }
 
+    /**
+     * The start-up of a backend: on one connection, creates the lock table if asked, verifies it,
+     * then runs {@code then} (to learn about the server), with {@link #startUp(String, Check)}'s
+     * handling of failures.
+     */
+    public <T> T startUp(JdbcLockTable table, boolean createTable, Check<T> then) {
+        return startUp("start-up check of " + table.qualifiedName(), c -> {
+            if (createTable) {
+                table.create(c);
+            }
+            table.verify(c);
+            return then.run(c);
+        });
+    }
+
     /** A start-up check on one connection. */
     @FunctionalInterface
     public interface Check<T> {

@@ -358,17 +358,12 @@ public final class MySqlLockBackend implements LockBackend {
      */
     public static final class Builder extends JdbcBuilder<Builder> {
         private Builder() {
-            super(null, "fencelock_locks");
+            super(null, "fencelock_locks", LockTable::of);
         }
 
         @Override
         protected String checkUrl(String jdbcUrl) {
             return ConnectorJ.url(jdbcUrl);
-        }
-
-        @Override
-        protected void checkTable(String schema, String table) {
-            LockTable.of(schema, table);
         }
 
         /**
@@ -384,13 +379,8 @@ public final class MySqlLockBackend implements LockBackend {
                     ? JdbcConnections.ownPool(ConnectorJ.direct(settings), settings, "fencelock-mysql",
                             ConnectorJ.initSql(settings), failures)
                     : JdbcConnections.application(settings.dataSource(), failures);
-            ServerFacts facts = connections.startUp("start-up check of " + lockTable.qualifiedTable, c -> {
-                if (settings.createTable()) {
-                    lockTable.create(c);
-                }
-                lockTable.verify(c);
-                return ServerFacts.read(c, settings.where());
-            });
+            ServerFacts facts = connections.startUp(lockTable, settings.createTable(),
+                    c -> ServerFacts.read(c, settings.where()));
             return new MySqlLockBackend(connections, lockTable, facts);
         }
     }

@@ -1,5 +1,6 @@
 package io.fencelock.postgres;
 
+import io.fencelock.jdbc.JdbcLockTable;
 import io.fencelock.jdbc.SqlIdentifiers;
 
 import java.sql.Connection;
@@ -22,7 +23,7 @@ import java.util.Map;
  * on the row, so that deleting free rows can never lower a later token; the sequence is not
  * {@code OWNED BY} the table, so dropping and recreating the table does not restart the tokens.
  */
-final class LockTable {
+final class LockTable implements JdbcLockTable {
     private static final int MAX_IDENTIFIER = 63; // PostgreSQL silently truncates longer names
     private static final String SEQUENCE_SUFFIX = "_token_seq";
     private static final Map<String, String> COLUMNS = columns();
@@ -58,6 +59,11 @@ final class LockTable {
         return new LockTable(schema.toLowerCase(Locale.ROOT), table.toLowerCase(Locale.ROOT));
     }
 
+    @Override
+    public String qualifiedName() {
+        return qualifiedTable;
+    }
+
     /** The DDL of the table and its sequence, for migration tools or {@code createTable(true)}. */
     String ddl() {
         return "CREATE SEQUENCE IF NOT EXISTS " + qualifiedSequence + " AS bigint CACHE 1 NO CYCLE;\n"
@@ -76,7 +82,8 @@ final class LockTable {
      * still fail on the catalog's unique indexes, so creators queue on an advisory lock first. An
      * existing schema is left alone without asking for CREATE rights the user may not have.
      */
-    void create(Connection c) throws SQLException {
+    @Override
+    public void create(Connection c) throws SQLException {
         if (exists(c, qualifiedTable) && exists(c, qualifiedSequence)) {
             return;
         }
@@ -102,7 +109,8 @@ final class LockTable {
      * Checks that the table and the sequence are what the statements rely on, and throws an
      * {@link IllegalStateException} saying what is wrong and how to fix it otherwise.
      */
-    void verify(Connection c) throws SQLException {
+    @Override
+    public void verify(Connection c) throws SQLException {
         if (!exists(c, qualifiedTable)) {
             throw new IllegalStateException("lock table " + qualifiedTable + " does not exist (or this user cannot see it). "
                     + "Build the backend with createTable(true), or create it:\n" + ddl());

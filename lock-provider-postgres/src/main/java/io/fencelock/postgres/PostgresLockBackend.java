@@ -322,7 +322,7 @@ public final class PostgresLockBackend implements LockBackend {
         private static final String URL_PREFIX = "jdbc:postgresql:";
 
         private Builder() {
-            super("public", "fencelock_locks");
+            super("public", "fencelock_locks", LockTable::of);
         }
 
         @Override
@@ -336,11 +336,6 @@ public final class PostgresLockBackend implements LockBackend {
                         + " which pgjdbc does not read: give them with user(...) and password(...) or as ?user=&password=");
             }
             return jdbcUrl;
-        }
-
-        @Override
-        protected void checkTable(String schema, String table) {
-            LockTable.of(schema, table);
         }
 
         /**
@@ -361,13 +356,7 @@ public final class PostgresLockBackend implements LockBackend {
             } else {
                 connections = JdbcConnections.application(settings.dataSource(), failures);
             }
-            connections.startUp("start-up check of " + lockTable.qualifiedTable, c -> {
-                if (settings.createTable()) {
-                    lockTable.create(c);
-                }
-                lockTable.verify(c);
-                return null;
-            });
+            connections.startUp(lockTable, settings.createTable(), c -> null);
             return new PostgresLockBackend(connections, listenerSource, lockTable);
         }
 
