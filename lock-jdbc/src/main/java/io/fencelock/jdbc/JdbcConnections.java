@@ -48,7 +48,8 @@ public final class JdbcConnections implements AutoCloseable {
             pool = OwnPool.open(direct, poolName, settings, initSql, failures);
         } catch (NoClassDefFoundError e) {
             throw new IllegalStateException("a backend built from a jdbcUrl runs its own HikariCP pool, and HikariCP"
-                    + " (com.zaxxer:HikariCP) is not on the class path: add it, or build with dataSource(...)", e);
+                    + " (com.zaxxer:HikariCP) is not on the class path (on the module path: not resolved, add"
+                    + " --add-modules com.zaxxer.hikari): add it, or build with dataSource(...)", e);
         }
         return new JdbcConnections(pool, pool, failures, settings.jdbcUrl());
     }
