@@ -7,7 +7,8 @@
  */
 module io.fencelock.fencing {
     requires transitive java.sql; // JdbcFence and TableFence take a java.sql.Connection
-    requires io.fencelock; // the one rule for SQL identifiers
+    requires io.fencelock;
+    requires io.fencelock.jdbc; // the one rule for SQL identifiers
     requires static lettuce.core; // RedisFence only
 
     exports io.fencelock.fencing;

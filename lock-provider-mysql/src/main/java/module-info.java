@@ -5,8 +5,7 @@
  */
 module io.fencelock.mysql {
     requires transitive io.fencelock; // the backend implements its SPI
-    requires transitive java.sql; // the builder takes a javax.sql.DataSource
-    requires com.zaxxer.hikari;
+    requires transitive io.fencelock.jdbc; // the builder's settings; it takes a javax.sql.DataSource
     requires org.slf4j;
 
     exports io.fencelock.mysql;

@@ -4,9 +4,9 @@
  */
 module io.fencelock.postgres {
     requires transitive io.fencelock; // the backend implements its SPI
-    requires transitive java.sql; // the builder takes a javax.sql.DataSource
-    requires com.zaxxer.hikari;
+    requires transitive io.fencelock.jdbc; // the builder's settings; it takes a javax.sql.DataSource
     requires org.postgresql.jdbc;
+    requires java.naming; // pgjdbc's PGSimpleDataSource is a javax.naming.Referenceable
     requires org.slf4j;
 
     exports io.fencelock.postgres;

@@ -1,6 +1,6 @@
 package io.fencelock.fencing;
 
-import io.fencelock.spi.SqlIdentifiers;
+import io.fencelock.jdbc.SqlIdentifiers;
 
 import java.util.Locale;
 

@@ -1,10 +1,8 @@
 package io.fencelock.mysql;
 
-import io.fencelock.spi.SqlIdentifiers;
+import io.fencelock.jdbc.JdbcLockTable;
+import io.fencelock.jdbc.SqlIdentifiers;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -12,7 +10,6 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -26,7 +23,7 @@ import java.util.Map;
  * they delete; a name without a row starts above the floor. Identifiers are used as given (MySQL
  * does not fold case) and quoted with backticks.
  */
-final class LockTable {
+final class LockTable implements JdbcLockTable {
     static final String FLOOR_SUFFIX = "_floor";
     private static final int MAX_IDENTIFIER = 63; // SqlIdentifiers' limit, below MySQL's 64
     private static final int CREATE_LOCK_SECONDS = 30;
@@ -61,6 +58,11 @@ final class LockTable {
         return new LockTable(schema, table);
     }
 
+    @Override
+    public String qualifiedName() {
+        return qualifiedTable;
+    }
+
     /** The DDL of both tables and the floor's one row, for migration tools or {@code createTable(true)}. */
     String ddl() {
         return "CREATE TABLE IF NOT EXISTS " + qualifiedTable + " (\n"
@@ -84,8 +86,9 @@ final class LockTable {
      * {@code INSERT IGNORE} are safe to race already; creators still queue on a named lock so that
      * a second one never sees a table whose floor row is not there yet.
      */
-    void create(Connection c) throws SQLException {
-        String lockName = "fencelock:create:" + sha256(currentDatabase(c) + "." + table).substring(0, 40);
+    @Override
+    public void create(Connection c) throws SQLException {
+        String lockName = "fencelock:create:" + SqlIdentifiers.sha256(currentDatabase(c) + "." + table).substring(0, 40);
         try (PreparedStatement get = c.prepareStatement("SELECT GET_LOCK(?, ?)")) {
             get.setString(1, lockName);
             get.setInt(2, CREATE_LOCK_SECONDS);
@@ -113,7 +116,8 @@ final class LockTable {
      * collations and microsecond datetimes, the primary keys, the floor row) and throws an
      * {@link IllegalStateException} saying what is wrong and how to fix it otherwise.
      */
-    void verify(Connection c) throws SQLException {
+    @Override
+    public void verify(Connection c) throws SQLException {
         String database = currentDatabase(c);
         Map<String, String> engines = engines(c);
         if (!engines.containsKey(table)) {
@@ -294,13 +298,5 @@ final class LockTable {
 
     private static String quote(String identifier) {
         return '`' + identifier + '`'; // a validated plain identifier: no backtick can be inside
-    }
-
-    private static String sha256(String text) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
-        }
     }
 }

@@ -1,12 +1,8 @@
 package io.fencelock.mysql;
 
-import io.fencelock.spi.LockBackend;
-import io.fencelock.spi.LockBackendProvider;
-import io.fencelock.spi.ProviderProperties;
+import io.fencelock.jdbc.JdbcBackendProvider;
 
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
 
 /**
  * Opens {@link MySqlLockBackend}s from {@code jdbc:mysql:} URLs, and from {@code jdbc:mariadb:} URLs,
@@ -14,8 +10,7 @@ import java.util.Set;
  * parameters). Properties: {@code user}, {@code password}, {@code schema}, {@code table},
  * {@code createTable} ({@code true}/{@code false}) and {@code poolSize}.
  */
-public final class MySqlLockBackendProvider implements LockBackendProvider {
-    private static final Set<String> KEYS = Set.of("user", "password", "schema", "table", "createTable", "poolSize");
+public final class MySqlLockBackendProvider extends JdbcBackendProvider {
 
     @Override
     public String name() {
@@ -28,15 +23,7 @@ public final class MySqlLockBackendProvider implements LockBackendProvider {
     }
 
     @Override
-    public LockBackend open(String uri, Map<String, String> properties) {
-        ProviderProperties settings = ProviderProperties.check(this, uri, properties, KEYS);
-        MySqlLockBackend.Builder builder = MySqlLockBackend.builder().jdbcUrl(uri)
-                .user(settings.get("user"))
-                .password(settings.get("password"));
-        settings.ifPresent("schema", builder::schema)
-                .ifPresent("table", builder::table)
-                .ifPresentBoolean("createTable", builder::createTable)
-                .ifPresentInt("poolSize", builder::poolSize);
-        return builder.build();
+    protected MySqlLockBackend.Builder builder() {
+        return MySqlLockBackend.builder();
     }
 }

@@ -76,6 +76,15 @@ final class RoundTrip {
         return counts;
     }
 
+    /** {@code count} copies of {@code one}, comma-separated: the placeholders of an IN list. */
+    static String placeholders(int count, String one) {
+        StringBuilder sb = new StringBuilder(count * (one.length() + 2));
+        for (int i = 0; i < count; i++) {
+            sb.append(i == 0 ? "" : ", ").append(one);
+        }
+        return sb.toString();
+    }
+
     private static int collect(PreparedStatement ps, boolean isQuery, Part part) throws SQLException {
         if (isQuery != (part.reader() != null)) {
             throw new SQLException("expected " + (part.reader() != null ? "rows" : "an update count")

@@ -1,10 +1,8 @@
 package io.fencelock.postgres;
 
-import io.fencelock.spi.SqlIdentifiers;
+import io.fencelock.jdbc.JdbcLockTable;
+import io.fencelock.jdbc.SqlIdentifiers;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -12,7 +10,6 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -26,7 +23,7 @@ import java.util.Map;
  * on the row, so that deleting free rows can never lower a later token; the sequence is not
  * {@code OWNED BY} the table, so dropping and recreating the table does not restart the tokens.
  */
-final class LockTable {
+final class LockTable implements JdbcLockTable {
     private static final int MAX_IDENTIFIER = 63; // PostgreSQL silently truncates longer names
     private static final String SEQUENCE_SUFFIX = "_token_seq";
     private static final Map<String, String> COLUMNS = columns();
@@ -47,7 +44,7 @@ final class LockTable {
         this.qualifiedSequence = quote(schema) + "." + quote(sequence);
         String plainChannel = "fencelock." + schema + "." + table;
         this.channel = plainChannel.length() <= MAX_IDENTIFIER ? plainChannel
-                : "fencelock." + sha256(plainChannel).substring(0, 40);
+                : "fencelock." + SqlIdentifiers.sha256(plainChannel).substring(0, 40);
     }
 
     /** Validates both names (no I/O). */
@@ -60,6 +57,11 @@ final class LockTable {
                     + (MAX_IDENTIFIER - SEQUENCE_SUFFIX.length()) + " characters");
         }
         return new LockTable(schema.toLowerCase(Locale.ROOT), table.toLowerCase(Locale.ROOT));
+    }
+
+    @Override
+    public String qualifiedName() {
+        return qualifiedTable;
     }
 
     /** The DDL of the table and its sequence, for migration tools or {@code createTable(true)}. */
@@ -80,7 +82,8 @@ final class LockTable {
      * still fail on the catalog's unique indexes, so creators queue on an advisory lock first. An
      * existing schema is left alone without asking for CREATE rights the user may not have.
      */
-    void create(Connection c) throws SQLException {
+    @Override
+    public void create(Connection c) throws SQLException {
         if (exists(c, qualifiedTable) && exists(c, qualifiedSequence)) {
             return;
         }
@@ -106,7 +109,8 @@ final class LockTable {
      * Checks that the table and the sequence are what the statements rely on, and throws an
      * {@link IllegalStateException} saying what is wrong and how to fix it otherwise.
      */
-    void verify(Connection c) throws SQLException {
+    @Override
+    public void verify(Connection c) throws SQLException {
         if (!exists(c, qualifiedTable)) {
             throw new IllegalStateException("lock table " + qualifiedTable + " does not exist (or this user cannot see it). "
                     + "Build the backend with createTable(true), or create it:\n" + ddl());
@@ -195,7 +199,7 @@ final class LockTable {
     }
 
     private long advisoryKey() {
-        return Long.parseUnsignedLong(sha256("fencelock:create:" + qualifiedTable).substring(0, 16), 16);
+        return Long.parseUnsignedLong(SqlIdentifiers.sha256("fencelock:create:" + qualifiedTable).substring(0, 16), 16);
     }
 
     private static Map<String, String> columns() {
@@ -211,13 +215,5 @@ final class LockTable {
 
     private static String quote(String identifier) {
         return '"' + identifier + '"'; // a validated plain identifier: no quote can be inside
-    }
-
-    private static String sha256(String text) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
-        }
     }
 }

@@ -1,14 +1,15 @@
 package io.fencelock.postgres;
 
-import com.zaxxer.hikari.HikariConfig;
-import com.zaxxer.hikari.HikariDataSource;
-import com.zaxxer.hikari.pool.HikariPool;
 import io.fencelock.Capability;
-import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
+import io.fencelock.jdbc.JdbcBuilder;
+import io.fencelock.jdbc.JdbcConnections;
+import io.fencelock.jdbc.JdbcFailures;
+import io.fencelock.jdbc.JdbcSettings;
+import io.fencelock.jdbc.SqlTime;
 import io.fencelock.spi.AcquireResult;
-import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.ConnectionString;
+import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.Redaction;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
@@ -20,11 +21,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.SQLRecoverableException;
-import java.sql.SQLTransientException;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.OffsetDateTime;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -59,13 +56,16 @@ public final class PostgresLockBackend implements LockBackend {
             Capability.FENCING, Capability.DURABLE_TOKENS, Capability.SERVER_TIME, Capability.WAKE_ON_RELEASE,
             Capability.BATCH_RENEW, Capability.TOKEN_PERIOD, Capability.LINEARIZABLE, Capability.PURGE_FREE));
     private static final String MICROS = " * interval '1 microsecond'";
+    private static final SqlTime.Reader TIME = SqlTime.TIMESTAMPTZ;
+    /** Connection trouble, a serialization failure or deadlock, a cancelled statement, a server going down or full. */
+    private static final JdbcFailures.Retryable RETRYABLE = new JdbcFailures.Retryable(Set.of("08", "40001", "40P01",
+            "57014", "57P01", "57P02", "57P03", "53300"), Set.of(), false);
     /** Rows a purge statement considers at once: each deleted row holds one advisory lock until its commit. */
     static final int PURGE_BATCH = 500;
 
-    private final DataSource dataSource;
-    private final HikariDataSource ownPool; // null when the user's DataSource is used: theirs to close
+    private final JdbcConnections connections;
+    private final JdbcFailures failures;
     private final LockTable table;
-    private final String where;
     private final ReleaseListener listener;
     private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -76,13 +76,11 @@ public final class PostgresLockBackend implements LockBackend {
     private final String listSql;
     private final String purgeSql;
 
-    private PostgresLockBackend(DataSource dataSource, HikariDataSource ownPool, DataSource listenerSource,
-                                LockTable table, String where) {
-        this.dataSource = dataSource;
-        this.ownPool = ownPool;
+    private PostgresLockBackend(JdbcConnections connections, DataSource listenerSource, LockTable table) {
+        this.connections = connections;
+        this.failures = connections.failures();
         this.table = table;
-        this.where = where;
-        this.listener = new ReleaseListener(listenerSource, ownPool == null, table.channel, where);
+        this.listener = new ReleaseListener(listenerSource, connections.ownPool() == null, table.channel, connections.where());
         String t = table.qualifiedTable;
         String nextToken = "nextval('" + table.qualifiedSequence + "'::regclass)";
         // The name's guard: a transaction-scoped advisory lock keyed by this table and the name.
@@ -162,8 +160,8 @@ public final class PostgresLockBackend implements LockBackend {
 
     @Override
     public AcquireResult tryAcquire(String name, String leaseId, Duration ttl) {
-        long ttlMicros = micros(ttl);
-        try (Connection c = connection(); PreparedStatement ps = c.prepareStatement(acquireSql)) {
+        long ttlMicros = SqlTime.micros(ttl);
+        try (Connection c = connections.connection(); PreparedStatement ps = c.prepareStatement(acquireSql)) {
             ps.setString(1, name);
             ps.setString(2, name);
             ps.setString(3, leaseId);
@@ -174,12 +172,12 @@ public final class PostgresLockBackend implements LockBackend {
                     return AcquireResult.held(null);
                 }
                 if (rs.getBoolean(1)) {
-                    return AcquireResult.granted(rs.getLong(2), instant(rs, 3));
+                    return AcquireResult.granted(rs.getLong(2), TIME.read(rs, 3));
                 }
                 return AcquireResult.held(Duration.of(rs.getLong(4), ChronoUnit.MICROS));
             }
         } catch (SQLException e) {
-            throw failure("tryAcquire of '" + name + "'", e);
+            throw failures.failure("tryAcquire of '" + name + "'", e);
         }
     }
 
@@ -197,11 +195,11 @@ public final class PostgresLockBackend implements LockBackend {
             RenewRequest r = requests.get(i);
             names[i] = r.name();
             leaseIds[i] = r.leaseId();
-            ttls[i] = micros(r.ttl());
-            periods[i] = r.tokenPeriod() == null ? 0L : micros(r.tokenPeriod());
+            ttls[i] = SqlTime.micros(r.ttl());
+            periods[i] = r.tokenPeriod() == null ? 0L : SqlTime.micros(r.tokenPeriod());
         }
         Map<String, Renewed> renewed = new HashMap<>();
-        try (Connection c = connection(); PreparedStatement ps = c.prepareStatement(renewSql)) {
+        try (Connection c = connections.connection(); PreparedStatement ps = c.prepareStatement(renewSql)) {
             ps.setArray(1, c.createArrayOf("text", names));
             ps.setArray(2, c.createArrayOf("text", leaseIds));
             ps.setArray(3, c.createArrayOf("bigint", ttls));
@@ -209,11 +207,11 @@ public final class PostgresLockBackend implements LockBackend {
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     renewed.put(rs.getString(1), new Renewed(rs.getString(2),
-                            RenewResult.renewed(rs.getLong(3), instant(rs, 4))));
+                            RenewResult.renewed(rs.getLong(3), TIME.read(rs, 4))));
                 }
             }
         } catch (SQLException e) {
-            throw failure("renew of " + n + " lease(s)", e);
+            throw failures.failure("renew of " + n + " lease(s)", e);
         }
         List<RenewResult> results = new ArrayList<>(n);
         for (RenewRequest r : requests) {
@@ -228,7 +226,7 @@ public final class PostgresLockBackend implements LockBackend {
 
     @Override
     public boolean release(String name, String leaseId) {
-        try (Connection c = connection(); PreparedStatement ps = c.prepareStatement(releaseSql)) {
+        try (Connection c = connections.connection(); PreparedStatement ps = c.prepareStatement(releaseSql)) {
             ps.setString(1, name);
             ps.setString(2, leaseId);
             ps.setString(3, table.channel);
@@ -236,36 +234,19 @@ public final class PostgresLockBackend implements LockBackend {
                 return rs.next();
             }
         } catch (SQLException e) {
-            throw failure("release of '" + name + "'", e);
+            throw failures.failure("release of '" + name + "'", e);
         }
     }
 
     @Override
     public Optional<LockInfo> inspect(String name) {
-        List<LockInfo> found = query("inspect of '" + name + "'", inspectSql, name);
+        List<LockInfo> found = connections.lockInfos("inspect of '" + name + "'", inspectSql, name, TIME, null);
         return found.isEmpty() ? Optional.empty() : Optional.of(found.get(0));
     }
 
     @Override
     public List<LockInfo> list(String prefix) {
-        return query("list of '" + prefix + "'", listSql, prefix);
-    }
-
-    private List<LockInfo> query(String operation, String sql, String parameter) {
-        try (Connection c = connection(); PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setString(1, parameter);
-            List<LockInfo> infos = new ArrayList<>();
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    boolean held = rs.getBoolean(2);
-                    infos.add(new LockInfo(rs.getString(1), held, held ? rs.getString(3) : null, rs.getLong(4),
-                            held ? instant(rs, 5) : null, instant(rs, 6)));
-                }
-            }
-            return infos;
-        } catch (SQLException e) {
-            throw failure(operation, e);
-        }
+        return connections.lockInfos("list of '" + prefix + "'", listSql, prefix, TIME, null);
     }
 
     /**
@@ -276,13 +257,10 @@ public final class PostgresLockBackend implements LockBackend {
      */
     @Override
     public int purgeFree(Duration freeFor) {
-        if (freeFor == null || freeFor.isNegative()) {
-            throw new IllegalArgumentException("freeFor must not be negative, got " + freeFor);
-        }
-        long ageMicros = micros(freeFor);
+        long ageMicros = SqlTime.micros(SqlTime.requireNotNegative("freeFor", freeFor));
         int deleted = 0;
         String after = "";
-        try (Connection c = connection(); PreparedStatement ps = c.prepareStatement(purgeSql)) {
+        try (Connection c = connections.connection(); PreparedStatement ps = c.prepareStatement(purgeSql)) {
             while (true) {
                 ps.setString(1, after);
                 ps.setLong(2, ageMicros);
@@ -297,7 +275,7 @@ public final class PostgresLockBackend implements LockBackend {
                 }
             }
         } catch (SQLException e) {
-            throw failure("purge of free locks (" + deleted + " deleted before the failure)", e);
+            throw failures.failure("purge of free locks (" + deleted + " deleted before the failure)", e);
         }
     }
 
@@ -319,96 +297,36 @@ public final class PostgresLockBackend implements LockBackend {
     public void close() {
         if (closed.compareAndSet(false, true)) {
             listener.close();
-            if (ownPool != null) {
-                ownPool.close();
-            }
+            connections.close();
         }
     }
 
     /** The backend's own pool, null with the application's DataSource; for tests of what the pool shows. */
-    HikariDataSource ownPool() {
-        return ownPool;
+    DataSource ownPool() {
+        return connections.ownPool();
     }
 
     @Override
     public String toString() {
-        return "PostgresLockBackend[" + table.qualifiedTable + " on " + where + "]";
-    }
-
-    private Connection connection() throws SQLException {
-        Connection c = dataSource.getConnection();
-        try {
-            if (!c.getAutoCommit()) {
-                c.setAutoCommit(true); // a user's pool may hand out transactional connections
-            }
-            return c;
-        } catch (SQLException | RuntimeException e) {
-            c.close();
-            throw e;
-        }
-    }
-
-    private LockBackendException failure(String operation, SQLException e) {
-        return failure(operation, e, where);
-    }
-
-    static LockBackendException failure(String operation, SQLException e, String where) {
-        return failure(operation, e, where, null);
-    }
-
-    /** With the raw {@code url} the failure's connection was made with, whose echoes in the driver's message are redacted. */
-    static LockBackendException failure(String operation, SQLException e, String where, String url) {
-        return new LockBackendException("PostgreSQL " + operation + " failed on " + where + ": "
-                + (e.getSQLState() == null ? "" : "[" + e.getSQLState() + "] ") + Redaction.message(e.getMessage(), url),
-                e, isRetryable(e));
-    }
-
-    /** Whether the same call may succeed later: the connection or the server had a moment, not a bug. */
-    static boolean isRetryable(SQLException e) {
-        String state = e.getSQLState();
-        if (state == null) {
-            return e instanceof SQLTransientException || e instanceof SQLRecoverableException;
-        }
-        return state.startsWith("08") // connection exceptions
-                || state.equals("40001") || state.equals("40P01") // serialization failure, deadlock
-                || state.equals("57014") // query cancelled (a timeout)
-                || state.equals("57P01") || state.equals("57P02") || state.equals("57P03") // shutdown, crash, starting up
-                || state.equals("53300"); // too many connections
-    }
-
-    private static Instant instant(ResultSet rs, int column) throws SQLException {
-        OffsetDateTime time = rs.getObject(column, OffsetDateTime.class);
-        return time == null ? null : time.toInstant();
-    }
-
-    private static long micros(Duration d) {
-        return Math.addExact(Math.multiplyExact(d.getSeconds(), 1_000_000L), d.getNano() / 1_000);
+        return "PostgresLockBackend[" + table.qualifiedTable + " on " + connections.where() + "]";
     }
 
     /**
-     * Configures a {@link PostgresLockBackend}. Either {@link #jdbcUrl(String)} (with user and
-     * password; the backend runs its own small HikariCP pool) or {@link #dataSource(DataSource)}
-     * (the application's pool, which the backend never closes).
+     * Configures a {@link PostgresLockBackend}. Either {@link #jdbcUrl(String)}, a
+     * {@code jdbc:postgresql:} URL (with user and password; the backend runs its own small HikariCP
+     * pool), or {@link #dataSource(javax.sql.DataSource)}: the application's pool of pgjdbc
+     * connections, which the backend never closes. The schema defaults to {@code public}; the
+     * table name is a plain identifier of at most 53 characters.
      */
-    public static final class Builder {
+    public static final class Builder extends JdbcBuilder<Builder> {
         private static final String URL_PREFIX = "jdbc:postgresql:";
-        private String jdbcUrl;
-        private String user;
-        private String password;
-        private DataSource dataSource;
-        private String schema = "public";
-        private String table = "fencelock_locks";
-        private boolean createTable;
-        private int poolSize = 8;
-        private Duration connectTimeout = Duration.ofSeconds(5);
-        private Duration socketTimeout = Duration.ofSeconds(10);
 
         private Builder() {
+            super("public", "fencelock_locks", LockTable::of);
         }
 
-        /** A {@code jdbc:postgresql:} URL; credentials may be given here or with user/password. */
-        public Builder jdbcUrl(String jdbcUrl) {
-            Objects.requireNonNull(jdbcUrl, "jdbcUrl");
+        @Override
+        protected String checkUrl(String jdbcUrl) {
             if (!jdbcUrl.regionMatches(true, 0, URL_PREFIX, 0, URL_PREFIX.length())) {
                 throw new IllegalArgumentException("jdbcUrl must start with " + URL_PREFIX + ", got " + Redaction.uri(jdbcUrl));
             }
@@ -417,156 +335,51 @@ public final class PostgresLockBackend implements LockBackend {
                 throw new IllegalArgumentException("jdbcUrl " + Redaction.uri(jdbcUrl) + " has a user-info (user:password@),"
                         + " which pgjdbc does not read: give them with user(...) and password(...) or as ?user=&password=");
             }
-            this.jdbcUrl = jdbcUrl;
-            return this;
-        }
-
-        public Builder user(String user) {
-            this.user = user;
-            return this;
-        }
-
-        public Builder password(String password) {
-            this.password = password;
-            return this;
-        }
-
-        /** The application's PostgreSQL DataSource, instead of a URL; it must hand out pgjdbc connections. */
-        public Builder dataSource(DataSource dataSource) {
-            this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
-            return this;
-        }
-
-        /** The schema of the lock table (default {@code public}); a plain identifier. */
-        public Builder schema(String schema) {
-            LockTable.of(schema, table); // validates before keeping it
-            this.schema = schema;
-            return this;
-        }
-
-        /** The lock table (default {@code fencelock_locks}); a plain identifier of at most 53 characters. */
-        public Builder table(String table) {
-            LockTable.of(schema, table);
-            this.table = table;
-            return this;
-        }
-
-        /** Whether {@link #build()} creates the table and its sequence when absent (default false). */
-        public Builder createTable(boolean createTable) {
-            this.createTable = createTable;
-            return this;
-        }
-
-        /** Connections of the backend's own pool (default 8); ignored with {@link #dataSource(DataSource)}. */
-        public Builder poolSize(int poolSize) {
-            if (poolSize < 1) {
-                throw new IllegalArgumentException("poolSize must be at least 1, got " + poolSize);
-            }
-            this.poolSize = poolSize;
-            return this;
-        }
-
-        /** How long to wait for a connection, from the pool or the network (default 5 s). */
-        public Builder connectTimeout(Duration connectTimeout) {
-            this.connectTimeout = requireSeconds("connectTimeout", connectTimeout);
-            return this;
-        }
-
-        /**
-         * How long a statement may wait for the server's answer (default 10 s), so that a dead or
-         * frozen server fails a renewal instead of hanging it; ignored with {@link #dataSource(DataSource)}.
-         */
-        public Builder socketTimeout(Duration socketTimeout) {
-            this.socketTimeout = requireSeconds("socketTimeout", socketTimeout);
-            return this;
+            return jdbcUrl;
         }
 
         /**
          * Validates the settings, opens the connections, creates the table if asked, and checks the
          * table and its sequence (throwing {@link IllegalStateException} saying how to fix them).
          */
+        @Override
         public PostgresLockBackend build() {
-            LockTable lockTable = LockTable.of(schema, table);
-            if ((jdbcUrl == null) == (dataSource == null)) {
-                throw new IllegalArgumentException("set exactly one of jdbcUrl and dataSource");
-            }
-            HikariDataSource pool = null;
-            DataSource connections = dataSource;
-            DataSource listenerSource = dataSource;
-            String where = "a DataSource of the application";
-            if (jdbcUrl != null) {
-                where = Redaction.uri(jdbcUrl);
-                PGSimpleDataSource direct = pgDataSource(where);
-                pool = pool(direct, where);
-                connections = pool;
+            JdbcSettings settings = settings();
+            LockTable lockTable = LockTable.of(settings.schema(), settings.table());
+            JdbcFailures failures = new JdbcFailures("PostgreSQL", settings.where(), RETRYABLE, false);
+            DataSource listenerSource = settings.dataSource();
+            JdbcConnections connections;
+            if (settings.ownPool()) {
+                PGSimpleDataSource direct = pgDataSource(settings);
+                connections = JdbcConnections.ownPool(direct, settings, "fencelock-postgres", null, failures);
                 listenerSource = direct; // the listener keeps its own connection, outside the pool
+            } else {
+                connections = JdbcConnections.application(settings.dataSource(), failures);
             }
-            PostgresLockBackend backend = new PostgresLockBackend(connections, pool, listenerSource, lockTable, where);
-            try (Connection c = backend.connection()) {
-                if (createTable) {
-                    lockTable.create(c);
-                }
-                lockTable.verify(c);
-                return backend;
-            } catch (SQLException e) {
-                backend.close();
-                throw failure("start-up check of " + lockTable.qualifiedTable, e, where, jdbcUrl);
-            } catch (RuntimeException e) {
-                backend.close();
-                throw e;
-            }
+            connections.startUp(lockTable, settings.createTable(), c -> null);
+            return new PostgresLockBackend(connections, listenerSource, lockTable);
         }
 
-        private PGSimpleDataSource pgDataSource(String where) {
+        private static PGSimpleDataSource pgDataSource(JdbcSettings settings) {
             PGSimpleDataSource ds = new PGSimpleDataSource();
             try {
-                ds.setURL(jdbcUrl);
+                ds.setURL(settings.jdbcUrl());
             } catch (RuntimeException e) {
-                throw new IllegalArgumentException("jdbcUrl is not a valid PostgreSQL URL: " + where);
+                throw new IllegalArgumentException("jdbcUrl is not a valid PostgreSQL URL: " + settings.where());
             }
-            if (user != null) {
-                ds.setUser(user);
+            if (settings.user() != null) {
+                ds.setUser(settings.user());
             }
-            if (password != null) {
-                ds.setPassword(password);
+            if (settings.password() != null) {
+                ds.setPassword(settings.password());
             }
-            ds.setConnectTimeout(seconds(connectTimeout));
-            ds.setSocketTimeout(seconds(socketTimeout));
+            ds.setConnectTimeout(SqlTime.seconds(settings.connectTimeout()));
+            ds.setSocketTimeout(SqlTime.seconds(settings.socketTimeout()));
             ds.setTcpKeepAlive(true);
             if (ds.getApplicationName() == null || ds.getApplicationName().startsWith("PostgreSQL JDBC")) {
                 ds.setApplicationName("fencelock");
             }
             return ds;
-        }
-
-        private HikariDataSource pool(PGSimpleDataSource direct, String where) {
-            HikariConfig config = new HikariConfig();
-            config.setDataSource(direct);
-            config.setPoolName("fencelock-postgres");
-            config.setMaximumPoolSize(poolSize);
-            config.setMinimumIdle(Math.min(2, poolSize));
-            config.setAutoCommit(true);
-            config.setConnectionTimeout(Math.max(250, connectTimeout.toMillis()));
-            try {
-                return new HikariDataSource(config);
-            } catch (HikariPool.PoolInitializationException e) {
-                // the first connection failed: report it like any other SQL failure
-                if (e.getCause() instanceof SQLException sql) {
-                    throw failure("connect", sql, where, jdbcUrl);
-                }
-                throw new LockBackendException("PostgreSQL connect failed on " + where, e, true);
-            }
-        }
-
-        private static Duration requireSeconds(String what, Duration d) {
-            if (d == null || d.isNegative() || d.isZero()) {
-                throw new IllegalArgumentException(what + " must be positive, got " + d);
-            }
-            return d;
-        }
-
-        private static int seconds(Duration d) {
-            return (int) Math.max(1, Math.min(Integer.MAX_VALUE, (d.toMillis() + 999) / 1000));
         }
     }
 }

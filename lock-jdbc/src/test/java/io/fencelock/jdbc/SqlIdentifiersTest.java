@@ -1,11 +1,11 @@
-package io.fencelock.spi;
+package io.fencelock.jdbc;
 
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-class SpiHelpersTest {
+class SqlIdentifiersTest {
 
     @Test
     void plainIdentifiersPassOthersAreRefused() {

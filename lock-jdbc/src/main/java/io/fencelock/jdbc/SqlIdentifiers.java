@@ -1,5 +1,9 @@
-package io.fencelock.spi;
+package io.fencelock.jdbc;
 
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
 import java.util.regex.Pattern;
 
 /**
@@ -20,5 +24,17 @@ public final class SqlIdentifiers {
                     + " is not a plain SQL identifier: it must match [A-Za-z_][A-Za-z0-9_]* and be 1 to 63 characters");
         }
         return value;
+    }
+
+    /**
+     * The SHA-256 of {@code text} in hex: a stable stand-in for names derived from identifiers that
+     * would be too long as they are (a notification channel, a named lock).
+     */
+    public static String sha256(String text) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+        }
     }
 }

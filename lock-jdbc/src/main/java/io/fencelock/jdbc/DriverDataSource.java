@@ -1,4 +1,4 @@
-package io.fencelock.mysql;
+package io.fencelock.jdbc;
 
 import io.fencelock.spi.Redaction;
 
@@ -12,29 +12,32 @@ import java.util.Properties;
 import java.util.logging.Logger;
 
 /**
- * Connector/J connections for the backend's own pool. The pool gets this instead of a JDBC URL,
- * a user and a password, so that neither its configuration dump (HikariCP logs it at DEBUG and
- * masks only properties named "password") nor its messages can carry the URL's user-info or
- * parameters ({@code password1}...): its {@link #toString()} is the redacted URL.
+ * Connections straight from a JDBC driver, for a backend's own pool. The pool gets this instead
+ * of a JDBC URL, a user and a password, so that neither its configuration dump (HikariCP logs it
+ * at DEBUG and masks only properties named "password") nor its messages can carry the URL's
+ * user-info or parameters ({@code password1}...): its {@link #toString()} is the redacted URL.
  */
-final class ConnectorJDataSource implements DataSource {
+public final class DriverDataSource implements DataSource {
     private final Driver driver;
+    private final String label;
     private final String url;
     private final Properties properties;
     private volatile int loginTimeout;
 
-    ConnectorJDataSource(String url, Properties properties) {
-        this.driver = driver();
+    /** @param label the driver's name in messages ("Connector/J"); @param properties the connection's (user, password...) */
+    public DriverDataSource(Driver driver, String label, String url, Properties properties) {
+        this.driver = driver;
+        this.label = label;
         this.url = url;
         this.properties = properties;
     }
 
-    /** Connector/J's driver, by name: it sits on the class path, outside the module graph. */
-    static Driver driver() {
+    /** A driver by class name, for drivers that sit on the class path, outside the module graph. */
+    public static Driver driver(String label, String className) {
         try {
-            return (Driver) Class.forName("com.mysql.cj.jdbc.Driver").getDeclaredConstructor().newInstance();
+            return (Driver) Class.forName(className).getDeclaredConstructor().newInstance();
         } catch (ReflectiveOperationException | LinkageError e) {
-            throw new IllegalStateException("MySQL Connector/J (com.mysql.cj.jdbc.Driver) cannot be loaded", e);
+            throw new IllegalStateException(label + " (" + className + ") cannot be loaded", e);
         }
     }
 
@@ -42,7 +45,7 @@ final class ConnectorJDataSource implements DataSource {
     public Connection getConnection() throws SQLException {
         Connection c = driver.connect(url, properties);
         if (c == null) {
-            throw new SQLException("MySQL Connector/J does not accept " + this);
+            throw new SQLException(label + " does not accept " + this);
         }
         return c;
     }
@@ -59,12 +62,12 @@ final class ConnectorJDataSource implements DataSource {
 
     @Override
     public void setLogWriter(PrintWriter out) {
-        // Connector/J logs through its own logger
+        // the driver logs through its own logger
     }
 
     @Override
     public void setLoginTimeout(int seconds) {
-        loginTimeout = seconds; // the connectTimeout property bounds a connect; DriverManager's global stays untouched
+        loginTimeout = seconds; // the driver's connect timeout bounds a connect; DriverManager's global stays untouched
     }
 
     @Override
@@ -92,6 +95,6 @@ final class ConnectorJDataSource implements DataSource {
 
     @Override
     public String toString() {
-        return "Connector/J " + Redaction.uri(url);
+        return label + " " + Redaction.uri(url);
     }
 }

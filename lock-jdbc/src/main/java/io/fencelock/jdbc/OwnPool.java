@@ -1,0 +1,45 @@
+package io.fencelock.jdbc;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import com.zaxxer.hikari.pool.HikariPool;
+
+import javax.sql.DataSource;
+import java.sql.SQLException;
+
+/**
+ * The only class that names HikariCP, loaded only for a backend built from a URL. Its signature
+ * has JDK types only, so that {@link JdbcConnections} links without HikariCP.
+ */
+final class OwnPool {
+    private OwnPool() {
+    }
+
+    static DataSource open(DataSource direct, String poolName, JdbcSettings settings, String initSql, JdbcFailures failures) {
+        // the pool sees a DataSource only: no URL, user or password in its configuration or its log
+        HikariConfig config = new HikariConfig();
+        config.setDataSource(direct);
+        config.setPoolName(poolName);
+        config.setMaximumPoolSize(settings.poolSize());
+        config.setMinimumIdle(Math.min(2, settings.poolSize()));
+        config.setAutoCommit(true);
+        config.setConnectionTimeout(Math.max(250, settings.connectTimeout().toMillis()));
+        if (initSql != null) {
+            config.setConnectionInitSql(initSql);
+        }
+        try {
+            return new HikariDataSource(config);
+        } catch (HikariPool.PoolInitializationException e) {
+            // the first connection failed: report it like any other SQL failure
+            if (e.getCause() instanceof SQLException sql) {
+                throw failures.failure("connect", sql, settings.jdbcUrl());
+            }
+            throw failures.connectFailure(e, settings.jdbcUrl());
+        } catch (RuntimeException e) {
+            if (e.getCause() instanceof SQLException sql) {
+                throw failures.failure("connect", sql, settings.jdbcUrl());
+            }
+            throw e;
+        }
+    }
+}
