@@ -76,7 +76,7 @@ final class FlawedTableBackend implements LockBackend {
     private final Flaw flaw;
     private final String table;
     private final String sequence;
-    /** One connection, used by one statement at a time; several where the flaw is a race between statements. */
+    /** Connections, each used by one statement at a time. */
     private final BlockingQueue<Connection> connections;
     private volatile boolean closed;
     private final ScheduledExecutorService late;
@@ -86,7 +86,9 @@ final class FlawedTableBackend implements LockBackend {
         this.flaw = flaw;
         this.table = "flawed_" + (flaw == null ? "none" : flaw.name().toLowerCase());
         this.sequence = table + "_seq";
-        int count = flaw == Flaw.PURGE_WITHOUT_GUARD ? 3 : 1;
+        // a pool as the real providers have, where the flaw is a race between statements or the property puts
+        // a crowd of callers on the backend (a single connection would make every waiter queue for it)
+        int count = flaw == null || flaw == Flaw.PURGE_WITHOUT_GUARD || flaw == Flaw.BLOCKS_UNTIL_FREE ? 8 : 1;
         this.late = flaw != Flaw.RELEASE_NOT_AWAITED ? null : Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "flawed-backend-late-release");
             t.setDaemon(true);
