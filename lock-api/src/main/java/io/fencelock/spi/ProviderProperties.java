@@ -1,5 +1,7 @@
 package io.fencelock.spi;
 
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -70,5 +72,29 @@ public final class ProviderProperties {
                 throw new IllegalArgumentException(key + " must be a whole number, got '" + value + "'");
             }
         });
+    }
+
+    /** Passes the value, parsed as an ISO-8601 duration ({@code PT5S}), to {@code setter} when present. */
+    public ProviderProperties ifPresentDuration(String key, Consumer<Duration> setter) {
+        return ifPresent(key, value -> {
+            Duration parsed;
+            try {
+                parsed = Duration.parse(value);
+            } catch (DateTimeParseException | NullPointerException e) {
+                throw new IllegalArgumentException(key + " '" + value + "' is not an ISO-8601 duration such as PT5S", e);
+            }
+            setter.accept(parsed);
+        });
+    }
+
+    /**
+     * {@code value} when it is longer than zero; otherwise an {@link IllegalArgumentException} naming
+     * {@code key}. For a builder's timeouts, checked when set, before any I/O.
+     */
+    public static Duration requirePositive(String key, Duration value) {
+        if (value == null || value.isNegative() || value.isZero()) {
+            throw new IllegalArgumentException(key + " must be positive, got " + value);
+        }
+        return value;
     }
 }

@@ -6,8 +6,6 @@ import io.fencelock.spi.LockBackendProvider;
 import io.fencelock.spi.ProviderProperties;
 import io.fencelock.spi.Redaction;
 
-import java.time.Duration;
-import java.time.format.DateTimeParseException;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -47,15 +45,7 @@ public final class EtcdLockBackendProvider implements LockBackendProvider {
         EtcdLockBackend.Builder builder = EtcdLockBackend.builder()
                 .endpoints(Arrays.stream(hosts.split(",")).map(h -> "http://" + h.trim()).toList());
         settings.ifPresent("keyPrefix", builder::keyPrefix)
-                .ifPresent("requestTimeout", value -> builder.requestTimeout(isoDuration("requestTimeout", value)));
+                .ifPresentDuration("requestTimeout", builder::requestTimeout);
         return builder.build();
-    }
-
-    private static Duration isoDuration(String key, String value) {
-        try {
-            return Duration.parse(value);
-        } catch (DateTimeParseException | NullPointerException e) {
-            throw new IllegalArgumentException(key + " '" + value + "' is not an ISO-8601 duration such as PT5S", e);
-        }
     }
 }

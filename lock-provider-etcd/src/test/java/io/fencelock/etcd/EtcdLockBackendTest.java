@@ -273,11 +273,11 @@ class EtcdLockBackendTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("port 'notaport'");
         assertThatThrownBy(() -> EtcdLockBackend.builder().build()).hasMessageContaining("no etcd endpoints");
         assertThatThrownBy(() -> EtcdLockBackend.builder().requestTimeout(Duration.ZERO)).hasMessageContaining("positive");
-        assertThat(EtcdLockBackend.seconds(Duration.ofMillis(200))).isEqualTo(1);
-        assertThat(EtcdLockBackend.seconds(Duration.ofMillis(500))).isEqualTo(1);
-        assertThat(EtcdLockBackend.seconds(Duration.ofMillis(900))).isEqualTo(2);
-        assertThat(EtcdLockBackend.seconds(Duration.ofSeconds(3))).isEqualTo(4);
-        assertThat(EtcdLockBackend.seconds(Duration.ofSeconds(30))).isEqualTo(31);
+        assertThat(EtcdLeases.seconds(Duration.ofMillis(200))).isEqualTo(1);
+        assertThat(EtcdLeases.seconds(Duration.ofMillis(500))).isEqualTo(1);
+        assertThat(EtcdLeases.seconds(Duration.ofMillis(900))).isEqualTo(2);
+        assertThat(EtcdLeases.seconds(Duration.ofSeconds(3))).isEqualTo(4);
+        assertThat(EtcdLeases.seconds(Duration.ofSeconds(30))).isEqualTo(31);
     }
 
     @Test

@@ -1,25 +1,10 @@
 package io.fencelock.mongo;
 
-import com.mongodb.ConnectionString;
-import com.mongodb.MongoClientSettings;
-import com.mongodb.MongoCredential;
-import com.mongodb.MongoBulkWriteException;
 import com.mongodb.MongoException;
-import com.mongodb.MongoExecutionTimeoutException;
-import com.mongodb.MongoInterruptedException;
-import com.mongodb.MongoNodeIsRecoveringException;
-import com.mongodb.MongoNotPrimaryException;
 import com.mongodb.MongoServerException;
-import com.mongodb.MongoSocketException;
-import com.mongodb.MongoTimeoutException;
-import com.mongodb.MongoWriteConcernException;
 import com.mongodb.ReadConcern;
-import com.mongodb.ReadPreference;
-import com.mongodb.WriteConcern;
 import com.mongodb.client.MongoClient;
-import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
-import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.BulkWriteOptions;
 import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.ReturnDocument;
@@ -30,7 +15,6 @@ import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
 import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.LockBackend;
-import io.fencelock.spi.Redaction;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
 import org.bson.Document;
@@ -41,20 +25,15 @@ import org.slf4j.LoggerFactory;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.Date;
-import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.regex.Pattern;
 
 /**
  * The MongoDB primitive: one document per lock name, {@code _id} = the name, in one collection.
@@ -94,21 +73,16 @@ public final class MongoLockBackend implements LockBackend {
     private final MongoClient ownClient; // null when the application's client is used: theirs to close
     private final MongoCollection<Document> locks;
     private final String where;
-    private final ServerFacts facts;
+    private final MongoServerFacts facts;
     private final Set<Capability> capabilities;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private MongoLockBackend(MongoClient ownClient, MongoCollection<Document> locks, String where, ServerFacts facts) {
+    private MongoLockBackend(MongoClient ownClient, MongoCollection<Document> locks, String where, MongoServerFacts facts) {
         this.ownClient = ownClient;
         this.locks = locks;
         this.where = where;
         this.facts = facts;
-        EnumSet<Capability> caps = EnumSet.of(Capability.FENCING, Capability.SERVER_TIME, Capability.BATCH_RENEW,
-                Capability.TOKEN_PERIOD, Capability.LINEARIZABLE);
-        if (facts.durable()) {
-            caps.add(Capability.DURABLE_TOKENS);
-        }
-        this.capabilities = Collections.unmodifiableSet(caps);
+        this.capabilities = facts.capabilities();
     }
 
     public static Builder builder() {
@@ -308,75 +282,7 @@ public final class MongoLockBackend implements LockBackend {
     }
 
     private LockBackendException failure(String operation, MongoException e) {
-        return failure(operation, e, where);
-    }
-
-    static LockBackendException failure(String operation, MongoException e, String where) {
-        return failure(operation, e, where, null);
-    }
-
-    /** With the raw {@code uri} the client was made with, whose echoes in the driver's message are redacted. */
-    static LockBackendException failure(String operation, MongoException e, String where, String uri) {
-        return new LockBackendException("MongoDB " + operation + " failed on " + where + ": "
-                + (e.getCode() == -1 ? "" : "[" + e.getCode() + "] ") + Redaction.message(e.getMessage(), uri), e, isRetryable(e));
-    }
-
-    /** Whether the same call may succeed later: the network, an election or a timeout, not a bug or bad credentials. */
-    static boolean isRetryable(MongoException e) {
-        return e instanceof MongoSocketException || e instanceof MongoTimeoutException
-                || e instanceof MongoExecutionTimeoutException || e instanceof MongoNotPrimaryException
-                || e instanceof MongoNodeIsRecoveringException || e instanceof MongoWriteConcernException
-                || e instanceof MongoInterruptedException
-                || e instanceof MongoBulkWriteException bulk && bulk.getWriteConcernError() != null
-                || e.hasErrorLabel("RetryableWriteError")
-                || e.hasErrorLabel(MongoException.TRANSIENT_TRANSACTION_ERROR_LABEL);
-    }
-
-    /**
-     * What the server says about itself at start-up.
-     *
-     * @param product    e.g. "MongoDB 7.0.14" or "mongo-java-server (reports 5.0.0)"
-     * @param topology   "replica set rs0", "standalone", "mongos"
-     * @param persistent whether serverStatus reports persistent storage (null when it cannot be read)
-     * @param inJvm      whether this is the in-JVM mongo-java-server, which keeps nothing across a restart
-     */
-    record ServerFacts(String product, String topology, Boolean persistent, boolean inJvm) {
-        /** The DURABLE_TOKENS rule: a real server on persistent storage, written with w:majority, j:true. */
-        boolean durable() {
-            return !inJvm && Boolean.TRUE.equals(persistent);
-        }
-
-        String describe() {
-            return product + ", " + topology + ", " + (inJvm ? "in memory (nothing survives a restart)"
-                    : persistent == null ? "storage persistence unknown" : persistent ? "persistent storage" : "in-memory storage");
-        }
-
-        static ServerFacts of(MongoDatabase admin) {
-            Document hello;
-            try {
-                hello = admin.runCommand(new Document("hello", 1));
-            } catch (MongoServerException e) {
-                hello = admin.runCommand(new Document("isMaster", 1)); // servers before 4.4.2, and mongo-java-server
-            }
-            String version = String.valueOf(admin.runCommand(new Document("buildInfo", 1)).get("version"));
-            Document status = null;
-            try {
-                status = admin.runCommand(new Document("serverStatus", 1).append("repl", 0).append("metrics", 0));
-            } catch (MongoServerException e) {
-                log.warn("fencelock: serverStatus is not allowed ({}): storage persistence unknown, so DURABLE_TOKENS is"
-                        + " not declared (grant the clusterMonitor role to see it)", e.getCode());
-            }
-            // mongo-java-server answers serverStatus as process "java", without a storage engine
-            boolean inJvm = status != null && "java".equals(status.getString("process"));
-            Boolean persistent = null;
-            if (status != null && status.get("storageEngine") instanceof Document engine) {
-                persistent = engine.getBoolean("persistent");
-            }
-            String topology = hello.getString("setName") != null ? "replica set " + hello.getString("setName")
-                    : "isdbgrid".equals(hello.getString("msg")) ? "mongos" : "standalone";
-            String product = inJvm ? "mongo-java-server (reports " + version + ")" : "MongoDB " + version;
-            return new ServerFacts(product, topology, persistent, inJvm);
-        }
+        return MongoFailures.failure(operation, e, where);
     }
 
     /**
@@ -384,79 +290,53 @@ public final class MongoLockBackend implements LockBackend {
      * its own client) or {@link #client(MongoClient)} (the application's, never closed here).
      */
     public static final class Builder {
-        static final String DEFAULT_DATABASE = "fencelock";
-        static final String DEFAULT_COLLECTION = "fencelock_locks";
-        private static final Pattern DATABASE = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}");
-        private static final Pattern COLLECTION = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,119}");
-        private String uri;
-        private MongoClient client;
-        private String user;
-        private String password;
-        private String database;
-        private String collection = DEFAULT_COLLECTION;
-        private Duration timeout = Duration.ofSeconds(10);
+        private final MongoSettings settings = new MongoSettings();
 
         private Builder() {
         }
 
         /** A {@code mongodb://} or {@code mongodb+srv://} connection string; its database, if any, is the default database. */
         public Builder uri(String uri) {
-            Objects.requireNonNull(uri, "uri");
-            if (!uri.regionMatches(true, 0, "mongodb://", 0, 10) && !uri.regionMatches(true, 0, "mongodb+srv://", 0, 14)) {
-                throw new IllegalArgumentException("uri must start with mongodb:// or mongodb+srv://, got " + Redaction.uri(uri));
-            }
-            this.uri = uri;
+            settings.uri(uri);
             return this;
         }
 
         /** The application's client instead of a URI; its write and read concerns are overridden for the lock collection only. */
         public Builder client(MongoClient client) {
-            this.client = Objects.requireNonNull(client, "client");
+            settings.client(client);
             return this;
         }
 
         /** The user, when the URI names none. */
         public Builder user(String user) {
-            this.user = user;
+            settings.user(user);
             return this;
         }
 
         public Builder password(String password) {
-            this.password = password;
+            settings.password(password);
             return this;
         }
 
         /** The database of the lock collection: default the URI's, else {@code fencelock}. Letters, digits, underscore; 1 to 63. */
         public Builder database(String database) {
-            this.database = requireName("database", database, DATABASE, 63);
+            settings.database(database);
             return this;
         }
 
         /**
-         * The lock collection (default {@code fencelock_locks}); one per namespace (the Mongo elector design's bizType) if
-         * wanted. Letters, digits, underscore, not starting with a digit; 1 to 120 characters.
+         * The lock collection (default {@code fencelock_locks}); one per namespace (a tenant, a kind of
+         * job) if wanted. Letters, digits, underscore, not starting with a digit; 1 to 120 characters.
          */
         public Builder collection(String collection) {
-            this.collection = requireName("collection", collection, COLLECTION, 120);
+            settings.collection(collection);
             return this;
         }
 
         /** Connect, server selection and socket read timeout, and the majority write's wtimeout (default 10 s). */
         public Builder timeout(Duration timeout) {
-            if (timeout == null || timeout.isNegative() || timeout.isZero()) {
-                throw new IllegalArgumentException("timeout must be positive, got " + timeout);
-            }
-            this.timeout = timeout;
+            settings.timeout(timeout);
             return this;
-        }
-
-        static String requireName(String what, String value, Pattern rule, int max) {
-            if (value == null || !rule.matcher(value).matches()) {
-                throw new IllegalArgumentException("MongoDB " + what + " " + (value == null ? "null" : "'" + value + "'")
-                        + " is invalid: it must match [A-Za-z_][A-Za-z0-9_]* (no '$', dots, spaces or dashes) and be 1 to "
-                        + max + " characters");
-            }
-            return value;
         }
 
         /**
@@ -464,93 +344,24 @@ public final class MongoLockBackend implements LockBackend {
          * refuses a lock collection with a TTL index, which would delete lock documents and reset tokens.
          */
         public MongoLockBackend build() {
-            if ((uri == null) == (client == null)) {
-                throw new IllegalArgumentException("set exactly one of uri and client");
-            }
-            ConnectionString connection = null;
-            String where = "a MongoClient of the application";
-            if (uri != null) {
-                connection = connectionString(uri);
-                where = Redaction.uri(uri);
-                if ((user != null || password != null) && connection.getCredential() != null) {
-                    throw new IllegalArgumentException("credentials are given both in the URI and as user/password: give them once ("
-                            + where + ")");
-                }
-                if (password != null && user == null) {
-                    throw new IllegalArgumentException("a password without a user");
-                }
-            } else if (user != null || password != null) {
-                throw new IllegalArgumentException("user/password go with uri(), not with client()");
-            }
-            String db = database != null ? database
-                    : connection != null && connection.getDatabase() != null
-                    ? requireName("database (from the URI)", connection.getDatabase(), DATABASE, 63) : DEFAULT_DATABASE;
-            MongoClient own = connection == null ? null : open(connection);
-            MongoClient use = own != null ? own : client;
+            settings.validate();
+            MongoClient own = settings.openOwnClient();
+            MongoClient use = own != null ? own : settings.client;
             try {
-                ServerFacts facts = ServerFacts.of(use.getDatabase("admin"));
-                MongoCollection<Document> locks = use.getDatabase(db).getCollection(collection)
-                        .withWriteConcern(WriteConcern.MAJORITY.withJournal(facts.durable()).withWTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS))
-                        .withReadConcern(ReadConcern.MAJORITY)
-                        .withReadPreference(ReadPreference.primary());
-                refuseTtlIndexes(locks);
+                MongoServerFacts facts = MongoServerFacts.of(use.getDatabase("admin"));
+                MongoCollection<Document> locks = settings.lockCollection(use, facts);
                 if (!facts.durable()) {
                     log.info("fencelock: {} ({}) does not keep tokens across a restart for sure: DURABLE_TOKENS is not declared",
-                            where, facts.describe());
+                            settings.where, facts.describe());
                 }
-                return new MongoLockBackend(own, locks, where, facts);
+                return new MongoLockBackend(own, locks, settings.where, facts);
             } catch (MongoException e) {
-                closeQuietly(own);
-                throw failure("start-up check of " + db + "." + collection, e, where, uri);
+                MongoSettings.closeQuietly(own);
+                throw MongoFailures.failure("start-up check of " + settings.databaseName + "." + settings.collection, e,
+                        settings.where, settings.uri);
             } catch (RuntimeException e) {
-                closeQuietly(own);
+                MongoSettings.closeQuietly(own);
                 throw e;
-            }
-        }
-
-        private static void refuseTtlIndexes(MongoCollection<Document> locks) {
-            for (Document index : locks.listIndexes()) {
-                if (index.containsKey("expireAfterSeconds")) {
-                    throw new IllegalStateException("the lock collection " + locks.getNamespace().getFullName()
-                            + " has a TTL index '" + index.getString("name") + "': it would delete lock documents and so"
-                            + " reset their fencing tokens. Drop it (db." + locks.getNamespace().getCollectionName()
-                            + ".dropIndex('" + index.getString("name") + "'))");
-                }
-            }
-        }
-
-        private static ConnectionString connectionString(String uri) {
-            io.fencelock.spi.ConnectionString.parse(uri).requireValidPorts();
-            try {
-                return new ConnectionString(uri);
-            } catch (IllegalArgumentException e) {
-                // no cause: the driver's message may quote pieces of the URI; Redaction withholds it if so
-                throw new IllegalArgumentException("invalid MongoDB connection string " + Redaction.uri(uri) + ": "
-                        + Redaction.message(e.getMessage(), uri));
-            }
-        }
-
-        private MongoClient open(ConnectionString connection) {
-            int ms = (int) Math.min(Integer.MAX_VALUE, timeout.toMillis());
-            MongoClientSettings.Builder settings = MongoClientSettings.builder().applyConnectionString(connection)
-                    .applicationName("fencelock")
-                    .applyToClusterSettings(c -> c.serverSelectionTimeout(ms, TimeUnit.MILLISECONDS))
-                    .applyToSocketSettings(s -> s.connectTimeout(ms, TimeUnit.MILLISECONDS).readTimeout(ms, TimeUnit.MILLISECONDS));
-            if (user != null) {
-                String source = connection.getDatabase() != null ? connection.getDatabase() : "admin";
-                settings.credential(MongoCredential.createCredential(user, source,
-                        password == null ? new char[0] : password.toCharArray()));
-            }
-            return MongoClients.create(settings.build());
-        }
-
-        private static void closeQuietly(MongoClient client) {
-            if (client != null) {
-                try {
-                    client.close();
-                } catch (RuntimeException e) {
-                    log.debug("fencelock: closing the MongoDB client failed", e);
-                }
             }
         }
     }

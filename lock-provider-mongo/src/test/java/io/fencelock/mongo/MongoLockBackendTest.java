@@ -245,13 +245,13 @@ class MongoLockBackendTest {
             assertThat(backend.capabilities()).doesNotContain(Capability.DURABLE_TOKENS);
         }
         // the rule itself
-        assertThat(new MongoLockBackend.ServerFacts("MongoDB 7.0.14", "replica set rs0", true, false).durable()).isTrue();
-        assertThat(new MongoLockBackend.ServerFacts("MongoDB 7.0.14", "standalone", true, false).durable()).isTrue();
-        assertThat(new MongoLockBackend.ServerFacts("MongoDB 7.0.14", "standalone", false, false).durable())
+        assertThat(new MongoServerFacts("MongoDB 7.0.14", "replica set rs0", true, false).durable()).isTrue();
+        assertThat(new MongoServerFacts("MongoDB 7.0.14", "standalone", true, false).durable()).isTrue();
+        assertThat(new MongoServerFacts("MongoDB 7.0.14", "standalone", false, false).durable())
                 .as("inMemory storage engine").isFalse();
-        assertThat(new MongoLockBackend.ServerFacts("MongoDB 7.0.14", "standalone", null, false).durable())
+        assertThat(new MongoServerFacts("MongoDB 7.0.14", "standalone", null, false).durable())
                 .as("serverStatus not allowed").isFalse();
-        assertThat(new MongoLockBackend.ServerFacts("mongo-java-server", "standalone", null, true).durable()).isFalse();
+        assertThat(new MongoServerFacts("mongo-java-server", "standalone", null, true).durable()).isFalse();
     }
 
     @Test

@@ -1,0 +1,199 @@
+package io.fencelock.etcd;
+
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.KV;
+import io.etcd.jetcd.Lease;
+import io.etcd.jetcd.lease.LeaseGrantResponse;
+import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.DeleteOption;
+import io.fencelock.LockBackendException;
+import io.fencelock.spi.RenewRequest;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
+
+/**
+ * One backend's etcd leases and the locks it holds on them. Locks of one TTL share one etcd lease,
+ * granted on first use and kept alive by the renewals of any of them, so an acquire costs no grant
+ * and a renewal one keep-alive per lease, not per lock. The price is bookkeeping: every grant this
+ * backend made (or may have made) is a <i>hold</i> with the time its holder asked for, and a hold
+ * that fell due without being renewed is deleted (owner-checked) the next time its lease is kept
+ * alive, so that a lock nobody renews does not live on through its siblings.
+ */
+final class EtcdLeases {
+    private static final Logger log = LoggerFactory.getLogger(EtcdLeases.class);
+
+    private final Lease leases;
+    private final KV kv;
+    private final EtcdCalls calls;
+    private final Function<String, ByteSequence> keyOf;
+    private final String where;
+    private final ConcurrentHashMap<Long, SharedLease> leaseBySeconds = new ConcurrentHashMap<>();
+    /** By fencelock lease id: every grant this backend made or may have made (an acquire of unknown outcome). */
+    private final ConcurrentHashMap<String, Hold> holds = new ConcurrentHashMap<>();
+    private final ReentrantLock granting = new ReentrantLock();
+
+    /** An etcd lease shared by the locks of one TTL; {@code validUntil} is a lower bound of its server-side expiry. */
+    static final class SharedLease {
+        final long id;
+        final long seconds;
+        volatile long validUntil; // System.nanoTime() scale
+        volatile boolean dead;
+
+        SharedLease(long id, long seconds, long validUntil) {
+            this.id = id;
+            this.seconds = seconds;
+            this.validUntil = validUntil;
+        }
+    }
+
+    /** A lock this backend granted: on which etcd lease, and until when its holder asked for it (nanoTime). */
+    private record Hold(String name, String leaseId, SharedLease lease, long due) {
+    }
+
+    EtcdLeases(Lease leases, KV kv, EtcdCalls calls, Function<String, ByteSequence> keyOf, String where) {
+        this.leases = leases;
+        this.kv = kv;
+        this.calls = calls;
+        this.keyOf = keyOf;
+        this.where = where;
+    }
+
+    /**
+     * The TTL of the etcd lease that carries locks of {@code ttl}: whole seconds (etcd's unit), with
+     * headroom: {@code ceil(ttl + min(ttl / 2, 1 s))}. A lease kept alive within the last
+     * {@code min(ttl / 2, 1 s)} still covers a new lock's whole TTL, so most acquires need no
+     * keep-alive of their own. The price: a crashed holder's lock is freed up to that headroom plus
+     * the rounding (and etcd's 500 ms expiry check) later than its TTL. etcd raises a TTL below its
+     * minimum ({@code 1.5 x election timeout}, 2 s with default settings).
+     */
+    static long seconds(Duration ttl) {
+        Duration headroom = ttl.dividedBy(2).compareTo(Duration.ofSeconds(1)) < 0 ? ttl.dividedBy(2) : Duration.ofSeconds(1);
+        Duration t = ttl.plus(headroom);
+        return Math.max(1, t.getSeconds() + (t.getNano() > 0 ? 1 : 0));
+    }
+
+    /** This backend's live lease for locks of {@code ttl}, granted now (one round trip) if there is none or it may have expired. */
+    SharedLease leaseFor(Duration ttl, long now) {
+        long seconds = seconds(ttl);
+        SharedLease l = leaseBySeconds.get(seconds);
+        if (l != null && !l.dead && l.validUntil - now > 0) {
+            return l;
+        }
+        granting.lock();
+        try {
+            l = leaseBySeconds.get(seconds);
+            if (l != null && !l.dead && l.validUntil - System.nanoTime() > 0) {
+                return l;
+            }
+            long sent = System.nanoTime();
+            LeaseGrantResponse g = calls.await("grant of an etcd lease of ", seconds + " s", leases.grant(seconds));
+            long lives = Math.max(seconds, g.getTTL()); // etcd raises a TTL below its minimum, never lowers one
+            SharedLease fresh = new SharedLease(g.getID(), lives, sent + TimeUnit.SECONDS.toNanos(g.getTTL() > 0 ? g.getTTL() : seconds));
+            leaseBySeconds.put(seconds, fresh);
+            return fresh;
+        } finally {
+            granting.unlock();
+        }
+    }
+
+    /** Records that {@code leaseId} holds {@code name} on {@code lease} until {@code due} (nanoTime), or may. */
+    void hold(String name, String leaseId, SharedLease lease, long due) {
+        holds.put(leaseId, new Hold(name, leaseId, lease, due));
+    }
+
+    /** Forgets the hold of {@code leaseId}: released, lost, or never granted. */
+    void drop(String leaseId) {
+        holds.remove(leaseId);
+    }
+
+    /**
+     * The shared leases that the requests' locks were granted on by this backend, by etcd lease id;
+     * a request for a longer TTL than its lease carries (or held elsewhere) has none.
+     */
+    Map<Long, SharedLease> leasesOf(List<RenewRequest> requests) {
+        Map<Long, SharedLease> known = new LinkedHashMap<>();
+        for (RenewRequest q : requests) {
+            Hold h = holds.get(q.leaseId());
+            if (h != null && h.name.equals(q.name()) && h.lease.seconds * 1_000_000_000L >= q.ttl().toNanos()) {
+                known.putIfAbsent(h.lease.id, h.lease);
+            }
+        }
+        return known;
+    }
+
+    /**
+     * Sends one keep-alive for {@code l}; first gives back the holds on it that were due before
+     * {@code sent} and are not being renewed now (by lease id), so that a lock nobody renews, or a
+     * grant whose answer was lost, is not carried on by its siblings' renewals.
+     */
+    CompletableFuture<LeaseKeepAliveResponse> keepAlive(SharedLease l, long sent, Set<String> renewing) {
+        for (Hold h : holds.values()) {
+            if (h.lease == l && h.due - sent < 0 && !renewing.contains(h.leaseId) && holds.remove(h.leaseId, h)) {
+                ByteSequence key = keyOf.apply(h.name);
+                kv.txn().If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.value(EtcdLockBackend.bytes(h.leaseId))))
+                        .Then(Op.delete(key, DeleteOption.DEFAULT)).commit()
+                        .whenComplete((r, e) -> {
+                            if (e != null) {
+                                log.debug("fencelock: dropping the expired hold of '{}' on {} failed: {}", h.name, where, e.toString());
+                            }
+                        });
+            }
+        }
+        return leases.keepAliveOnce(l.id).thenApply(r -> {
+            if (r.getTTL() > 0) {
+                long until = sent + TimeUnit.SECONDS.toNanos(r.getTTL());
+                if (until - l.validUntil > 0) {
+                    l.validUntil = until;
+                }
+            } else {
+                l.dead = true;
+            }
+            return r;
+        });
+    }
+
+    /** Whether the keep-alive succeeded; marks the lease dead when etcd no longer knows it. */
+    boolean kept(SharedLease l, CompletableFuture<LeaseKeepAliveResponse> keepAlive) {
+        try {
+            return calls.await("keep-alive of etcd lease ", Long.toHexString(l.id), keepAlive).getTTL() > 0;
+        } catch (LockBackendException e) {
+            if (leaseGone(e)) {
+                l.dead = true;
+            }
+            log.debug("fencelock: keep-alive of etcd lease {} on {} failed: {}", Long.toHexString(l.id), where, e.toString());
+            return false;
+        }
+    }
+
+    /** The lower bound of the lease's expiry, on this client's clock. */
+    static Instant expiry(SharedLease l) {
+        return Instant.now().plusNanos(Math.max(0, l.validUntil - System.nanoTime()));
+    }
+
+    /** Whether a failure says the etcd lease does not exist (any more); jetcd reports it as NOT_FOUND or UNKNOWN. */
+    static boolean leaseGone(LockBackendException e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            String m = t.getMessage();
+            if (m != null && m.toLowerCase(Locale.ROOT).contains("lease not found")) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

@@ -1,0 +1,134 @@
+package io.fencelock.redis;
+
+import io.fencelock.redis.RedisLockBackend.Deployment;
+import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisConnectionException;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import io.lettuce.core.resource.ClientResources;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.function.Supplier;
+
+/**
+ * One backend's Lettuce side: a {@link RedisClient} (one server, or Sentinel's master) or a
+ * {@link RedisClusterClient} on the JVM's {@link SharedResources}, its {@link CommandConnection}, and
+ * how to open the pub/sub connection for wake-ups.
+ */
+final class RedisConnections implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(RedisConnections.class);
+
+    private final AbstractRedisClient client;
+    private final ClientResources shared;
+    final CommandConnection commands;
+    final Supplier<StatefulRedisPubSubConnection<String, String>> pubSub;
+
+    private RedisConnections(AbstractRedisClient client, ClientResources shared, CommandConnection commands,
+                             Supplier<StatefulRedisPubSubConnection<String, String>> pubSub) {
+        this.client = client;
+        this.shared = shared;
+        this.commands = commands;
+        this.pubSub = pubSub;
+    }
+
+    /**
+     * Makes the client and its command connection. On failure everything made so far is shut down
+     * and Lettuce's exception is thrown as it is.
+     */
+    static RedisConnections open(RedisSettings settings) {
+        List<RedisURI> targets = settings.targets();
+        ClientResources shared = SharedResources.acquire();
+        AbstractRedisClient client = null;
+        StatefulConnection<String, String> first = null;
+        try {
+            // REJECT_COMMANDS makes every call at most once: a command in flight when the connection
+            // drops fails (the engine treats it as indeterminate) instead of being replayed after
+            // the reconnect, and a call while disconnected fails at once instead of queueing
+            SocketOptions socket = SocketOptions.builder().connectTimeout(settings.connectTimeout).keepAlive(true).build();
+            TimeoutOptions timeouts = TimeoutOptions.enabled(settings.commandTimeout);
+            if (settings.deployment == Deployment.CLUSTER) {
+                RedisClusterClient cluster = RedisClusterClient.create(shared, targets);
+                client = cluster;
+                cluster.setOptions(ClusterClientOptions.builder()
+                        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                        .socketOptions(socket).timeoutOptions(timeouts)
+                        .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+                                .enableAllAdaptiveRefreshTriggers().enablePeriodicRefresh(Duration.ofSeconds(30)).build())
+                        .build());
+                StatefulRedisClusterConnection<String, String> c = connect(() -> cluster.connect(StringCodec.UTF8));
+                first = c;
+                CommandConnection commands = new CommandConnection(c, () -> cluster.connectAsync(StringCodec.UTF8),
+                        fresh -> ((StatefulRedisClusterConnection<String, String>) fresh).async(), settings.where,
+                        settings.commandTimeout);
+                return new RedisConnections(cluster, shared, commands, () -> cluster.connectPubSub(StringCodec.UTF8));
+            }
+            RedisClient single = RedisClient.create(shared);
+            client = single;
+            single.setOptions(ClientOptions.builder()
+                    .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                    .socketOptions(socket).timeoutOptions(timeouts).build());
+            RedisURI target = targets.get(0);
+            StatefulRedisConnection<String, String> c = connect(() -> single.connect(StringCodec.UTF8, target));
+            first = c;
+            CommandConnection commands = new CommandConnection(c, () -> single.connectAsync(StringCodec.UTF8, target),
+                    fresh -> ((StatefulRedisConnection<String, String>) fresh).async(), settings.where, settings.commandTimeout);
+            return new RedisConnections(single, shared, commands, () -> single.connectPubSub(StringCodec.UTF8, target));
+        } catch (RuntimeException e) {
+            if (client != null) {
+                shutDown(client, first, shared);
+            } else {
+                SharedResources.release(shared);
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Connects, once more if Lettuce lost the reason of the first failure: when the server rejects
+     * the handshake (bad credentials) Lettuce sometimes reports "RedisHandshakeHandler not
+     * registered" instead, and only the reason tells a retryable failure from a final one.
+     */
+    private static <C> C connect(Supplier<C> connect) {
+        try {
+            return connect.get();
+        } catch (RedisConnectionException e) {
+            if (e.getCause() instanceof IllegalStateException) {
+                return connect.get();
+            }
+            throw e;
+        }
+    }
+
+    /** Closes the command connection and the client, and lets go of the shared resources. */
+    @Override
+    public void close() {
+        shutDown(client, commands, shared);
+    }
+
+    private static void shutDown(AbstractRedisClient client, AutoCloseable connection, ClientResources shared) {
+        try {
+            if (connection != null) {
+                connection.close();
+            }
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(2)); // no quiet period: nothing is left to send
+        } catch (Exception e) {
+            log.debug("fencelock: closing the Redis client failed: {}", e.toString());
+        } finally {
+            SharedResources.release(shared);
+        }
+    }
+}
