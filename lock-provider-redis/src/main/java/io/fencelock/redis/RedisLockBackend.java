@@ -9,7 +9,7 @@ import io.fencelock.spi.ConnectionString;
 import io.fencelock.spi.Redaction;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
-import io.fencelock.spi.WakeUpSubscription;
+import io.fencelock.spi.ReleaseFeed;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.KeyScanCursor;
@@ -265,12 +265,8 @@ public final class RedisLockBackend implements LockBackend {
     }
 
     @Override
-    public WakeUpSubscription subscribe(String name, Runnable onRelease) {
-        Objects.requireNonNull(onRelease, "onRelease");
-        if (closed.get()) {
-            throw new IllegalStateException("this Redis lock backend is closed");
-        }
-        return subscriber.subscribe(name, onRelease);
+    public Optional<ReleaseFeed> releaseFeed() {
+        return Optional.of(subscriber);
     }
 
     @Override
