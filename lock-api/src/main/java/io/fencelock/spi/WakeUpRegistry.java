@@ -92,7 +92,12 @@ public final class WakeUpRegistry implements AutoCloseable {
             }
             if (reopening) {
                 LOG.info("fencelock: the release feed {} is back; waking every waiter once", feed);
-                subscribers.keySet().forEach(this::watch);
+                for (String name : subscribers.keySet()) {
+                    subscribers.computeIfPresent(name, (n, set) -> {
+                        watch(n); // inside compute, as in subscribe
+                        return set;
+                    });
+                }
             }
         } catch (IllegalStateException feedClosed) {
             closed = true; // its backend closed it: nothing more to hear
