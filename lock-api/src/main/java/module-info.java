@@ -8,6 +8,8 @@ module io.fencelock {
     exports io.fencelock;
     exports io.fencelock.spi;
     exports io.fencelock.coordination;
+    exports io.fencelock.inmemory;
 
     uses io.fencelock.spi.LockBackendProvider;
+    provides io.fencelock.spi.LockBackendProvider with io.fencelock.inmemory.InMemoryLockBackendProvider;
 }

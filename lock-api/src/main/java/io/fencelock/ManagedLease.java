@@ -14,7 +14,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@link #lock}, which is never held across I/O; listeners are called after it is let go.
  */
 final class ManagedLease implements Lease {
-    private final LockClient client;
+    private final Engine engine;
     private final String name;
     private final String leaseId;
     private final Duration ttl;
@@ -27,7 +27,7 @@ final class ManagedLease implements Lease {
     private LeaseState state = LeaseState.HELD;
     private long token;
     private Instant serverExpiry;
-    /** System.nanoTime() after which the lease is no longer valid. */
+    /** The engine clock's time after which the lease is no longer valid. */
     private long deadlineNanos;
     /** When the latest successful grant was sent; the next renewal is due a renew interval later. */
     private long lastGrantSentNanos;
@@ -35,9 +35,10 @@ final class ManagedLease implements Lease {
     private long nextRenewNanos;
     private Throwable lastRenewFailure;
 
-    ManagedLease(LockClient client, String name, String leaseId, Duration ttl, LockOptions options, boolean autoRenew,
+    ManagedLease(Engine engine, String name, String leaseId, Duration ttl, boolean autoRenew,
                  long token, Instant serverExpiry, long sentNanos) {
-        this.client = client;
+        this.engine = engine;
+        LockOptions options = engine.options;
         this.name = name;
         this.leaseId = leaseId;
         this.ttl = ttl;
@@ -99,7 +100,7 @@ final class ManagedLease implements Lease {
     private long remainingNanos() {
         lock.lock();
         try {
-            return state == LeaseState.HELD ? deadlineNanos - System.nanoTime() : 0;
+            return state == LeaseState.HELD ? deadlineNanos - engine.clock.getAsLong() : 0;
         } finally {
             lock.unlock();
         }
@@ -120,8 +121,8 @@ final class ManagedLease implements Lease {
         if (state() != LeaseState.HELD) {
             return false;
         }
-        long sent = System.nanoTime();
-        RenewResult result = client.backendRenew(java.util.List.of(renewRequest())).get(0);
+        long sent = engine.clock.getAsLong();
+        RenewResult result = engine.renew(java.util.List.of(renewRequest())).get(0);
         return applyRenewal(sent, result);
     }
 
@@ -138,17 +139,17 @@ final class ManagedLease implements Lease {
         } finally {
             lock.unlock();
         }
-        client.forget(this);
+        engine.forget(this);
         boolean freed;
         try {
-            freed = client.backendRelease(name, leaseId);
+            freed = engine.release(name, leaseId);
         } catch (LockBackendException e) {
             if (e.isRetryable()) {
-                client.releaseInBackground(name, leaseId, ttl, false);
+                engine.releaseInBackground(name, leaseId, ttl, false);
             }
             throw e;
         }
-        client.events().released(this, freed);
+        engine.events.released(this, freed);
         return freed;
     }
 
@@ -158,7 +159,7 @@ final class ManagedLease implements Lease {
             release();
         } catch (RuntimeException e) {
             boolean retried = e instanceof LockBackendException b && b.isRetryable();
-            LockClient.LOG.warn("Could not release lease {} on '{}'; {}: {}", leaseId, name, retried
+            Engine.LOG.warn("Could not release lease {} on '{}'; {}: {}", leaseId, name, retried
                     ? "retrying in the background until it would have expired" : "it expires on the backend by itself", e.toString());
         }
     }
@@ -179,7 +180,7 @@ final class ManagedLease implements Lease {
     }
 
     RenewRequest renewRequest() {
-        return new RenewRequest(name, leaseId, ttl, client.options().tokenPeriod());
+        return new RenewRequest(name, leaseId, ttl, engine.options.tokenPeriod());
     }
 
     boolean autoRenew() {
@@ -221,7 +222,7 @@ final class ManagedLease implements Lease {
             }
             if (!result.renewed()) {
                 loss = markLost(LeaseLoss.Reason.REJECTED, null);
-            } else if (System.nanoTime() - deadlineNanos >= 0) {
+            } else if (engine.clock.getAsLong() - deadlineNanos >= 0) {
                 loss = markLost(LeaseLoss.Reason.EXPIRED, lastRenewFailure);
             } else {
                 token = Math.max(token, result.token());
@@ -240,7 +241,7 @@ final class ManagedLease implements Lease {
             announceLoss(loss, result.renewed());
             return false;
         }
-        client.events().renewed(this, sentNanos);
+        engine.events.renewed(this, sentNanos);
         return true;
     }
 
@@ -249,7 +250,7 @@ final class ManagedLease implements Lease {
         lock.lock();
         try {
             lastRenewFailure = failure;
-            nextRenewNanos = System.nanoTime() + retryNanos;
+            nextRenewNanos = engine.clock.getAsLong() + retryNanos;
         } finally {
             lock.unlock();
         }
@@ -266,7 +267,7 @@ final class ManagedLease implements Lease {
             if (state != LeaseState.HELD) {
                 return 0;
             }
-            if (System.nanoTime() - deadlineNanos < 0) {
+            if (engine.clock.getAsLong() - deadlineNanos < 0) {
                 return deadlineNanos;
             }
             loss = markLost(LeaseLoss.Reason.EXPIRED, lastRenewFailure);
@@ -284,12 +285,12 @@ final class ManagedLease implements Lease {
 
     /** Tells everyone; when the backend may still hold the lock for us, frees it in the background. */
     private void announceLoss(LeaseLoss loss, boolean mayStillHoldOnBackend) {
-        client.forget(this);
+        engine.forget(this);
         if (mayStillHoldOnBackend) {
-            client.releaseInBackground(name, leaseId, ttl, false);
+            engine.releaseInBackground(name, leaseId, ttl, false);
         }
         lost.complete(loss);
-        client.events().lost(loss);
+        engine.events.lost(loss);
     }
 
     @Override

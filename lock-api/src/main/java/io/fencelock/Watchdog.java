@@ -4,13 +4,12 @@ import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
 
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.DelayQueue;
 import java.util.concurrent.Delayed;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
+import java.util.function.LongSupplier;
 
 /**
  * One client's renewal machinery: a single renewer thread that renews every due lease in one
@@ -19,6 +18,9 @@ import java.util.function.Supplier;
  * sleep until their next planned moment; an acquire wakes one only when its lease is due before
  * that, which a lease with the usual TTL never is. The renewer also runs the client's chores
  * (background releases), each at its planned time, a slice at a time between renewals.
+ *
+ * <p>Without its threads (the engine's unit tests, on a clock they move), the test drives it with
+ * {@link #checkExpiries()} and {@link #renewTurn()}.
  */
 final class Watchdog implements AutoCloseable {
     /** At most this many leases per round trip; more are split into several batches. */
@@ -28,8 +30,8 @@ final class Watchdog implements AutoCloseable {
     /** The renewer runs chores for at most this long before it looks at due renewals again. */
     private static final long CHORE_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
-    private final LockClient client;
-    private final Supplier<Collection<ManagedLease>> leases;
+    private final Engine engine;
+    private final LongSupplier clock;
     private final Thread renewer;
     private final Thread expiry;
     private final PlannedWake renewerWake = new PlannedWake();
@@ -37,13 +39,15 @@ final class Watchdog implements AutoCloseable {
     private final DelayQueue<Planned> chores = new DelayQueue<>();
     private volatile boolean closed;
 
-    Watchdog(LockClient client, Supplier<Collection<ManagedLease>> leases, String clientName) {
-        this.client = client;
-        this.leases = leases;
-        this.renewer = daemon(clientName + "-renewer", this::renewLoop);
-        this.expiry = daemon(clientName + "-expiry", this::expiryLoop);
-        this.renewer.start();
-        this.expiry.start();
+    Watchdog(Engine engine, String clientName, boolean runThreads) {
+        this.engine = engine;
+        this.clock = engine.clock;
+        this.renewer = runThreads ? daemon(clientName + "-renewer", this::renewLoop) : null;
+        this.expiry = runThreads ? daemon(clientName + "-expiry", this::expiryLoop) : null;
+        if (runThreads) {
+            this.renewer.start();
+            this.expiry.start();
+        }
     }
 
     private static Thread daemon(String name, Runnable loop) {
@@ -52,7 +56,7 @@ final class Watchdog implements AutoCloseable {
         return t;
     }
 
-    /** Starts watching a new lease, already in the client's map: its deadline, and its renewals. */
+    /** Starts watching a new lease, already in the engine's map: its deadline, and its renewals. */
     void watch(ManagedLease lease) {
         expiryWake.wakeIfBefore(lease.deadlineNanos());
         if (lease.autoRenew()) {
@@ -66,11 +70,11 @@ final class Watchdog implements AutoCloseable {
         long run();
     }
 
-    /** A chore and the System.nanoTime() at which it is due. */
-    private record Planned(Chore chore, long atNanos) implements Delayed {
+    /** A chore and the clock's time at which it is due. */
+    private record Planned(Chore chore, long atNanos, LongSupplier clock) implements Delayed {
         @Override
         public long getDelay(TimeUnit unit) {
-            return unit.convert(atNanos - System.nanoTime(), TimeUnit.NANOSECONDS);
+            return unit.convert(atNanos - clock.getAsLong(), TimeUnit.NANOSECONDS);
         }
 
         @Override
@@ -81,78 +85,95 @@ final class Watchdog implements AutoCloseable {
 
     /** Runs {@code chore} on the renewer thread, {@code delayNanos} from now and then as often as it asks. */
     void submit(Chore chore, long delayNanos) {
-        long at = System.nanoTime() + Math.max(0, delayNanos);
-        chores.add(new Planned(chore, at));
+        long at = clock.getAsLong() + Math.max(0, delayNanos);
+        chores.add(new Planned(chore, at, clock));
         renewerWake.wakeIfBefore(at);
     }
 
     /**
      * Declares each lease lost at its deadline. Deadlines only ever move later, and a let-go lease
-     * leaves the client's map, so one look at the held leases finds the next moment to wake.
+     * leaves the engine's map, so one look at the held leases finds the next moment to wake.
      */
     private void expiryLoop() {
         while (!closed) {
             try {
                 expiryWake.looking();
-                long next = System.nanoTime() + IDLE_NANOS;
-                for (ManagedLease lease : leases.get()) {
-                    long deadline = lease.checkExpiry();
-                    if (deadline != 0 && deadline - next < 0) {
-                        next = deadline;
-                    }
-                }
-                expiryWake.sleepUntil(next, () -> closed);
+                expiryWake.sleepUntil(checkExpiries(), () -> closed);
             } catch (InterruptedException e) {
                 return;
             } catch (RuntimeException | Error e) {
-                LockClient.LOG.error("fencelock expiry timer: unexpected failure, continuing", e);
+                Engine.LOG.error("fencelock expiry timer: unexpected failure, continuing", e);
                 pause(expiryWake);
             }
         }
+    }
+
+    /** Declares the leases past their deadline lost; returns the clock's time at which to look again. */
+    long checkExpiries() {
+        long next = clock.getAsLong() + IDLE_NANOS;
+        for (ManagedLease lease : engine.heldLeases()) {
+            long deadline = lease.checkExpiry();
+            if (deadline != 0 && deadline - next < 0) {
+                next = deadline;
+            }
+        }
+        return next;
     }
 
     private void renewLoop() {
         while (!closed) {
             try {
                 renewerWake.looking();
-                runChores();
-                long now = System.nanoTime();
-                long waitNanos = IDLE_NANOS;
-                Planned nextChore = chores.peek();
-                if (nextChore != null) {
-                    waitNanos = Math.max(0, Math.min(waitNanos, nextChore.atNanos - now));
-                }
-                boolean anyDue = false;
-                List<ManagedLease> soon = new ArrayList<>();
-                for (ManagedLease lease : leases.get()) {
-                    if (!lease.autoRenew() || lease.state() != LeaseState.HELD) {
-                        continue;
-                    }
-                    long untilDue = lease.nextRenewNanos() - now;
-                    anyDue |= untilDue <= 0;
-                    // Leases falling due within half their interval join the round trip of one that is due now.
-                    if (untilDue <= lease.renewIntervalNanos() / 2) {
-                        soon.add(lease);
-                    }
-                    if (untilDue > 0) {
-                        waitNanos = Math.min(waitNanos, untilDue);
-                    }
-                }
-                List<ManagedLease> due = anyDue ? soon : List.of();
-                if (due.isEmpty()) {
-                    renewerWake.sleepUntil(now + waitNanos, () -> closed);
-                } else {
-                    for (int from = 0; from < due.size(); from += MAX_BATCH) {
-                        renewBatch(due.subList(from, Math.min(due.size(), from + MAX_BATCH)));
-                    }
+                long now = clock.getAsLong();
+                long sleep = renewTurn();
+                if (sleep >= 0) {
+                    renewerWake.sleepUntil(now + sleep, () -> closed);
                 }
             } catch (InterruptedException e) {
                 return;
             } catch (RuntimeException | Error e) {
-                LockClient.LOG.error("fencelock watchdog: unexpected failure, continuing", e);
+                Engine.LOG.error("fencelock watchdog: unexpected failure, continuing", e);
                 pause(renewerWake);
             }
         }
+    }
+
+    /**
+     * One turn of the renewer: the due chores (one slice of them), then every due lease renewed in
+     * batched round trips. Returns how long to sleep before the next turn, or -1 after renewals
+     * (look again at once).
+     */
+    long renewTurn() {
+        runChores();
+        long now = clock.getAsLong();
+        long waitNanos = IDLE_NANOS;
+        Planned nextChore = chores.peek();
+        if (nextChore != null) {
+            waitNanos = Math.max(0, Math.min(waitNanos, nextChore.atNanos - now));
+        }
+        boolean anyDue = false;
+        List<ManagedLease> soon = new ArrayList<>();
+        for (ManagedLease lease : engine.heldLeases()) {
+            if (!lease.autoRenew() || lease.state() != LeaseState.HELD) {
+                continue;
+            }
+            long untilDue = lease.nextRenewNanos() - now;
+            anyDue |= untilDue <= 0;
+            // Leases falling due within half their interval join the round trip of one that is due now.
+            if (untilDue <= lease.renewIntervalNanos() / 2) {
+                soon.add(lease);
+            }
+            if (untilDue > 0) {
+                waitNanos = Math.min(waitNanos, untilDue);
+            }
+        }
+        if (!anyDue) {
+            return waitNanos;
+        }
+        for (int from = 0; from < soon.size(); from += MAX_BATCH) {
+            renewBatch(soon.subList(from, Math.min(soon.size(), from + MAX_BATCH)));
+        }
+        return -1;
     }
 
     private void pause(PlannedWake wake) {
@@ -166,9 +187,9 @@ final class Watchdog implements AutoCloseable {
 
     /** Runs the chores that are due, for one slice, so that a backlog of them never holds up due renewals. */
     private void runChores() {
-        long start = System.nanoTime();
+        long start = clock.getAsLong();
         Planned due;
-        while (System.nanoTime() - start < CHORE_SLICE_NANOS && (due = chores.poll()) != null) {
+        while (clock.getAsLong() - start < CHORE_SLICE_NANOS && (due = chores.poll()) != null) {
             long again = runOnce(due.chore);
             if (again >= 0) {
                 submit(due.chore, again);
@@ -180,7 +201,7 @@ final class Watchdog implements AutoCloseable {
         try {
             return chore.run();
         } catch (RuntimeException e) {
-            LockClient.LOG.debug("fencelock background task failed: {}", e.toString());
+            Engine.LOG.debug("fencelock background task failed: {}", e.toString());
             return -1;
         }
     }
@@ -190,12 +211,12 @@ final class Watchdog implements AutoCloseable {
         for (ManagedLease lease : batch) {
             requests.add(lease.renewRequest());
         }
-        long sent = System.nanoTime();
+        long sent = clock.getAsLong();
         List<RenewResult> results;
         try {
-            results = client.backendRenew(requests);
+            results = engine.renew(requests);
         } catch (RuntimeException e) {
-            LockClient.LOG.debug("fencelock: renewing {} lease(s) failed, retrying until their deadlines: {}",
+            Engine.LOG.debug("fencelock: renewing {} lease(s) failed, retrying until their deadlines: {}",
                     batch.size(), e.toString());
             for (ManagedLease lease : batch) {
                 lease.renewalFailed(e, retryDelayNanos(lease));
@@ -221,8 +242,10 @@ final class Watchdog implements AutoCloseable {
         renewerWake.wake();
         expiryWake.wake();
         try {
-            renewer.join(TimeUnit.SECONDS.toMillis(5));
-            expiry.join(TimeUnit.SECONDS.toMillis(5));
+            if (renewer != null) {
+                renewer.join(TimeUnit.SECONDS.toMillis(5));
+                expiry.join(TimeUnit.SECONDS.toMillis(5));
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

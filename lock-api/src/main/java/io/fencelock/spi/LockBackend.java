@@ -51,15 +51,27 @@ public interface LockBackend extends AutoCloseable {
     Set<Capability> capabilities();
 
     /**
-     * Subscribes to releases of {@code name} (only when {@link Capability#WAKE_ON_RELEASE} is
-     * declared). {@code onRelease} is called from a backend thread and must return quickly. A
-     * subscription may miss signals (a lost connection): the engine polls as well.
-     *
-     * <p>The engine subscribes before its first attempt and waits only after an attempt was
-     * refused, so a backend need signal only a release of a lock on which a {@code tryAcquire} was
-     * refused after the subscription; the PostgreSQL provider does just that, to keep the
-     * uncontended release free of {@code NOTIFY}.
+     * The backend's release signals (only when {@link Capability#WAKE_ON_RELEASE} is declared): a
+     * feed the engine drives through its one wake-up registry ({@link WakeUpRegistry}), which
+     * keeps the subscribers, isolates their callbacks, wakes everyone after a break and reconnects
+     * with backoff. Called once per client; the backend returns the same feed each time or a new one.
      */
+    default Optional<ReleaseFeed> releaseFeed() {
+        return Optional.empty();
+    }
+
+    /**
+     * Subscribes to releases of {@code name} (only when {@link Capability#WAKE_ON_RELEASE} is
+     * declared and {@link #releaseFeed()} is empty). {@code onRelease} is called from a backend
+     * thread and must return quickly. A subscription may miss signals: the engine polls as well.
+     *
+     * @deprecated a provider keeps its own registry, callback isolation and reconnect policy here;
+     * implement {@link #releaseFeed()} instead: {@link ReleaseFeed#open} starts listening,
+     * {@link ReleaseFeed#watch}/{@link ReleaseFeed#unwatch} follow the names with waiters (for a
+     * per-name watch), and the feed passes each released name to its sink. The engine still calls
+     * this method for a backend without a feed.
+     */
+    @Deprecated
     default WakeUpSubscription subscribe(String name, Runnable onRelease) {
         return WakeUpSubscription.NONE;
     }

@@ -24,7 +24,7 @@ import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
-import io.fencelock.spi.WakeUpSubscription;
+import io.fencelock.spi.ReleaseFeed;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -95,7 +95,7 @@ public final class EtcdLockBackend implements LockBackend {
         this.where = where;
         this.calls = new EtcdCalls(timeout, where);
         this.leases = new EtcdLeases(leaseClient, kv, calls, this::key, where);
-        this.watcher = new ReleaseWatcher(client.getWatchClient(), where);
+        this.watcher = new ReleaseWatcher(client.getWatchClient(), this::key, where);
     }
 
     public static Builder builder() {
@@ -313,15 +313,11 @@ public final class EtcdLockBackend implements LockBackend {
     }
 
     @Override
-    public WakeUpSubscription subscribe(String name, Runnable onRelease) {
-        Objects.requireNonNull(onRelease, "onRelease");
-        if (closed.get()) {
-            throw new IllegalStateException("this etcd lock backend is closed");
-        }
-        return watcher.subscribe(name, key(name), onRelease);
+    public Optional<ReleaseFeed> releaseFeed() {
+        return Optional.of(watcher);
     }
 
-    /** Whether the server has confirmed every watch of {@code name} (for tests). */
+    /** Whether the server has confirmed the watch of {@code name} (for tests). */
     boolean watchConfirmed(String name) {
         return watcher.confirmed(name);
     }

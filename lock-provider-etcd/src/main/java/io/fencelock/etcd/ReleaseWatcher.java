@@ -5,84 +5,108 @@ import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
-import io.fencelock.spi.WakeUpSubscription;
+import io.fencelock.spi.ReleaseFeed;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.util.Set;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
 
 /**
- * Hears releases for one backend on its client's watch service: each subscription is one etcd watch
- * of its key for deletes (a delete is a release, a revocation of the holder's lease or an expiry),
- * opened without a start revision, so it is a <i>synced</i> watcher and etcd delivers the delete at
- * once, not on its 100 ms catch-up of unsynced watchers.
+ * The release feed of one backend, on its client's watch service: each name with waiters is one
+ * etcd watch of its key for deletes (a delete is a release, a revocation of the holder's lease or an
+ * expiry), opened without a start revision, so it is a <i>synced</i> watcher and etcd delivers the
+ * delete at once, not on its 100 ms catch-up of unsynced watchers.
  *
- * <p>The engine subscribes before its first attempt, but opening a watch is asynchronous: a delete
- * between a failed attempt and the watch's creation would be missed. So every failed attempt records
- * the revision it saw, and when the watch's creation is confirmed at revision {@code c}, a waiter
- * whose attempt saw an older revision is woken once (a spurious wake costs one attempt). A watch that
- * fails (lost leader, closed stream) wakes its waiter too; the engine also polls.
+ * <p>The engine watches a name before its first attempt, but opening a watch is asynchronous: a
+ * delete between a failed attempt and the watch's creation would be missed. So every failed attempt
+ * records the revision it saw, and when the watch's creation is confirmed at revision {@code c}, a
+ * name whose attempt saw an older revision is signalled once (a spurious wake costs one attempt). A
+ * watch that fails (lost leader, closed stream) signals its name too; the engine also polls.
  */
-final class ReleaseWatcher implements AutoCloseable {
+final class ReleaseWatcher implements ReleaseFeed {
     private static final Logger log = LoggerFactory.getLogger(ReleaseWatcher.class);
 
     private final Watch watch;
+    private final Function<String, ByteSequence> keyOf;
     private final String where;
-    private final ConcurrentHashMap<String, Set<Subscription>> subscribers = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, KeyWatch> watches = new ConcurrentHashMap<>();
+    private volatile Sink sink;
     private volatile boolean closed;
 
-    ReleaseWatcher(Watch watch, String where) {
+    ReleaseWatcher(Watch watch, Function<String, ByteSequence> keyOf, String where) {
         this.watch = watch;
+        this.keyOf = keyOf;
         this.where = where;
     }
 
-    WakeUpSubscription subscribe(String name, ByteSequence key, Runnable onRelease) {
-        Subscription s = new Subscription(name, onRelease);
-        subscribers.computeIfAbsent(name, n -> ConcurrentHashMap.newKeySet()).add(s);
-        try {
-            s.watcher = watch.watch(key, WatchOption.builder().withNoPut(true).withCreateNotify(true)
-                    .withRequireLeader(true).build(), Watch.listener(s::onNext, s::onError));
-        } catch (RuntimeException e) {
-            log.warn("fencelock: cannot watch '{}' on {} ({}); its waiters poll", name, where, e.toString());
+    @Override
+    public void open(Sink sink) {
+        if (closed) {
+            throw new IllegalStateException("the release watcher of " + where + " is closed");
         }
-        return s;
+        this.sink = sink;
+    }
+
+    @Override
+    public void watch(String name) {
+        KeyWatch w = new KeyWatch(name);
+        KeyWatch previous = watches.put(name, w);
+        if (previous != null) {
+            previous.close();
+        }
+        w.watcher = watch.watch(keyOf.apply(name), WatchOption.builder().withNoPut(true).withCreateNotify(true)
+                .withRequireLeader(true).build(), Watch.listener(w::onNext, w::onError));
+        if (w.done) {
+            w.close(); // unwatched or closed while the watch was being made
+        }
+    }
+
+    @Override
+    public void unwatch(String name) {
+        KeyWatch w = watches.remove(name);
+        if (w != null) {
+            w.close();
+        }
     }
 
     /** A failed attempt on {@code name} saw the key held at {@code revision}. */
     void heldAt(String name, long revision) {
-        Set<Subscription> set = subscribers.get(name);
-        if (set != null) {
-            set.forEach(s -> s.heldAt(revision));
+        KeyWatch w = watches.get(name);
+        if (w != null) {
+            w.heldAt(revision);
         }
     }
 
-    /** Whether every watch of {@code name} has been confirmed by the server (for tests). */
+    /** Whether the server has confirmed the watch of {@code name} (for tests). */
     boolean confirmed(String name) {
-        Set<Subscription> set = subscribers.get(name);
-        return set != null && !set.isEmpty() && set.stream().allMatch(Subscription::confirmed);
+        KeyWatch w = watches.get(name);
+        return w != null && w.confirmed();
     }
 
     @Override
     public void close() {
         closed = true;
-        subscribers.values().forEach(set -> set.forEach(Subscription::close));
-        subscribers.clear();
+        watches.values().forEach(KeyWatch::close);
+        watches.clear();
     }
 
-    private final class Subscription implements WakeUpSubscription {
+    @Override
+    public String toString() {
+        return where;
+    }
+
+    private final class KeyWatch {
         private final String name;
-        private final Runnable onRelease;
         volatile Watch.Watcher watcher;
         private final ReentrantLock lock = new ReentrantLock();
         private long createdAt; // guarded by lock; 0 until the watch is confirmed
         private long lastHeld; // guarded by lock; the newest revision a failed attempt saw before that
         private volatile boolean done;
 
-        Subscription(String name, Runnable onRelease) {
+        KeyWatch(String name) {
             this.name = name;
-            this.onRelease = onRelease;
         }
 
         void heldAt(long revision) {
@@ -116,13 +140,13 @@ final class ReleaseWatcher implements AutoCloseable {
                     lock.unlock();
                 }
                 if (missed) {
-                    fire();
+                    signal();
                 }
                 return;
             }
             for (WatchEvent e : r.getEvents()) {
                 if (e.getEventType() == WatchEvent.EventType.DELETE) {
-                    fire();
+                    signal();
                     return;
                 }
             }
@@ -131,28 +155,19 @@ final class ReleaseWatcher implements AutoCloseable {
         void onError(Throwable t) {
             if (!done && !closed) {
                 log.debug("fencelock: the watch of '{}' on {} failed: {}", name, where, t.toString());
-                fire();
+                signal();
             }
         }
 
-        void fire() {
-            if (done) {
-                return;
-            }
-            try {
-                onRelease.run();
-            } catch (RuntimeException e) {
-                log.warn("fencelock: a release callback for '{}' failed", name, e);
+        private void signal() {
+            Sink s = sink;
+            if (!done && s != null) {
+                s.released(name);
             }
         }
 
-        @Override
-        public void close() {
+        void close() {
             done = true;
-            subscribers.computeIfPresent(name, (n, set) -> {
-                set.remove(this);
-                return set.isEmpty() ? null : set;
-            });
             Watch.Watcher w = watcher;
             if (w != null) {
                 try {

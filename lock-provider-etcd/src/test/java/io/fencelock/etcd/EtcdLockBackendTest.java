@@ -1,5 +1,6 @@
 package io.fencelock.etcd;
 
+import io.fencelock.tck.SpiChecks;
 import io.fencelock.Capability;
 import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
@@ -212,7 +213,7 @@ class EtcdLockBackendTest {
         String lease = id();
         assertThat(holder.tryAcquire(name, lease, Duration.ofSeconds(10)).acquired()).isTrue();
         AtomicReference<CountDownLatch> woken = new AtomicReference<>(new CountDownLatch(1));
-        try (WakeUpSubscription ignored = waiter.subscribe(name, () -> woken.get().countDown())) {
+        try (WakeUpSubscription ignored = SpiChecks.subscribe(waiter, name, () -> woken.get().countDown())) {
             assertThat(waiter.tryAcquire(name, id(), Duration.ofSeconds(10)).acquired()).isFalse();
             long bound = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
             while (!waiter.watchConfirmed(name)) {

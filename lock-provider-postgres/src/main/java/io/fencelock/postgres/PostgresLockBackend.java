@@ -13,7 +13,7 @@ import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.Redaction;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
-import io.fencelock.spi.WakeUpSubscription;
+import io.fencelock.spi.ReleaseFeed;
 import org.postgresql.ds.PGSimpleDataSource;
 
 import javax.sql.DataSource;
@@ -280,12 +280,8 @@ public final class PostgresLockBackend implements LockBackend {
     }
 
     @Override
-    public WakeUpSubscription subscribe(String name, Runnable onRelease) {
-        Objects.requireNonNull(onRelease, "onRelease");
-        if (closed.get()) {
-            throw new IllegalStateException("this PostgreSQL lock backend is closed");
-        }
-        return listener.subscribe(name, onRelease);
+    public Optional<ReleaseFeed> releaseFeed() {
+        return Optional.of(listener);
     }
 
     @Override

@@ -1,7 +1,8 @@
 package io.fencelock.postgres;
 
+import io.fencelock.LockBackendException;
 import io.fencelock.spi.Redaction;
-import io.fencelock.spi.WakeUpSubscription;
+import io.fencelock.spi.ReleaseFeed;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 import org.slf4j.Logger;
@@ -12,37 +13,28 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
+import java.time.Duration;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * Hears releases of one lock table: one connection, held for the backend's life (opened directly,
- * or borrowed from the application's DataSource), LISTENs on the table's channel, and one daemon
- * thread waits for notifications and calls the subscribers of the released name. Started by the
- * first subscription. A lost connection is re-opened with backoff; signals sent meanwhile are
- * missed, which is safe because the engine also polls, and after a reconnect every subscriber is
- * woken once so that nobody waits for a missed signal.
+ * The release feed of one lock table: one connection (opened directly, or borrowed from the
+ * application's DataSource) that {@code LISTEN}s on the table's channel, read by the engine; each
+ * notification carries a released name. The engine reopens it when it breaks.
  */
-final class ReleaseListener implements AutoCloseable {
+final class ReleaseListener implements ReleaseFeed {
     private static final Logger log = LoggerFactory.getLogger(ReleaseListener.class);
-    private static final int IDLE_CHECK_MILLIS = 10_000; // check a quiet connection is still alive this often
     private static final int VALIDATION_SECONDS = 5;
-    private static final long MIN_BACKOFF_MILLIS = 100;
-    private static final long MAX_BACKOFF_MILLIS = 5_000;
     private static final long JOIN_MILLIS = 5_000;
 
     private final DataSource connections;
     private final boolean pooled;
     private final String channel;
     private final String where;
-    private final ConcurrentHashMap<String, Set<Subscription>> subscribers = new ConcurrentHashMap<>();
-    private final ReentrantLock lock = new ReentrantLock();
-    private final Condition closing = lock.newCondition();
-    private Thread thread; // guarded by lock
-    private volatile Connection connection; // set by the subscriber that starts us, then only by the thread
+    /** Held by a read in progress, so that close() can wait for it before it gives the connection back. */
+    private final Semaphore reading = new Semaphore(1);
+    private volatile Connection connection;
+    private volatile Sink sink;
     private volatile boolean closed;
 
     /**
@@ -57,160 +49,120 @@ final class ReleaseListener implements AutoCloseable {
         this.where = where;
     }
 
-    WakeUpSubscription subscribe(String name, Runnable onRelease) {
-        Subscription subscription = new Subscription(name, onRelease);
-        subscribers.compute(name, (n, set) -> {
-            Set<Subscription> s = set == null ? ConcurrentHashMap.newKeySet() : set;
-            s.add(subscription);
-            return s;
-        });
-        startIfNeeded();
-        return subscription;
-    }
-
-    private void startIfNeeded() {
-        lock.lock();
-        try {
-            if (thread != null || closed) {
-                return;
-            }
-            // LISTEN before the first subscribe() returns, so a release right after it is heard
-            connect(false);
-            thread = new Thread(this::run, "fencelock-postgres-listener");
-            thread.setDaemon(true);
-            thread.start();
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    private void run() {
-        long backoff = MIN_BACKOFF_MILLIS;
-        while (!closed) {
-            Connection c = connection;
-            if (c == null) {
-                if (!awaitBackoff(backoff)) {
-                    break;
-                }
-                if (connect(true)) {
-                    backoff = MIN_BACKOFF_MILLIS;
-                    subscribers.values().forEach(set -> set.forEach(Subscription::fire));
-                } else {
-                    backoff = Math.min(backoff * 2, MAX_BACKOFF_MILLIS);
-                }
-                continue;
-            }
-            try {
-                PGNotification[] notifications = c.unwrap(PGConnection.class).getNotifications(IDLE_CHECK_MILLIS);
-                if (notifications == null || notifications.length == 0) {
-                    if (!c.isValid(VALIDATION_SECONDS)) {
-                        throw new SQLException("the connection no longer answers", "08006");
-                    }
-                    continue;
-                }
-                for (PGNotification notification : notifications) {
-                    Set<Subscription> set = subscribers.get(notification.getParameter());
-                    if (set != null) {
-                        set.forEach(Subscription::fire);
-                    }
-                }
-            } catch (SQLException e) {
-                if (!closed) {
-                    log.warn("fencelock: lost the release listener connection to {} ({}: {}); reconnecting, waiters poll meanwhile",
-                            where, e.getSQLState(), Redaction.message(e.getMessage()));
-                }
-                connection = null;
-                closeQuietly(c);
-            }
-        }
-        Connection last = connection;
-        connection = null;
-        giveBack(last);
-    }
-
-    /** Opens the listening connection; failures are logged, the thread tries again later. */
-    private boolean connect(boolean reconnecting) {
+    @Override
+    public void open(Sink sink) {
+        requireOpen();
         Connection c = null;
         try {
             c = connections.getConnection();
             if (!c.getAutoCommit()) {
                 c.setAutoCommit(true); // LISTEN in an open transaction would wait for a commit
             }
-            c.unwrap(PGConnection.class); // fail now, not in the loop, if this is not pgjdbc
+            c.unwrap(PGConnection.class); // fail now, not in a read, if this is not pgjdbc
             try (Statement s = c.createStatement()) {
                 s.execute("LISTEN \"" + channel + "\""); // built from validated identifiers
             }
-            if (closed) {
-                closeQuietly(c);
-                return false;
-            }
-            connection = c;
-            if (reconnecting) {
-                log.info("fencelock: release listener reconnected to {}", where);
-            }
-            return true;
         } catch (SQLException e) {
             closeQuietly(c);
-            if (reconnecting) {
-                log.debug("fencelock: cannot reconnect the release listener to {} ({}: {})", where, e.getSQLState(), Redaction.message(e.getMessage()));
-            } else {
-                log.warn("fencelock: cannot listen for releases on {} ({}: {}); waiters poll until it reconnects",
-                        where, e.getSQLState(), Redaction.message(e.getMessage()));
-            }
-            return false;
+            throw failure("cannot listen for releases on", e);
+        }
+        this.sink = sink;
+        connection = c;
+        if (closed) {
+            closeQuietly(connection);
+            connection = null;
+            requireOpen();
         }
     }
 
-    /** Waits before a reconnect attempt; returns false when closed meanwhile. */
-    private boolean awaitBackoff(long millis) {
-        lock.lock();
+    @Override
+    public boolean needsReading() {
+        return true;
+    }
+
+    @Override
+    public void read(Duration max) {
+        requireOpen();
+        if (!reading.tryAcquire()) {
+            throw new IllegalStateException("one reader at a time");
+        }
+        Connection c = connection;
         try {
-            long nanos = TimeUnit.MILLISECONDS.toNanos(millis);
-            while (!closed && nanos > 0) {
-                nanos = closing.awaitNanos(nanos);
+            if (closed || c == null) {
+                return;
             }
-            return !closed;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
+            PGNotification[] notifications = c.unwrap(PGConnection.class).getNotifications((int) Math.max(1, max.toMillis()));
+            if (notifications == null || notifications.length == 0) {
+                if (!closed && !c.isValid(VALIDATION_SECONDS)) {
+                    throw new SQLException("the connection no longer answers", "08006");
+                }
+                return;
+            }
+            for (PGNotification notification : notifications) {
+                sink.released(notification.getParameter());
+            }
+        } catch (SQLException e) {
+            if (closed) {
+                return;
+            }
+            connection = null;
+            closeQuietly(c);
+            throw failure("lost the release listener connection to", e);
         } finally {
-            lock.unlock();
+            reading.release();
+        }
+    }
+
+    private LockBackendException failure(String what, SQLException e) {
+        return new LockBackendException(what + " " + where + " (" + e.getSQLState() + ": " + Redaction.message(e.getMessage()) + ")", true);
+    }
+
+    private void requireOpen() {
+        if (closed) {
+            throw new IllegalStateException("the release listener of " + where + " is closed");
         }
     }
 
     @Override
     public void close() {
-        Thread running;
-        lock.lock();
-        try {
-            if (closed) {
-                return;
-            }
-            closed = true;
-            closing.signalAll();
-            running = thread;
-        } finally {
-            lock.unlock();
+        if (closed) {
+            return;
         }
-        // The thread is blocked reading its connection. Our own connection is simply aborted; a
-        // connection of the application's pool is woken with a notification instead, so that the
-        // thread can UNLISTEN and return it in a usable state.
+        closed = true;
         Connection listening = connection;
-        boolean exited = listening == null ? awaitExit(running) // between reconnects: the signal ends its wait
-                : pooled && wakeUp() && awaitExit(running);
-        if (!exited && listening != null) {
+        if (listening == null) {
+            return;
+        }
+        // A read may be blocked on the connection. Our own connection is simply aborted; a connection
+        // of the application's pool is woken with a notification instead, so that it goes back to the
+        // pool usable, without the LISTEN.
+        if (pooled && wakeUp() && awaitNoRead()) {
+            giveBack(listening);
+        } else {
             try {
                 listening.abort(Runnable::run);
             } catch (SQLException | RuntimeException e) {
                 log.debug("fencelock: aborting the release listener connection failed: {}", e.toString());
             }
-            awaitExit(running);
+            awaitNoRead();
+            closeQuietly(listening);
         }
-        closeQuietly(connection); // only if the thread could not do it
-        subscribers.clear();
+        connection = null;
     }
 
-    /** Sends an empty notification on the channel: no lock has an empty name, so it only wakes listeners. */
+    private boolean awaitNoRead() {
+        try {
+            if (reading.tryAcquire(JOIN_MILLIS, TimeUnit.MILLISECONDS)) {
+                reading.release();
+                return true;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return false;
+    }
+
+    /** Sends an empty notification on the channel: no lock has an empty name, so it only ends a read. */
     private boolean wakeUp() {
         try (Connection c = connections.getConnection()) {
             c.setAutoCommit(true);
@@ -224,26 +176,12 @@ final class ReleaseListener implements AutoCloseable {
         }
     }
 
-    private static boolean awaitExit(Thread running) {
-        if (running == null) {
-            return true;
-        }
-        try {
-            running.join(JOIN_MILLIS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        return !running.isAlive();
-    }
-
-    /** Closes the listening connection, first leaving the channel if it goes back to the application's pool. */
-    private void giveBack(Connection c) {
-        if (c != null && pooled) {
-            try (Statement s = c.createStatement()) {
-                s.execute("UNLISTEN *");
-            } catch (SQLException e) {
-                log.debug("fencelock: UNLISTEN before returning the connection failed: {}", e.toString());
-            }
+    /** Leaves the channel and closes the connection (it goes back to the application's pool). */
+    private static void giveBack(Connection c) {
+        try (Statement s = c.createStatement()) {
+            s.execute("UNLISTEN *");
+        } catch (SQLException e) {
+            log.debug("fencelock: UNLISTEN before returning the connection failed: {}", e.toString());
         }
         closeQuietly(c);
     }
@@ -258,29 +196,8 @@ final class ReleaseListener implements AutoCloseable {
         }
     }
 
-    private final class Subscription implements WakeUpSubscription {
-        private final String name;
-        private final Runnable onRelease;
-
-        Subscription(String name, Runnable onRelease) {
-            this.name = name;
-            this.onRelease = onRelease;
-        }
-
-        void fire() {
-            try {
-                onRelease.run();
-            } catch (RuntimeException e) {
-                log.warn("fencelock: a release callback for '{}' failed", name, e);
-            }
-        }
-
-        @Override
-        public void close() {
-            subscribers.computeIfPresent(name, (n, set) -> {
-                set.remove(this);
-                return set.isEmpty() ? null : set;
-            });
-        }
+    @Override
+    public String toString() {
+        return where;
     }
 }

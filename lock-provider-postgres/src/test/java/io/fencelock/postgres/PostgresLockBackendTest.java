@@ -368,8 +368,8 @@ class PostgresLockBackendTest {
         CountDownLatch released = new CountDownLatch(1);
         CountDownLatch unrelated = new CountDownLatch(1);
         try (PostgresLockBackend waiterSide = builder().build()) {
-            waiterSide.subscribe(name, released::countDown);
-            WakeUpSubscription other = waiterSide.subscribe(name(), unrelated::countDown);
+            SpiChecks.subscribe(waiterSide, name, released::countDown);
+            WakeUpSubscription other = SpiChecks.subscribe(waiterSide, name(), unrelated::countDown);
             assertThat(waiterSide.tryAcquire(name, lease(), TTL).acquired()).as("the waiter's refused attempt").isFalse();
 
             assertThat(backend.release(name, holder)).isTrue();
@@ -399,7 +399,7 @@ class PostgresLockBackendTest {
             String holder = lease();
             CountDownLatch released = new CountDownLatch(1);
             try (PostgresLockBackend onAppPool = PostgresLockBackend.builder().dataSource(appPool).build()) {
-                onAppPool.subscribe(name, released::countDown);
+                SpiChecks.subscribe(onAppPool, name, released::countDown);
                 assertThat(onAppPool.tryAcquire(name, holder, TTL).acquired()).isTrue();
                 assertThat(backend.inspect(name).orElseThrow().holder()).as("committed, seen by others").contains(holder);
                 assertThat(onAppPool.tryAcquire(name, lease(), TTL).acquired()).as("a waiter's refused attempt").isFalse();
@@ -422,7 +422,7 @@ class PostgresLockBackendTest {
             String name = name();
             try (PostgresLockBackend crashing = PostgresLockBackend.builder().jdbcUrl(ownUrl).user(own.user())
                     .password(own.password()).createTable(true).build()) {
-                crashing.subscribe(name, wakeUps::release);
+                SpiChecks.subscribe(crashing, name, wakeUps::release);
                 long before = crashing.tryAcquire(name, lease(), EXPIRED_AT_ONCE).token();
 
                 control.kill();
@@ -534,9 +534,9 @@ class PostgresLockBackendTest {
         String name = name();
         CountDownLatch otherTable = new CountDownLatch(1);
         CountDownLatch sameTable = new CountDownLatch(1);
-        WakeUpSubscription subscription = backend.subscribe(name, sameTable::countDown);
+        WakeUpSubscription subscription = SpiChecks.subscribe(backend, name, sameTable::countDown);
         try (PostgresLockBackend second = builder().table("second_locks").createTable(true).build()) {
-            second.subscribe(name, otherTable::countDown);
+            SpiChecks.subscribe(second, name, otherTable::countDown);
             String holder = lease();
             backend.tryAcquire(name, holder, TTL);
             assertThat(backend.tryAcquire(name, lease(), TTL).acquired()).as("a waiter's refused attempt").isFalse();

@@ -8,7 +8,7 @@ import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
-import io.fencelock.spi.WakeUpSubscription;
+import io.fencelock.spi.ReleaseFeed;
 import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanCursor;
@@ -220,12 +220,8 @@ public final class RedisLockBackend implements LockBackend {
     }
 
     @Override
-    public WakeUpSubscription subscribe(String name, Runnable onRelease) {
-        Objects.requireNonNull(onRelease, "onRelease");
-        if (closed.get()) {
-            throw new IllegalStateException("this Redis lock backend is closed");
-        }
-        return subscriber.subscribe(name, onRelease);
+    public Optional<ReleaseFeed> releaseFeed() {
+        return Optional.of(subscriber);
     }
 
     @Override

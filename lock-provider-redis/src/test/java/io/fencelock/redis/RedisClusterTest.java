@@ -1,5 +1,6 @@
 package io.fencelock.redis;
 
+import io.fencelock.tck.SpiChecks;
 import io.fencelock.Capability;
 import io.fencelock.LockInfo;
 import io.fencelock.spi.AcquireResult;
@@ -104,7 +105,7 @@ class RedisClusterTest {
                 String holder = lease();
                 long first = backend.tryAcquire(name, holder, TTL).token();
                 CountDownLatch released = new CountDownLatch(1);
-                waiterSide.subscribe(name, released::countDown);
+                SpiChecks.subscribe(waiterSide, name, released::countDown);
                 assertThat(waiterSide.tryAcquire(name, lease(), TTL).acquired()).as("a waiter's refused attempt").isFalse();
                 assertThat(backend.release(name, holder)).isTrue();
                 assertThat(released.await(30, TimeUnit.SECONDS)).as("woken for %s", name).isTrue();

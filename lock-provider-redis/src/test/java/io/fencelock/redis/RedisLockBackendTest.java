@@ -302,9 +302,9 @@ class RedisLockBackendTest {
         CountDownLatch otherPrefix = new CountDownLatch(1);
         try (RedisLockBackend waiterSide = RedisLockBackend.builder().uri(server.uri()).build();
              RedisLockBackend elsewhere = RedisLockBackend.builder().uri(server.uri()).keyPrefix("elsewhere:").build()) {
-            waiterSide.subscribe(name, released::countDown);
-            WakeUpSubscription other = waiterSide.subscribe(name(), unrelated::countDown);
-            elsewhere.subscribe(name, otherPrefix::countDown);
+            SpiChecks.subscribe(waiterSide, name, released::countDown);
+            WakeUpSubscription other = SpiChecks.subscribe(waiterSide, name(), unrelated::countDown);
+            SpiChecks.subscribe(elsewhere, name, otherPrefix::countDown);
             assertThat(waiterSide.tryAcquire(name, lease(), TTL).acquired()).as("the waiter's refused attempt").isFalse();
 
             assertThat(backend.release(name, holder)).isTrue();
@@ -332,7 +332,7 @@ class RedisLockBackendTest {
             String name = name();
             try (RedisLockBackend crashing = RedisLockBackend.builder().uri(own.uri()).build()) {
                 assertThat(crashing.capabilities()).contains(Capability.DURABLE_TOKENS);
-                crashing.subscribe(name, wakeUps::release);
+                SpiChecks.subscribe(crashing, name, wakeUps::release);
                 long before = 0;
                 for (int i = 0; i < 3; i++) {
                     before = crashing.tryAcquire(name, lease(), ONE_MS).token();

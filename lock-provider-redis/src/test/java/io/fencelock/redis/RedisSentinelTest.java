@@ -1,5 +1,6 @@
 package io.fencelock.redis;
 
+import io.fencelock.tck.SpiChecks;
 import io.fencelock.Capability;
 import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.RenewRequest;
@@ -34,7 +35,7 @@ class RedisSentinelTest {
             assertThat(granted.acquired()).isTrue();
             assertThat(backend.renew(List.of(new RenewRequest(name, holder, Duration.ofSeconds(30), null))).get(0).renewed()).isTrue();
             CountDownLatch released = new CountDownLatch(1);
-            waiterSide.subscribe(name, released::countDown);
+            SpiChecks.subscribe(waiterSide, name, released::countDown);
             assertThat(waiterSide.tryAcquire(name, "refused", Duration.ofSeconds(30)).acquired()).as("a waiter's refused attempt").isFalse();
             assertThat(backend.release(name, holder)).isTrue();
             assertThat(released.await(30, TimeUnit.SECONDS)).as("woken through the Sentinel-resolved master").isTrue();

@@ -46,6 +46,15 @@ public interface BackendFixture {
     }
 
     /**
+     * Why no client in another process can ever reach this backend (one that lives in this JVM), or
+     * empty. The properties that need a holder in another JVM are then recorded as not run, also in
+     * CI, where a missing {@link #clientConnection()} otherwise fails them.
+     */
+    default Optional<String> inThisJvmOnly() {
+        return Optional.empty();
+    }
+
+    /**
      * The one address through which every request of a client can reach the server, for the TCK's
      * fault proxy; empty when the topology redirects clients elsewhere (e.g. a Redis Cluster
      * answers with its nodes' own addresses).

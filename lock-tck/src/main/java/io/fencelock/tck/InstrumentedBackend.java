@@ -7,6 +7,7 @@ import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
+import io.fencelock.spi.ReleaseFeed;
 import io.fencelock.spi.WakeUpSubscription;
 
 import java.time.Duration;
@@ -171,8 +172,14 @@ public final class InstrumentedBackend implements LockBackend {
     }
 
     @Override
+    @SuppressWarnings("deprecation") // passes on a backend's own subscriptions too
     public WakeUpSubscription subscribe(String name, Runnable onRelease) {
         return delegate.subscribe(name, onRelease);
+    }
+
+    @Override
+    public Optional<ReleaseFeed> releaseFeed() {
+        return delegate.releaseFeed();
     }
 
     @Override

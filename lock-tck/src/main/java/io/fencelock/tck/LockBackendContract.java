@@ -80,6 +80,7 @@ import static org.assertj.core.api.Assertions.fail;
 @ExtendWith(MatrixRecorder.class)
 public abstract class LockBackendContract implements MatrixRecorder.Source {
     private static final Duration HANG_BOUND = Duration.ofSeconds(20);
+    private static final int RACE_MAX_GRANTS = 10_000;
 
     private BackendFixture fixture;
     private Set<Capability> capabilities;
@@ -200,7 +201,9 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         long start = System.nanoTime();
         long end = start + TckSettings.raceDuration().toNanos();
         // past the end only until a purge has deleted the record at least once (bounded by HANG_BOUND)
-        BooleanSupplier running = () -> !stop.get() && (System.nanoTime() - end < 0
+        // and never past RACE_MAX_GRANTS: the history checks are quadratic in the writes, and a backend in
+        // memory grants a hundred times faster than a networked one (which stays far below the bound)
+        BooleanSupplier running = () -> !stop.get() && grants.get() < RACE_MAX_GRANTS && (System.nanoTime() - end < 0
                 || purgesThatDeleted.get() == 0 && System.nanoTime() - end < HANG_BOUND.toNanos());
         int threads = 6;
         ExecutorService pool = Executors.newFixedThreadPool(threads + 1);
@@ -914,7 +917,7 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
     private ClientConnection childJvmConnection(String property) {
         Optional<String> why = faults.holderJvmUnavailable();
         if (why.isPresent()) {
-            if (TckSettings.ci()) {
+            if (TckSettings.ci() && fixture.inThisJvmOnly().isEmpty()) {
                 fail("CI=true and a child JVM cannot connect: " + why.get());
             }
             matrix.record(property, GuaranteeMatrix.NO_FAULT, true, Outcome.NOT_RUN, why.get(), null);

@@ -3,9 +3,13 @@ package io.fencelock.tck;
 import io.fencelock.LockBackendException;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.WakeUpSubscription;
+import io.fencelock.spi.WakeUpRegistry;
 
 import java.time.Duration;
+import java.util.Map;
 import java.util.UUID;
+import java.util.WeakHashMap;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.Callable;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -46,9 +50,29 @@ public final class SpiChecks {
         }
     }
 
+    private static final ReentrantLock REGISTRIES_LOCK = new ReentrantLock();
+    private static final Map<LockBackend, WakeUpRegistry> REGISTRIES = new WeakHashMap<>();
+
+    /**
+     * Subscribes to {@code backend}'s release signals as the engine does: through one
+     * {@link WakeUpRegistry} over the backend's {@link LockBackend#releaseFeed() feed} per backend,
+     * which the backend's close ends.
+     */
+    public static WakeUpSubscription subscribe(LockBackend backend, String name, Runnable onRelease) {
+        WakeUpRegistry registry;
+        REGISTRIES_LOCK.lock();
+        try {
+            registry = REGISTRIES.computeIfAbsent(backend, b -> new WakeUpRegistry(b.releaseFeed()
+                    .orElseThrow(() -> new IllegalArgumentException(b + " has no release feed")), "tck-wake-ups"));
+        } finally {
+            REGISTRIES_LOCK.unlock();
+        }
+        return registry.subscribe(name, onRelease);
+    }
+
     /**
      * For a backend whose release signals waiters only when an attempt was refused since the grant
-     * (which {@link LockBackend#subscribe} allows, and which keeps a signal every subscriber hears
+     * (which {@link io.fencelock.spi.ReleaseFeed} allows, and which keeps a signal every subscriber hears
      * off the uncontended path): checks that an uncontended release sends no signal, that a
      * contended one sends exactly one, and that the next grant clears the mark. It relies on the
      * signals of one subscription arriving in release order, so it needs no sleep: had the
@@ -60,7 +84,7 @@ public final class SpiChecks {
     public static void assertOnlyReleasesAfterARefusalSignal(LockBackend backend, String name, Duration ttl,
                                                              Duration hangGuard) throws InterruptedException {
         Semaphore wakeUps = new Semaphore(0);
-        try (WakeUpSubscription ignored = backend.subscribe(name, wakeUps::release)) {
+        try (WakeUpSubscription ignored = subscribe(backend, name, wakeUps::release)) {
             String alone = lease();
             assertThat(backend.tryAcquire(name, alone, ttl).acquired()).isTrue();
             assertThat(backend.release(name, alone)).as("uncontended: no signal").isTrue();

@@ -68,6 +68,9 @@ public final class FaultScenarios {
 
     /** Why {@link #holderJvmFrozen()} cannot run on this fixture, or empty when it can. */
     public Optional<String> holderJvmUnavailable() {
+        if (fixture.inThisJvmOnly().isPresent()) {
+            return fixture.inThisJvmOnly();
+        }
         return fixture.clientConnection().isPresent() ? Optional.empty()
                 : Optional.of("the fixture gives no clientConnection() for a holder in another JVM");
     }

@@ -1,0 +1,312 @@
+package io.fencelock;
+
+import io.fencelock.spi.AcquireResult;
+import io.fencelock.spi.LockBackend;
+import io.fencelock.spi.RenewRequest;
+import io.fencelock.spi.RenewResult;
+import io.fencelock.spi.WakeUpRegistry;
+import io.fencelock.spi.WakeUpSubscription;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+
+/**
+ * The engine's shared state and its work, behind the {@link LockClient} facade: the backend, the
+ * held leases, the local wait lines, the events, the wake-up registry and the background work (the
+ * {@link Watchdog}). {@link ManagedLease} and the watchdog work on this object, never on the facade.
+ *
+ * <p>Time is read from {@link #clock} (monotonic nanoseconds): {@link System#nanoTime()} in use,
+ * a clock the test moves in the engine's unit tests, which then drive the watchdog by hand
+ * ({@code runThreads} false) instead of by its threads.
+ */
+final class Engine implements AutoCloseable {
+    static final Logger LOG = LoggerFactory.getLogger(LockClient.class);
+    private static final AtomicInteger CLIENT_NUMBER = new AtomicInteger();
+
+    final LockBackend backend;
+    final LockOptions options;
+    final Set<Capability> capabilities;
+    final LongSupplier clock;
+    final WaitLines waitLines = new WaitLines();
+    final EventFanout events;
+    final Watchdog watchdog;
+    private final Map<String, ManagedLease> held = new ConcurrentHashMap<>();
+    private final WakeUpRegistry wakeUps; // null: no feed (a backend on the deprecated subscribe, or no signal)
+    private volatile boolean closed;
+
+    /** The backend's longest TTL, asked once (it may ask the server). */
+    private volatile Duration maxTtl;
+
+    Duration maxTtl() {
+        Duration max = maxTtl;
+        if (max == null) {
+            max = maxTtl = backend.maxTtl();
+        }
+        return max;
+    }
+
+    Engine(LockBackend backend, LockOptions options, List<LockEventListener> listeners, LongSupplier clock,
+           boolean runThreads) {
+        this.backend = Objects.requireNonNull(backend, "backend");
+        this.options = Objects.requireNonNull(options, "options");
+        this.clock = clock;
+        Set<Capability> declared = backend.capabilities();
+        this.capabilities = declared.isEmpty() ? Set.of() : Collections.unmodifiableSet(EnumSet.copyOf(declared));
+        this.events = new EventFanout(listeners);
+        String name = "fencelock-" + CLIENT_NUMBER.incrementAndGet();
+        this.wakeUps = capabilities.contains(Capability.WAKE_ON_RELEASE)
+                ? backend.releaseFeed().map(feed -> new WakeUpRegistry(feed, name + "-wake-ups")).orElse(null) : null;
+        this.watchdog = new Watchdog(this, name, runThreads);
+    }
+
+    // ---------------------------------------------------------------- acquiring
+
+    Optional<Lease> tryAcquire(String name, Duration ttl) {
+        return Optional.ofNullable(attempt(name, ttl).lease);
+    }
+
+    /** Waits in the name's local line, then, at its head, attempts until granted or the wait runs out. */
+    Optional<Lease> acquire(String name, Duration wait, Duration ttl) throws InterruptedException {
+        long deadline = clock.getAsLong() + saturatedNanos(wait);
+        if (Thread.interrupted()) {
+            throw new InterruptedException("interrupted before waiting for lock '" + name + "'");
+        }
+        // Callers of this client that wait for one name queue here: only the head of the line talks to the
+        // backend, so a crowd of waiters neither floods the backend nor queues for pooled connections.
+        WaitLines.Waiter waiter = waitLines.join(name);
+        try {
+            while (!waiter.isHead()) {
+                long left = deadline - clock.getAsLong();
+                if (left <= 0) {
+                    return Optional.empty();
+                }
+                waiter.await(left);
+            }
+            return acquireAtHead(name, ttl, deadline, waiter);
+        } catch (InterruptedException e) {
+            throw new InterruptedException("interrupted while waiting for lock '" + name + "'");
+        } finally {
+            waitLines.leave(waiter);
+        }
+    }
+
+    /** The head of the name's line: attempts, and between attempts sleeps until a release signal or the next poll. */
+    private Optional<Lease> acquireAtHead(String name, Duration ttl, long deadline, WaitLines.Waiter waiter)
+            throws InterruptedException {
+        // Subscribe before the first attempt, so a release between the attempt and the wait is not missed.
+        try (WakeUpSubscription ignored = subscribe(name, waiter::signal)) {
+            int misses = 0;
+            boolean answered = false;
+            while (true) {
+                if (Thread.interrupted()) {
+                    throw new InterruptedException();
+                }
+                waiter.forgetSignals();
+                Attempt attempt;
+                try {
+                    attempt = attempt(name, ttl);
+                    answered = true;
+                } catch (LockBackendException e) {
+                    if (!e.isRetryable()) {
+                        throw e;
+                    }
+                    if (clock.getAsLong() - deadline >= 0) {
+                        // A backend that answered during the wait was busy, not down: the wait simply ran out.
+                        if (answered) {
+                            return Optional.empty();
+                        }
+                        throw e;
+                    }
+                    LOG.debug("fencelock: acquire of '{}' failed, retrying within the wait: {}", name, e.toString());
+                    attempt = Attempt.MISS;
+                }
+                if (attempt.lease != null) {
+                    return Optional.of(attempt.lease);
+                }
+                long left = deadline - clock.getAsLong();
+                if (left <= 0) {
+                    return Optional.empty();
+                }
+                if (waiter.await(Math.min(left, pollPauseNanos(options, misses++, attempt.holderRemaining)))) {
+                    misses = 0;
+                }
+            }
+        }
+    }
+
+    @SuppressWarnings("deprecation") // a backend without a feed still signals through subscribe
+    private WakeUpSubscription subscribe(String name, Runnable onRelease) {
+        if (!capabilities.contains(Capability.WAKE_ON_RELEASE)) {
+            return WakeUpSubscription.NONE;
+        }
+        return wakeUps != null ? wakeUps.subscribe(name, onRelease) : backend.subscribe(name, onRelease);
+    }
+
+    private record Attempt(ManagedLease lease, Duration holderRemaining) {
+        static final Attempt MISS = new Attempt(null, null);
+    }
+
+    private Attempt attempt(String name, Duration ttl) {
+        requireOpen();
+        String leaseId = UUID.randomUUID().toString();
+        long sent = clock.getAsLong();
+        AcquireResult result;
+        try {
+            result = backend.tryAcquire(name, leaseId, ttl);
+        } catch (RuntimeException e) {
+            // The backend may have granted before the failure or the interrupt, or may still apply the request:
+            // sweep the lease id so nobody waits a TTL (or, on a shared etcd lease, longer) for a ghost.
+            releaseInBackground(name, leaseId, ttl, true);
+            throw e;
+        }
+        if (!result.acquired()) {
+            return new Attempt(null, result.holderRemaining());
+        }
+        ManagedLease lease = new ManagedLease(this, name, leaseId, ttl, options.autoRenew(), result.token(),
+                result.expiresAt(), sent);
+        if (!lease.isValid()) {
+            // The answer took longer than the validity window: the grant is already unusable.
+            releaseInBackground(name, leaseId, ttl, false);
+            return Attempt.MISS;
+        }
+        held.put(leaseId, lease);
+        watchdog.watch(lease);
+        events.acquired(lease);
+        return new Attempt(lease, null);
+    }
+
+    /** Jittered exponential backoff, capped, and never past the holder's known remaining time. */
+    static long pollPauseNanos(LockOptions options, int misses, Duration holderRemaining) {
+        long initial = options.initialPollInterval().toNanos();
+        long max = options.maxPollInterval().toNanos();
+        long ceiling = initial << Math.min(misses, 20);
+        if (ceiling <= 0 || ceiling > max) {
+            ceiling = max;
+        }
+        long pause = ceiling / 2 + ThreadLocalRandom.current().nextLong(ceiling / 2 + 1);
+        if (holderRemaining != null && !holderRemaining.isNegative()) {
+            pause = Math.min(pause, holderRemaining.toNanos() + TimeUnit.MILLISECONDS.toNanos(1));
+        }
+        return Math.max(pause, TimeUnit.MICROSECONDS.toNanos(100));
+    }
+
+    // ---------------------------------------------------------------- held leases
+
+    Collection<ManagedLease> heldLeases() {
+        return held.values();
+    }
+
+    List<Lease> heldNow() {
+        return held.values().stream().filter(l -> l.state() == LeaseState.HELD)
+                .sorted(java.util.Comparator.comparing(Lease::name)).map(l -> (Lease) l).toList();
+    }
+
+    void forget(ManagedLease lease) {
+        held.remove(lease.leaseId(), lease);
+    }
+
+    List<RenewResult> renew(List<RenewRequest> requests) {
+        List<RenewResult> results = backend.renew(requests);
+        if (results.size() != requests.size()) {
+            throw new LockBackendException("backend answered " + results.size() + " results for "
+                    + requests.size() + " renewals", false);
+        }
+        return results;
+    }
+
+    /** One release on the caller's thread, which may be interrupted: the backend never sees the interrupt. */
+    boolean release(String name, String leaseId) {
+        return withoutInterrupt(() -> releaseOnBackend(name, leaseId));
+    }
+
+    /** One release round trip; when it frees the lock, a waiter of this client takes over without waiting for the backend's signal. */
+    boolean releaseOnBackend(String name, String leaseId) {
+        boolean freed = backend.release(name, leaseId);
+        if (freed) {
+            waitLines.released(name);
+        }
+        return freed;
+    }
+
+    /**
+     * Frees {@code leaseId}'s grant of {@code name} in the background; owner-checked, so always safe.
+     * See {@link BackgroundRelease}.
+     */
+    void releaseInBackground(String name, String leaseId, Duration ttl, boolean unknownOutcome) {
+        watchdog.submit(new BackgroundRelease(this, name, leaseId, saturatedNanos(ttl), unknownOutcome), 0);
+    }
+
+    // ---------------------------------------------------------------- lifecycle
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    void requireOpen() {
+        if (closed) {
+            throw new IllegalStateException("this LockClient is closed");
+        }
+    }
+
+    /** Releases every held lease, stops the background work, closes the feed and the backend. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        withoutInterrupt(() -> {
+            for (ManagedLease lease : new ArrayList<>(held.values())) {
+                try {
+                    lease.release();
+                } catch (RuntimeException e) {
+                    LOG.warn("fencelock: could not release '{}' on close; it expires on the backend by itself: {}",
+                            lease.name(), e.toString());
+                }
+            }
+            watchdog.close();
+            if (wakeUps != null) {
+                wakeUps.close();
+            }
+            backend.close();
+            return null;
+        });
+    }
+
+    /** Runs {@code call} with this thread's interrupt flag cleared, and sets it again afterwards if it was set. */
+    static <T> T withoutInterrupt(Supplier<T> call) {
+        boolean interrupted = Thread.interrupted();
+        try {
+            return call.get();
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    static long saturatedNanos(Duration d) {
+        try {
+            return d.toNanos();
+        } catch (ArithmeticException tooLong) {
+            return Long.MAX_VALUE / 4;
+        }
+    }
+}

@@ -1,0 +1,316 @@
+package io.fencelock.inmemory;
+
+import io.fencelock.Capability;
+import io.fencelock.LockBackendException;
+import io.fencelock.LockInfo;
+import io.fencelock.spi.AcquireResult;
+import io.fencelock.spi.LockBackend;
+import io.fencelock.spi.ReleaseFeed;
+import io.fencelock.spi.RenewRequest;
+import io.fencelock.spi.RenewResult;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArraySet;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongSupplier;
+
+/**
+ * A lock backend in this JVM's memory, for unit tests and single-process use: the same contract as
+ * the server backends (the TCK certifies it), without a server. Expiry runs on a monotonic clock
+ * ({@link System#nanoTime()}, or one the test controls); tokens come from one counter per store, so
+ * they never regress, also after a purge; release is owner-checked; all renewals of a call are one
+ * step; releases are signalled to waiters.
+ *
+ * <p>Backends opened on the same {@linkplain Builder#store named store} share its locks, as clients of
+ * one server do (the provider opens {@code inmemory:<store name>} that way). A store lives as long as
+ * the JVM; nothing survives it, so tokens are not durable.
+ *
+ * <pre>{@code
+ * LockClient locks = LockClient.create(InMemoryLockBackend.builder().build(), LockOptions.defaults());
+ * }</pre>
+ */
+public final class InMemoryLockBackend implements LockBackend {
+    private static final Set<Capability> CAPABILITIES = Collections.unmodifiableSet(EnumSet.of(Capability.FENCING,
+            Capability.SERVER_TIME, Capability.WAKE_ON_RELEASE, Capability.BATCH_RENEW, Capability.TOKEN_PERIOD,
+            Capability.LINEARIZABLE, Capability.PURGE_FREE));
+    private static final Map<String, Store> NAMED = new ConcurrentHashMap<>();
+
+    private final Store store;
+    private final Feed feed = new Feed();
+    private volatile boolean closed;
+
+    private InMemoryLockBackend(Store store) {
+        this.store = store;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Settings of a backend: which store, and which clock. */
+    public static final class Builder {
+        private String store;
+        private LongSupplier clock;
+
+        private Builder() {
+        }
+
+        /**
+         * Shares the store of this name with every backend of this JVM opened on it (the store is made
+         * on first use); without it, the backend has a private store of its own.
+         */
+        public Builder store(String name) {
+            if (name == null || name.isBlank()) {
+                throw new IllegalArgumentException("store name " + (name == null ? "null" : "'" + name + "'")
+                        + " must have at least one non-blank character");
+            }
+            this.store = name;
+            return this;
+        }
+
+        /**
+         * The monotonic clock in nanoseconds that decides expiry ({@link System#nanoTime()} by default),
+         * for tests that move time themselves. A named store keeps the clock it was made with.
+         */
+        public Builder clock(LongSupplier nanoTime) {
+            this.clock = Objects.requireNonNull(nanoTime, "clock");
+            return this;
+        }
+
+        public InMemoryLockBackend build() {
+            LongSupplier c = clock != null ? clock : System::nanoTime;
+            if (store == null) {
+                return new InMemoryLockBackend(new Store(c));
+            }
+            Store shared = NAMED.computeIfAbsent(store, n -> new Store(c));
+            if (clock != null && shared.clock != clock) {
+                throw new IllegalArgumentException("store '" + store + "' already runs on another clock: a named store keeps the clock it was made with");
+            }
+            return new InMemoryLockBackend(shared);
+        }
+    }
+
+    /** One name's record; kept after release, so that the name's history (its last token) stays. */
+    private static final class Entry {
+        String leaseId; // null when released
+        long token;
+        long expiresAt;
+        long tokenIssuedAt;
+    }
+
+    /** Locks, the token counter and the listening feeds of one store; every step under one lock, never across a call out. */
+    private static final class Store {
+        final LongSupplier clock;
+        final long nanoBase;
+        final Instant wallBase = Instant.now();
+        final ReentrantLock lock = new ReentrantLock();
+        final TreeMap<String, Entry> entries = new TreeMap<>(); // guarded by lock; Java's order of names
+        long lastToken; // guarded by lock
+        final Set<Feed> feeds = new CopyOnWriteArraySet<>();
+
+        Store(LongSupplier clock) {
+            this.clock = clock;
+            this.nanoBase = clock.getAsLong();
+        }
+
+        Instant wall(long nanos) {
+            return wallBase.plusNanos(nanos - nanoBase);
+        }
+
+        static boolean held(Entry e, long now) {
+            return e.leaseId != null && e.expiresAt - now > 0;
+        }
+    }
+
+    @Override
+    public AcquireResult tryAcquire(String name, String leaseId, Duration ttl) {
+        requireOpen();
+        store.lock.lock();
+        try {
+            long now = store.clock.getAsLong();
+            Entry e = store.entries.get(name);
+            if (e != null && Store.held(e, now)) {
+                return AcquireResult.held(Duration.ofNanos(e.expiresAt - now));
+            }
+            if (e == null) {
+                e = new Entry();
+                store.entries.put(name, e);
+            }
+            e.leaseId = leaseId;
+            e.token = ++store.lastToken;
+            e.tokenIssuedAt = now;
+            e.expiresAt = now + ttl.toNanos();
+            return AcquireResult.granted(e.token, store.wall(e.expiresAt));
+        } finally {
+            store.lock.unlock();
+        }
+    }
+
+    @Override
+    public List<RenewResult> renew(List<RenewRequest> requests) {
+        requireOpen();
+        List<RenewResult> results = new ArrayList<>(requests.size());
+        store.lock.lock();
+        try {
+            long now = store.clock.getAsLong();
+            for (RenewRequest r : requests) {
+                Entry e = store.entries.get(r.name());
+                if (e == null || !r.leaseId().equals(e.leaseId) || !Store.held(e, now)) {
+                    results.add(RenewResult.rejected());
+                    continue;
+                }
+                e.expiresAt = now + r.ttl().toNanos();
+                if (r.tokenPeriod() != null && now - e.tokenIssuedAt >= r.tokenPeriod().toNanos()) {
+                    e.token = ++store.lastToken;
+                    e.tokenIssuedAt = now;
+                }
+                results.add(RenewResult.renewed(e.token, store.wall(e.expiresAt)));
+            }
+        } finally {
+            store.lock.unlock();
+        }
+        return results;
+    }
+
+    @Override
+    public boolean release(String name, String leaseId) {
+        requireOpen();
+        store.lock.lock();
+        try {
+            long now = store.clock.getAsLong();
+            Entry e = store.entries.get(name);
+            if (e == null || !leaseId.equals(e.leaseId) || !Store.held(e, now)) {
+                return false;
+            }
+            e.leaseId = null;
+            e.expiresAt = now;
+        } finally {
+            store.lock.unlock();
+        }
+        store.feeds.forEach(f -> f.released(name));
+        return true;
+    }
+
+    @Override
+    public Optional<LockInfo> inspect(String name) {
+        requireOpen();
+        store.lock.lock();
+        try {
+            Entry e = store.entries.get(name);
+            return e == null ? Optional.empty() : Optional.of(info(name, e, store.clock.getAsLong()));
+        } finally {
+            store.lock.unlock();
+        }
+    }
+
+    @Override
+    public List<LockInfo> list(String prefix) {
+        requireOpen();
+        store.lock.lock();
+        try {
+            long now = store.clock.getAsLong();
+            List<LockInfo> out = new ArrayList<>();
+            for (Map.Entry<String, Entry> e : store.entries.tailMap(prefix, true).entrySet()) {
+                if (!e.getKey().startsWith(prefix)) {
+                    break;
+                }
+                if (Store.held(e.getValue(), now)) {
+                    out.add(info(e.getKey(), e.getValue(), now));
+                }
+            }
+            return out;
+        } finally {
+            store.lock.unlock();
+        }
+    }
+
+    private LockInfo info(String name, Entry e, long now) {
+        boolean held = Store.held(e, now);
+        return new LockInfo(name, held, held ? e.leaseId : null, e.token, held ? store.wall(e.expiresAt) : null, store.wall(now));
+    }
+
+    /** Deletes records free for at least {@code freeFor}; tokens come from the store's counter, so a later grant still exceeds them. */
+    @Override
+    public int purgeFree(Duration freeFor) {
+        requireOpen();
+        store.lock.lock();
+        try {
+            long now = store.clock.getAsLong();
+            long min = freeFor.toNanos();
+            int before = store.entries.size();
+            store.entries.values().removeIf(e -> !Store.held(e, now) && now - e.expiresAt >= min);
+            return before - store.entries.size();
+        } finally {
+            store.lock.unlock();
+        }
+    }
+
+    @Override
+    public Set<Capability> capabilities() {
+        return CAPABILITIES;
+    }
+
+    @Override
+    public Optional<ReleaseFeed> releaseFeed() {
+        return Optional.of(feed);
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        feed.close();
+    }
+
+    private void requireOpen() {
+        if (closed) {
+            throw new LockBackendException("this in-memory lock backend is closed", false);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "InMemoryLockBackend" + NAMED.entrySet().stream().filter(e -> e.getValue() == store)
+                .map(e -> "[store " + e.getKey() + "]").findFirst().orElse("[private store]");
+    }
+
+    /** Hears the store's releases, on the releasing thread. */
+    private final class Feed implements ReleaseFeed {
+        private volatile Sink sink;
+
+        @Override
+        public void open(Sink sink) {
+            requireOpen();
+            this.sink = sink;
+            store.feeds.add(this);
+        }
+
+        void released(String name) {
+            Sink s = sink;
+            if (s != null) {
+                s.released(name);
+            }
+        }
+
+        @Override
+        public void close() {
+            store.feeds.remove(this);
+            sink = null;
+        }
+
+        @Override
+        public String toString() {
+            return InMemoryLockBackend.this.toString();
+        }
+    }
+}

@@ -1,0 +1,207 @@
+package io.fencelock;
+
+import io.fencelock.inmemory.InMemoryLockBackend;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Waiting, on a clock the test moves: a release signal ends the wait at once (without it, the
+ * waiter would sleep until the holder's 30 s expire), the local wait lines hand over only through
+ * the backend, an interrupt or a timeout leaves the line, and the poll backoff. The hang guards
+ * only stop a broken engine; no outcome depends on how long anything takes.
+ */
+class EngineWaitingTest {
+    private static final Duration TTL = Duration.ofSeconds(30);
+    private static final long HANG_GUARD_SECONDS = 10;
+    private final FakeClock clock = new FakeClock();
+    private final InMemoryLockBackend.Builder store = InMemoryLockBackend.builder().store("engine-" + System.nanoTime()).clock(clock);
+    private final ScriptedBackend backend = new ScriptedBackend(store.build(), true);
+    private final LockOptions options = LockOptions.builder().ttl(TTL).autoRenew(false).build();
+    private final LockClient client = LockClient.withClock(backend, options, clock);
+    private final LockClient other = LockClient.withClock(store.build(), options, clock);
+    private final ExecutorService pool = Executors.newCachedThreadPool();
+
+    @AfterEach
+    void close() {
+        pool.shutdownNow();
+        client.close();
+        other.close();
+    }
+
+    @Test
+    void aReleaseSignalEndsTheWaitAtOnce() throws Exception {
+        Lease holder = other.tryAcquire("a").orElseThrow();
+        Future<Optional<Lease>> waiter = pool.submit(() -> client.acquire("a", Duration.ofHours(1)));
+        awaitTrue("the waiter's refused attempt", () -> backend.attempts.get() >= 1);
+        holder.release(); // another client: only the backend's signal can wake the waiter before 30 s
+        Lease granted = waiter.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS).orElseThrow();
+        assertThat(granted.fencingToken()).isGreaterThan(holder.fencingToken());
+    }
+
+    @Test
+    void aQueuedWaiterIsGrantedOnlyByTheBackendWithATokenOfItsOwn() throws Exception {
+        Lease holder = client.tryAcquire("q").orElseThrow();
+        List<Future<Optional<Lease>>> waiters = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            waiters.add(pool.submit(() -> client.acquire("q", Duration.ofHours(1))));
+            int queued = i + 1;
+            awaitTrue("waiter " + queued + " in line", () -> client.engine().waitLines.waiting("q") == queued);
+        }
+        long token = holder.fencingToken();
+        for (int handOver = 0; handOver < 3; handOver++) {
+            int grantsBefore = backend.grants.get();
+            (handOver == 0 ? holder : client.held().get(0)).release();
+            Lease next = awaitNextGrant(waiters);
+            assertThat(backend.grants.get()).as("one backend grant per hand-over").isEqualTo(grantsBefore + 1);
+            assertThat(next.fencingToken()).as("a token of its own").isGreaterThan(token);
+            assertThat(backend.inspect("q").orElseThrow().token()).isEqualTo(next.fencingToken());
+            token = next.fencingToken();
+            assertThat(client.held()).as("only the new holder holds").containsExactly(next);
+        }
+    }
+
+    private Lease awaitNextGrant(List<Future<Optional<Lease>>> waiters) throws Exception {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
+        while (System.nanoTime() - end < 0) {
+            for (Future<Optional<Lease>> w : new ArrayList<>(waiters)) {
+                if (w.isDone()) {
+                    waiters.remove(w);
+                    return w.get().orElseThrow();
+                }
+            }
+            Thread.onSpinWait();
+        }
+        throw new AssertionError("no waiter was granted");
+    }
+
+    @Test
+    void anInterruptedWaiterLeavesTheLine() throws Exception {
+        client.tryAcquire("i").orElseThrow();
+        Future<Optional<Lease>> head = pool.submit(() -> client.acquire("i", Duration.ofHours(1)));
+        awaitTrue("the head in line", () -> client.engine().waitLines.waiting("i") == 1);
+        Thread[] behind = new Thread[1];
+        Future<Throwable> second = pool.submit(() -> {
+            behind[0] = Thread.currentThread();
+            try {
+                client.acquire("i", Duration.ofHours(1));
+                return null;
+            } catch (InterruptedException e) {
+                return e;
+            }
+        });
+        awaitTrue("the second in line", () -> client.engine().waitLines.waiting("i") == 2);
+        behind[0].interrupt();
+        assertThat(second.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).isInstanceOf(InterruptedException.class);
+        assertThat(client.engine().waitLines.waiting("i")).isEqualTo(1);
+        head.cancel(true);
+        awaitTrue("the interrupted head gone too", () -> client.engine().waitLines.waiting("i") == 0);
+        assertThat(backend.grants.get()).as("no grant to anyone who left").isEqualTo(1);
+    }
+
+    @Test
+    void aWaitThatRunsOutLeavesTheLineEmptyHanded() throws Exception {
+        other.tryAcquire("t").orElseThrow();
+        Future<Optional<Lease>> head = pool.submit(() -> client.acquire("t", Duration.ofSeconds(5)));
+        awaitTrue("the head in line", () -> client.engine().waitLines.waiting("t") == 1);
+        Future<Optional<Lease>> behind = pool.submit(() -> client.acquire("t", Duration.ofMillis(1)));
+        awaitTrue("the second in line", () -> client.engine().waitLines.waiting("t") == 2);
+        clock.advance(Duration.ofSeconds(6)); // both waits run out; the holder's 30 s do not
+        assertThat(behind.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).isEmpty();
+        assertThat(head.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).isEmpty();
+        assertThat(client.engine().waitLines.waiting("t")).isZero();
+    }
+
+    @Test
+    void thePollBackoffDoublesToItsCapWithJitterAndNeverSleepsPastTheHoldersExpiry() {
+        LockOptions o = LockOptions.builder().initialPollInterval(Duration.ofMillis(4)).maxPollInterval(Duration.ofMillis(100)).build();
+        for (int misses = 0; misses < 30; misses++) {
+            long ceiling = Math.min(Duration.ofMillis(4).toNanos() << Math.min(misses, 20), Duration.ofMillis(100).toNanos());
+            for (int i = 0; i < 50; i++) {
+                assertThat(Engine.pollPauseNanos(o, misses, null)).as("miss " + misses).isBetween(ceiling / 2, ceiling);
+            }
+        }
+        assertThat(Engine.pollPauseNanos(o, 10, Duration.ofMillis(3))).as("the holder expires in 3 ms")
+                .isLessThanOrEqualTo(Duration.ofMillis(4).toNanos());
+        assertThat(Engine.pollPauseNanos(o, 10, Duration.ZERO)).as("never a busy loop").isGreaterThanOrEqualTo(100_000);
+    }
+
+    @Test
+    void closeReleasesEverythingAndClosesTheBackend() {
+        for (String name : List.of("c1", "c2", "c3")) {
+            client.tryAcquire(name).orElseThrow();
+        }
+        client.close();
+        assertThat(other.list("c")).isEmpty();
+        assertThat(client.held()).isEmpty();
+        assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> client.tryAcquire("c1")))
+                .isInstanceOf(IllegalStateException.class);
+        assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> backend.inspect("c1")))
+                .as("the backend is closed too").isInstanceOf(LockBackendException.class);
+    }
+
+    @Test
+    void aFailedReleaseIsRetriedWithBackoffUntilTheGrantWouldHaveExpired() {
+        Lease lease = client.tryAcquire("r").orElseThrow();
+        backend.failingReleases.set(2);
+        assertThat(org.assertj.core.api.Assertions.catchThrowable(lease::release)).isInstanceOf(LockBackendException.class);
+        Watchdog watchdog = client.engine().watchdog;
+        long pause = watchdog.renewTurn(); // the first retry, at once: fails again
+        assertThat(backend.releases.get()).isEqualTo(2);
+        assertThat(pause).as("a jittered 20 ms").isBetween(Duration.ofMillis(10).toNanos(), Duration.ofMillis(20).toNanos());
+        clock.advance(Duration.ofNanos(pause));
+        watchdog.renewTurn();
+        assertThat(backend.releases.get()).isEqualTo(3);
+        assertThat(backend.inspect("r").orElseThrow().held()).isFalse();
+    }
+
+    @Test
+    void anAcquireOfUnknownOutcomeIsSweptAndCheckedAgainAtGrowingIntervals() {
+        backend.loseNextAcquireAnswer.set(true);
+        assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> client.tryAcquire("u"))).isInstanceOf(LockBackendException.class);
+        assertThat(backend.inspect("u").orElseThrow().held()).as("applied, though nobody knows").isTrue();
+        Watchdog watchdog = client.engine().watchdog;
+        watchdog.renewTurn();
+        assertThat(backend.inspect("u").orElseThrow().held()).as("swept at once").isFalse();
+        int checks = 0;
+        long elapsed = 0;
+        for (long at : BackgroundRelease.SWEEP_CHECKS_NANOS) {
+            clock.advance(Duration.ofNanos(at - elapsed - 1));
+            int before = backend.releases.get();
+            watchdog.renewTurn();
+            assertThat(backend.releases.get()).as("not before its time").isEqualTo(before);
+            clock.advance(Duration.ofNanos(1));
+            watchdog.renewTurn();
+            assertThat(backend.releases.get()).as("released again at " + at / 1_000_000 + " ms").isEqualTo(before + 1);
+            elapsed = at;
+            checks++;
+        }
+        clock.advance(Duration.ofHours(1));
+        int before = backend.releases.get();
+        watchdog.renewTurn();
+        assertThat(backend.releases.get()).as("no more after the last check").isEqualTo(before);
+        assertThat(checks).isEqualTo(4);
+    }
+
+    private static void awaitTrue(String what, BooleanSupplier condition) throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - end > 0) {
+                throw new AssertionError("timed out waiting for " + what);
+            }
+            Thread.sleep(1);
+        }
+    }
+}

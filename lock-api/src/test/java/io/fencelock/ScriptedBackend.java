@@ -1,0 +1,102 @@
+package io.fencelock;
+
+import io.fencelock.inmemory.InMemoryLockBackend;
+import io.fencelock.spi.AcquireResult;
+import io.fencelock.spi.LockBackend;
+import io.fencelock.spi.ReleaseFeed;
+import io.fencelock.spi.RenewRequest;
+import io.fencelock.spi.RenewResult;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/** The in-memory backend with counters, and failures the engine's tests switch on. */
+final class ScriptedBackend implements LockBackend {
+    final InMemoryLockBackend delegate;
+    final List<Integer> renewBatches = new CopyOnWriteArrayList<>();
+    final AtomicInteger attempts = new AtomicInteger();
+    final AtomicInteger grants = new AtomicInteger();
+    final AtomicInteger releases = new AtomicInteger();
+    final AtomicInteger failingRenews = new AtomicInteger();
+    final AtomicInteger failingReleases = new AtomicInteger();
+    /** The next acquire is applied, and then its answer is lost. */
+    final AtomicBoolean loseNextAcquireAnswer = new AtomicBoolean();
+    /** Runs inside a renewal after the backend applied it: the answer is slow. */
+    volatile Runnable beforeRenewAnswer = () -> { };
+    private final boolean signals;
+
+    ScriptedBackend(InMemoryLockBackend delegate, boolean signals) {
+        this.delegate = delegate;
+        this.signals = signals;
+    }
+
+    @Override
+    public AcquireResult tryAcquire(String name, String leaseId, Duration ttl) {
+        attempts.incrementAndGet();
+        AcquireResult r = delegate.tryAcquire(name, leaseId, ttl);
+        if (loseNextAcquireAnswer.getAndSet(false)) {
+            throw new LockBackendException("answer lost (the request was applied)", true);
+        }
+        if (r.acquired()) {
+            grants.incrementAndGet();
+        }
+        return r;
+    }
+
+    @Override
+    public List<RenewResult> renew(List<RenewRequest> requests) {
+        renewBatches.add(requests.size());
+        if (failingRenews.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+            throw new LockBackendException("connection lost", true);
+        }
+        List<RenewResult> results = delegate.renew(requests);
+        beforeRenewAnswer.run();
+        return results;
+    }
+
+    @Override
+    public boolean release(String name, String leaseId) {
+        releases.incrementAndGet();
+        if (failingReleases.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+            throw new LockBackendException("connection lost", true);
+        }
+        return delegate.release(name, leaseId);
+    }
+
+    @Override
+    public Optional<LockInfo> inspect(String name) {
+        return delegate.inspect(name);
+    }
+
+    @Override
+    public List<LockInfo> list(String prefix) {
+        return delegate.list(prefix);
+    }
+
+    @Override
+    public Set<Capability> capabilities() {
+        Set<Capability> all = delegate.capabilities();
+        return signals ? all : all.stream().filter(c -> c != Capability.WAKE_ON_RELEASE)
+                .collect(java.util.stream.Collectors.toUnmodifiableSet());
+    }
+
+    @Override
+    public Optional<ReleaseFeed> releaseFeed() {
+        return signals ? delegate.releaseFeed() : Optional.empty();
+    }
+
+    @Override
+    public int purgeFree(Duration freeFor) {
+        return delegate.purgeFree(freeFor);
+    }
+
+    @Override
+    public void close() {
+        delegate.close();
+    }
+}
