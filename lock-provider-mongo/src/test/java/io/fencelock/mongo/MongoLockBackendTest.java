@@ -13,7 +13,7 @@ import io.fencelock.spi.LockBackendProvider;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
 import io.fencelock.tck.CredentialChecks;
-import io.fencelock.tck.fixture.MongoServer;
+import io.fencelock.testservers.mongo.MongoServer;
 import org.bson.Document;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;

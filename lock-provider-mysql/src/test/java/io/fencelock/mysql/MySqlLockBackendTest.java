@@ -12,7 +12,7 @@ import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
 import io.fencelock.tck.CredentialChecks;
 import io.fencelock.tck.SpiChecks;
-import io.fencelock.tck.fixture.MariaDbServer;
+import io.fencelock.testservers.mysql.MariaDbServer;
 import io.fencelock.tck.fixture.ServerControl;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;

@@ -13,7 +13,7 @@ import io.fencelock.spi.RenewResult;
 import io.fencelock.spi.WakeUpSubscription;
 import io.fencelock.tck.CredentialChecks;
 import io.fencelock.tck.SpiChecks;
-import io.fencelock.tck.fixture.PostgresServer;
+import io.fencelock.testservers.postgres.PostgresServer;
 import io.fencelock.tck.fixture.ServerControl;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
