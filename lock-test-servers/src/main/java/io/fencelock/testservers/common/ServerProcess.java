@@ -70,6 +70,14 @@ public abstract class ServerProcess implements ServerControl {
         return "KILL";
     }
 
+    /** {@code binary} followed by {@code arguments}. */
+    protected static List<String> commandLine(Path binary, List<String> arguments) {
+        List<String> command = new ArrayList<>();
+        command.add(binary.toString());
+        command.addAll(arguments);
+        return command;
+    }
+
     /** A new temp directory {@code fencelock-<kind>-*} for one server. */
     public static Path newDirectory(String kind) throws IOException {
         return Files.createTempDirectory("fencelock-" + kind + "-");

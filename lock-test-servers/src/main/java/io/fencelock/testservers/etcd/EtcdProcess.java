@@ -10,7 +10,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -130,10 +129,7 @@ final class EtcdProcess extends ServerProcess {
 
     @Override
     protected List<String> command() {
-        List<String> command = new ArrayList<>();
-        command.add(binary.toString());
-        command.addAll(arguments);
-        return command;
+        return commandLine(binary, arguments);
     }
 
     /**

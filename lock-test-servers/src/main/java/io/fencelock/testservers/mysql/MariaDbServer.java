@@ -1,30 +1,20 @@
 package io.fencelock.testservers.mysql;
 
 import io.fencelock.testservers.common.ServerLocator;
-import io.fencelock.testservers.common.TestServer;
+import io.fencelock.testservers.common.JdbcServer;
 import io.fencelock.testservers.common.OnePerJvm;
 import io.fencelock.testservers.common.Endpoints;
 import io.fencelock.tck.fixture.ServerControl;
 
 import io.fencelock.spi.Redaction;
-import io.fencelock.spi.SqlIdentifiers;
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.containers.MySQLContainer;
 import org.testcontainers.utility.DockerImageName;
 
 import java.security.SecureRandom;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.HexFormat;
 import java.util.Locale;
 import java.util.Optional;
-import java.util.Properties;
-import java.util.Queue;
-import java.util.UUID;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.Supplier;
 
 /**
@@ -42,7 +32,7 @@ import java.util.function.Supplier;
  * Test classes share {@link #shared()} and isolate themselves with {@link #createDatabase(String)};
  * fault tests that stop or kill a server start their own with {@link #start(Source)}.
  */
-public final class MariaDbServer extends TestServer {
+public final class MariaDbServer extends JdbcServer {
     public static final String URL_ENV = "FENCELOCK_MYSQL_URL";
     public static final String USER_ENV = "FENCELOCK_MYSQL_USER";
     public static final String PASSWORD_ENV = "FENCELOCK_MYSQL_PASSWORD";
@@ -64,22 +54,15 @@ public final class MariaDbServer extends TestServer {
     }
 
     private final Source source;
-    private final String jdbcUrl;
-    private final String user;
-    private final String password;
     private final String product;
     private final String version;
     private final String description;
     private final ServerControl control;
-    private final Queue<String> createdDatabases = new ConcurrentLinkedQueue<>();
 
     private MariaDbServer(Source source, String jdbcUrl, String user, String password, String origin,
                           ServerControl control, Runnable shutdown, boolean isShared) {
-        super(shutdown, isShared);
+        super(jdbcUrl, user, password, source == Source.ENV, shutdown, isShared);
         this.source = source;
-        this.jdbcUrl = jdbcUrl;
-        this.user = user;
-        this.password = password;
         this.control = control;
         String full = serverVersion(); // e.g. "10.11.18-MariaDB-0+deb12u1" or "8.4.6"
         this.product = full.toLowerCase(Locale.ROOT).contains("mariadb") ? "MariaDB" : "MySQL";
@@ -177,21 +160,6 @@ public final class MariaDbServer extends TestServer {
         }
     }
 
-    /** A {@code jdbc:mysql:} URL of the server's own test database; see {@link #createDatabase(String)} for tests. */
-    public String jdbcUrl() {
-        return jdbcUrl;
-    }
-
-    /** The user to connect as (may be null for an {@code env} URL that carries its own). */
-    public String user() {
-        return user;
-    }
-
-    /** The password to connect with (may be null where the URL carries it or the server does not ask). */
-    public String password() {
-        return password;
-    }
-
     /** {@code "MariaDB"} or {@code "MySQL"}, as the server reports itself. */
     public String product() {
         return product;
@@ -216,7 +184,7 @@ public final class MariaDbServer extends TestServer {
      * none, a local socket): a proxy in front of one host would not see every request.
      */
     public Optional<java.net.InetSocketAddress> address() {
-        return Endpoints.single(jdbcUrl, 3306);
+        return Endpoints.single(jdbcUrl(), 3306);
     }
 
     /** {@code url} (e.g. from {@link #createDatabase(String)}) pointed at {@code address}: same database, user and parameters. */
@@ -224,35 +192,19 @@ public final class MariaDbServer extends TestServer {
         return Endpoints.withAddress(url, address);
     }
 
-    /** A connection to {@code url} on this server with its credentials. */
-    public Connection connect(String url) throws SQLException {
-        Properties properties = new Properties();
-        if (user != null) {
-            properties.setProperty("user", user);
-        }
-        if (password != null) {
-            properties.setProperty("password", password);
-        }
-        return DriverManager.getConnection(url, properties);
+    @Override
+    protected String createDatabaseSql(String name) {
+        return "CREATE DATABASE `" + name + "` CHARACTER SET utf8mb4"; // a validated identifier, quoted
     }
 
-    /**
-     * Creates a fresh database named {@code prefix} plus a random suffix, so that each test class
-     * works on its own tables, and returns its JDBC URL (the server's URL with the database replaced).
-     */
-    public String createDatabase(String prefix) {
-        SqlIdentifiers.require("database prefix", prefix);
-        String stem = prefix.toLowerCase(Locale.ROOT);
-        String name = stem.substring(0, Math.min(stem.length(), 40)) + "_"
-                + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
-        try (Connection c = connect(jdbcUrl); Statement s = c.createStatement()) {
-            s.execute("CREATE DATABASE `" + name + "` CHARACTER SET utf8mb4"); // a validated identifier, quoted
-        } catch (SQLException e) {
-            throw new IllegalStateException("cannot create database " + name + " on " + description + ": "
-                    + e.getMessage(), e);
-        }
-        createdDatabases.add(name);
-        return withDatabase(jdbcUrl, name);
+    @Override
+    protected String dropDatabaseSql(String name) {
+        return "DROP DATABASE IF EXISTS `" + name + "`";
+    }
+
+    @Override
+    protected String urlWithDatabase(String url, String database) {
+        return withDatabase(url, database);
     }
 
     /**
@@ -272,24 +224,8 @@ public final class MariaDbServer extends TestServer {
         return hosts + "/" + database + params;
     }
 
-    private void dropCreatedDatabases() {
-        try (Connection c = connect(jdbcUrl); Statement s = c.createStatement()) {
-            for (String name; (name = createdDatabases.poll()) != null; ) {
-                s.execute("DROP DATABASE IF EXISTS `" + name + "`");
-            }
-        } catch (SQLException e) {
-            System.err.println("fencelock: cannot drop test databases on " + description + ": " + e.getMessage());
-        }
-    }
-
     private String serverVersion() {
-        try (Connection c = connect(jdbcUrl); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT VERSION()")) {
-            rs.next();
-            return rs.getString(1);
-        } catch (SQLException e) {
-            throw new IllegalStateException("cannot query " + Redaction.uri(jdbcUrl) + ": " + Redaction.message(e.getMessage(), jdbcUrl), e);
-        }
+        return queryOne("SELECT VERSION()");
     }
 
     private static void requireDriver() throws ServerLocator.Unavailable {
@@ -298,17 +234,8 @@ public final class MariaDbServer extends TestServer {
         }
     }
 
-
     @Override
     protected String summary() {
         return description;
-    }
-
-    /** Someone else's server: leave it as we found it. */
-    @Override
-    protected void beforeShutdown() {
-        if (source == Source.ENV) {
-            dropCreatedDatabases();
-        }
     }
 }

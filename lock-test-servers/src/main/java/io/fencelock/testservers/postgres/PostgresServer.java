@@ -1,13 +1,12 @@
 package io.fencelock.testservers.postgres;
 
 import io.fencelock.testservers.common.ServerLocator;
-import io.fencelock.testservers.common.TestServer;
+import io.fencelock.testservers.common.JdbcServer;
 import io.fencelock.testservers.common.OnePerJvm;
 import io.fencelock.testservers.common.Endpoints;
 import io.fencelock.tck.fixture.ServerControl;
 
 import io.fencelock.spi.Redaction;
-import io.fencelock.spi.SqlIdentifiers;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.containers.PostgreSQLContainer;
@@ -16,16 +15,8 @@ import org.testcontainers.utility.DockerImageName;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.Locale;
 import java.util.Optional;
-import java.util.Queue;
-import java.util.UUID;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.Supplier;
 
 /**
@@ -42,7 +33,7 @@ import java.util.function.Supplier;
  * Test classes share {@link #shared()} and isolate themselves with {@link #createDatabase(String)};
  * fault tests that stop or kill a server start their own with {@link #start(Source)}.
  */
-public final class PostgresServer extends TestServer {
+public final class PostgresServer extends JdbcServer {
     public static final String URL_ENV = "FENCELOCK_POSTGRES_URL";
     public static final String USER_ENV = "FENCELOCK_POSTGRES_USER";
     public static final String PASSWORD_ENV = "FENCELOCK_POSTGRES_PASSWORD";
@@ -64,20 +55,13 @@ public final class PostgresServer extends TestServer {
     }
 
     private final Source source;
-    private final String jdbcUrl;
-    private final String user;
-    private final String password;
     private final String description;
     private final ServerControl control;
-    private final Queue<String> createdDatabases = new ConcurrentLinkedQueue<>();
 
     private PostgresServer(Source source, String jdbcUrl, String user, String password, String origin,
                            ServerControl control, Runnable shutdown, boolean isShared) {
-        super(shutdown, isShared);
+        super(jdbcUrl, user, password, source == Source.ENV, shutdown, isShared);
         this.source = source;
-        this.jdbcUrl = jdbcUrl;
-        this.user = user;
-        this.password = password;
         this.control = control;
         this.description = "PostgreSQL " + serverVersion() + " from " + origin;
     }
@@ -184,21 +168,6 @@ public final class PostgresServer extends TestServer {
         }
     }
 
-    /** A JDBC URL of the server's administrative database; see {@link #createDatabase(String)} for tests. */
-    public String jdbcUrl() {
-        return jdbcUrl;
-    }
-
-    /** The user to connect as (may be null for an {@code env} URL that carries its own). */
-    public String user() {
-        return user;
-    }
-
-    /** The password to connect with (may be null or empty where the server does not ask). */
-    public String password() {
-        return password;
-    }
-
     public Source source() {
         return source;
     }
@@ -213,7 +182,7 @@ public final class PostgresServer extends TestServer {
      * none, a local socket): a proxy in front of one host would not see every request.
      */
     public Optional<java.net.InetSocketAddress> address() {
-        return Endpoints.single(jdbcUrl, 5432);
+        return Endpoints.single(jdbcUrl(), 5432);
     }
 
     /** {@code url} (e.g. from {@link #createDatabase(String)}) pointed at {@code address}: same database, user and parameters. */
@@ -221,28 +190,19 @@ public final class PostgresServer extends TestServer {
         return Endpoints.withAddress(url, address);
     }
 
-    /** A connection to {@code url} on this server with its credentials. */
-    public Connection connect(String url) throws SQLException {
-        return DriverManager.getConnection(url, user, password);
+    @Override
+    protected String createDatabaseSql(String name) {
+        return "CREATE DATABASE \"" + name + "\""; // a validated identifier, quoted
     }
 
-    /**
-     * Creates a fresh database named {@code prefix} plus a random suffix, so that each test class
-     * works on its own tables, and returns its JDBC URL (the server's URL with the database replaced).
-     */
-    public String createDatabase(String prefix) {
-        SqlIdentifiers.require("database prefix", prefix);
-        String stem = prefix.toLowerCase(Locale.ROOT);
-        String name = stem.substring(0, Math.min(stem.length(), 40)) + "_"
-                + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
-        try (Connection c = connect(jdbcUrl); Statement s = c.createStatement()) {
-            s.execute("CREATE DATABASE \"" + name + "\""); // a validated identifier, quoted
-        } catch (SQLException e) {
-            throw new IllegalStateException("cannot create database " + name + " on " + description + ": "
-                    + e.getMessage(), e);
-        }
-        createdDatabases.add(name);
-        return withDatabase(jdbcUrl, name);
+    @Override
+    protected String dropDatabaseSql(String name) {
+        return "DROP DATABASE IF EXISTS \"" + name + "\" WITH (FORCE)";
+    }
+
+    @Override
+    protected String urlWithDatabase(String url, String database) {
+        return withDatabase(url, database);
     }
 
     /** {@code url} with its database replaced by {@code database}, keeping hosts and parameters. */
@@ -259,37 +219,12 @@ public final class PostgresServer extends TestServer {
         return JDBC_PREFIX + database + params;
     }
 
-    private void dropCreatedDatabases() {
-        try (Connection c = connect(jdbcUrl); Statement s = c.createStatement()) {
-            for (String name; (name = createdDatabases.poll()) != null; ) {
-                s.execute("DROP DATABASE IF EXISTS \"" + name + "\" WITH (FORCE)");
-            }
-        } catch (SQLException e) {
-            System.err.println("fencelock: cannot drop test databases on " + description + ": " + e.getMessage());
-        }
-    }
-
     private String serverVersion() {
-        try (Connection c = connect(jdbcUrl); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SHOW server_version")) {
-            rs.next();
-            return rs.getString(1).split(" ")[0];
-        } catch (SQLException e) {
-            throw new IllegalStateException("cannot query " + Redaction.uri(jdbcUrl) + ": " + Redaction.message(e.getMessage(), jdbcUrl), e);
-        }
+        return queryOne("SHOW server_version").split(" ")[0];
     }
-
 
     @Override
     protected String summary() {
         return description;
-    }
-
-    /** Someone else's server: leave it as we found it. */
-    @Override
-    protected void beforeShutdown() {
-        if (source == Source.ENV) {
-            dropCreatedDatabases();
-        }
     }
 }

@@ -110,10 +110,7 @@ final class RedisProcess extends ServerProcess {
 
     @Override
     protected List<String> command() {
-        List<String> command = new ArrayList<>();
-        command.add(binary.toString());
-        command.addAll(arguments);
-        return command;
+        return commandLine(binary, arguments);
     }
 
     /** Ready when the server answers PING with PONG (not LOADING: the AOF is replayed first). */
