@@ -10,7 +10,7 @@ import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.PutOption;
 import io.fencelock.etcd.EtcdLockBackend;
 import io.fencelock.spi.LockBackend;
-import io.fencelock.tck.fixture.EtcdServer;
+import io.fencelock.testservers.etcd.EtcdServer;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

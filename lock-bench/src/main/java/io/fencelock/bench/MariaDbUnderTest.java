@@ -3,7 +3,7 @@ package io.fencelock.bench;
 import com.zaxxer.hikari.HikariDataSource;
 import io.fencelock.mysql.MySqlLockBackend;
 import io.fencelock.spi.LockBackend;
-import io.fencelock.tck.fixture.MariaDbServer;
+import io.fencelock.testservers.mysql.MariaDbServer;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;

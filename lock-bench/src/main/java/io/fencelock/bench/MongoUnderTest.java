@@ -9,7 +9,7 @@ import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.FindOneAndUpdateOptions;
 import io.fencelock.mongo.MongoLockBackend;
 import io.fencelock.spi.LockBackend;
-import io.fencelock.tck.fixture.MongoServer;
+import io.fencelock.testservers.mongo.MongoServer;
 import org.bson.Document;
 
 import java.time.Duration;

@@ -3,7 +3,7 @@ package io.fencelock.bench;
 import com.zaxxer.hikari.HikariDataSource;
 import io.fencelock.postgres.PostgresLockBackend;
 import io.fencelock.spi.LockBackend;
-import io.fencelock.tck.fixture.PostgresServer;
+import io.fencelock.testservers.postgres.PostgresServer;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -2,7 +2,7 @@ package io.fencelock.bench;
 
 import io.fencelock.redis.RedisLockBackend;
 import io.fencelock.spi.LockBackend;
-import io.fencelock.tck.fixture.RedisServer;
+import io.fencelock.testservers.redis.RedisServer;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SetArgs;

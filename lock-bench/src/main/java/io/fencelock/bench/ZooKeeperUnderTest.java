@@ -1,7 +1,7 @@
 package io.fencelock.bench;
 
 import io.fencelock.spi.LockBackend;
-import io.fencelock.tck.fixture.ZooKeeperServer;
+import io.fencelock.testservers.zookeeper.ZooKeeperServer;
 import io.fencelock.zookeeper.ZooKeeperLockBackendProvider;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;

@@ -2,7 +2,7 @@ package io.fencelock.examples;
 
 import io.fencelock.LockClient;
 import io.fencelock.tck.FencedResource;
-import io.fencelock.tck.fixture.PostgresServer;
+import io.fencelock.testservers.postgres.PostgresServer;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Files;

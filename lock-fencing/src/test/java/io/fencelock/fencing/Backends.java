@@ -1,9 +1,9 @@
 package io.fencelock.fencing;
 
 import io.fencelock.tck.ClientConnection;
-import io.fencelock.tck.fixture.MariaDbServer;
-import io.fencelock.tck.fixture.PostgresServer;
-import io.fencelock.tck.fixture.RedisServer;
+import io.fencelock.testservers.mysql.MariaDbServer;
+import io.fencelock.testservers.postgres.PostgresServer;
+import io.fencelock.testservers.redis.RedisServer;
 
 import java.sql.SQLException;
 import java.util.Map;

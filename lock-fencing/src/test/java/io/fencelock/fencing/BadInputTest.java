@@ -1,7 +1,7 @@
 package io.fencelock.fencing;
 
-import io.fencelock.tck.fixture.PostgresServer;
-import io.fencelock.tck.fixture.RedisServer;
+import io.fencelock.testservers.postgres.PostgresServer;
+import io.fencelock.testservers.redis.RedisServer;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;

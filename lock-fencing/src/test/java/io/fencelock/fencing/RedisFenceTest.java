@@ -1,6 +1,6 @@
 package io.fencelock.fencing;
 
-import io.fencelock.tck.fixture.RedisServer;
+import io.fencelock.testservers.redis.RedisServer;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.api.StatefulRedisConnection;

@@ -1,7 +1,7 @@
 package io.fencelock.fencing;
 
 import io.fencelock.tck.ClientConnection;
-import io.fencelock.tck.fixture.ProcessSignals;
+import io.fencelock.tck.fault.ProcessSignals;
 
 import java.io.BufferedReader;
 import java.io.IOException;

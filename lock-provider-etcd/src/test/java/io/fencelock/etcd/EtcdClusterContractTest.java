@@ -2,7 +2,7 @@ package io.fencelock.etcd;
 
 import io.fencelock.tck.BackendFixture;
 import io.fencelock.tck.LockBackendContract;
-import io.fencelock.tck.fixture.EtcdServer;
+import io.fencelock.testservers.etcd.EtcdServer;
 import org.junit.jupiter.api.AfterAll;
 
 /** The whole TCK against a 3-node etcd cluster on loopback, each client talking to all three members. */

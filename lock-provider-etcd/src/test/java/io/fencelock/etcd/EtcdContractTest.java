@@ -4,7 +4,7 @@ import io.fencelock.spi.LockBackend;
 import io.fencelock.tck.BackendFixture;
 import io.fencelock.tck.ClientConnection;
 import io.fencelock.tck.LockBackendContract;
-import io.fencelock.tck.fixture.EtcdServer;
+import io.fencelock.testservers.etcd.EtcdServer;
 import io.fencelock.tck.fixture.ReplicaSetControl;
 import io.fencelock.tck.fixture.ServerControl;
 

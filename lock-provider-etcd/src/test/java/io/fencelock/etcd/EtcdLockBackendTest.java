@@ -12,7 +12,7 @@ import io.fencelock.spi.RenewResult;
 import io.fencelock.spi.WakeUpSubscription;
 import io.fencelock.tck.CredentialChecks;
 import io.fencelock.tck.fault.FaultProxy;
-import io.fencelock.tck.fixture.EtcdServer;
+import io.fencelock.testservers.etcd.EtcdServer;
 import io.fencelock.tck.fixture.ServerControl;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;

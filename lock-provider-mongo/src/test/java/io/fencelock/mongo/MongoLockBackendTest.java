@@ -13,7 +13,9 @@ import io.fencelock.spi.LockBackendProvider;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
 import io.fencelock.tck.CredentialChecks;
-import io.fencelock.tck.fixture.MongoServer;
+import io.fencelock.tck.spi.LockBackendSpiTemplate;
+import io.fencelock.tck.spi.SpiHarness;
+import io.fencelock.testservers.mongo.MongoServer;
 import org.bson.Document;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -37,9 +39,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
-/** The provider's own promises, on the Mongo fixture's server (the in-JVM mongo-java-server on these machines). */
+/**
+ * The SPI template's tests and the provider's own promises, on the Mongo fixture's server (the in-JVM
+ * mongo-java-server on these machines).
+ */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class MongoLockBackendTest {
+class MongoLockBackendTest extends LockBackendSpiTemplate {
     private MongoServer server;
     private String database;
     private MongoLockBackend backend;
@@ -49,6 +54,51 @@ class MongoLockBackendTest {
         server = MongoServer.shared();
         database = server.uniqueDatabase("provider");
         backend = MongoLockBackend.builder().uri(server.uri()).database(database).build();
+    }
+
+    @Override
+    protected SpiHarness harness() {
+        return new SpiHarness() {
+            @Override
+            public LockBackend backend() {
+                return backend;
+            }
+
+            @Override
+            public String providerName() {
+                return "mongo";
+            }
+
+            @Override
+            public String uri() {
+                return server.uri();
+            }
+
+            @Override
+            public Map<String, String> properties() {
+                return Map.of("database", database);
+            }
+
+            @Override
+            public String unreachableUri(String password) {
+                return "mongodb://app:" + CredentialChecks.encoded(password) + "@127.0.0.1:1/?serverSelectionTimeoutMS=1000";
+            }
+
+            @Override
+            public List<String> malformedPortUris(String secret) {
+                return List.of("mongodb://app:" + secret + "@127.0.0.1:notaport", "mongodb://127.0.0.1:70000");
+            }
+
+            @Override
+            public Map<Map<String, String>, String> badSettings() {
+                return Map.of(Map.of("collection", "a;b"), "'a;b'", Map.of("database", "bad.name"), "database");
+            }
+
+            @Override
+            public String misspelledProperty() {
+                return "table";
+            }
+        };
     }
 
     @AfterAll
@@ -62,9 +112,6 @@ class MongoLockBackendTest {
         return "t-" + UUID.randomUUID();
     }
 
-    private static String lease() {
-        return UUID.randomUUID().toString();
-    }
 
     @Test
     void tokensRiseAcrossReleaseExpiryAndTakeoverAndTheDocumentStays() throws Exception {
@@ -159,21 +206,6 @@ class MongoLockBackendTest {
         assertThat(Duration.between(after.serverTime(), after.expiresAt())).isGreaterThan(Duration.ofSeconds(50));
         assertThat(backend.inspect(expiredName).orElseThrow().held()).as("an expired lease stays expired").isFalse();
         assertThat(backend.inspect(foreign).orElseThrow().holder()).contains(requests.get(0).leaseId());
-    }
-
-    @Test
-    void tokenPeriodBumpsTheTokenOnlyWhenDue() throws Exception {
-        String name = name();
-        String id = lease();
-        long token = backend.tryAcquire(name, id, Duration.ofSeconds(5)).token();
-        RenewRequest periodic = new RenewRequest(name, id, Duration.ofSeconds(5), Duration.ofMillis(200));
-        assertThat(backend.renew(List.of(periodic)).get(0)).isEqualTo(
-                RenewResult.renewed(token, backend.inspect(name).orElseThrow().expiresAt()));
-        Thread.sleep(230); // the period is the behaviour under test
-        RenewResult bumped = backend.renew(List.of(periodic)).get(0);
-        assertThat(bumped.renewed()).isTrue();
-        assertThat(bumped.token()).isEqualTo(token + 1);
-        assertThat(backend.renew(List.of(periodic)).get(0).token()).as("not due again yet").isEqualTo(token + 1);
     }
 
     @Test

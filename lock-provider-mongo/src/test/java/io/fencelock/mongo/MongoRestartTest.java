@@ -4,7 +4,7 @@ import io.fencelock.LockBackendException;
 import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.tck.BackendFixture;
-import io.fencelock.tck.fixture.MongoServer;
+import io.fencelock.testservers.mongo.MongoServer;
 import io.fencelock.tck.fixture.ServerControl;
 import org.junit.jupiter.api.Test;
 

@@ -9,7 +9,7 @@ import io.fencelock.spi.RenewResult;
 import io.fencelock.tck.BackendFixture;
 import io.fencelock.tck.LockBackendContract;
 import io.fencelock.tck.matrix.MatrixRecorder;
-import io.fencelock.tck.fixture.MariaDbServer;
+import io.fencelock.testservers.mysql.MariaDbServer;
 import org.junit.jupiter.api.Test;
 import org.junit.platform.testkit.engine.EngineTestKit;
 import org.junit.platform.testkit.engine.Events;

@@ -4,16 +4,14 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.fencelock.Capability;
 import io.fencelock.LockBackendException;
-import io.fencelock.LockInfo;
 import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.LockBackend;
-import io.fencelock.spi.LockBackendProvider;
-import io.fencelock.spi.RenewRequest;
-import io.fencelock.spi.RenewResult;
 import io.fencelock.spi.WakeUpSubscription;
 import io.fencelock.tck.CredentialChecks;
 import io.fencelock.tck.SpiChecks;
-import io.fencelock.tck.fixture.PostgresServer;
+import io.fencelock.tck.spi.LockBackendSpiTemplate;
+import io.fencelock.tck.spi.SpiHarness;
+import io.fencelock.testservers.postgres.PostgresServer;
 import io.fencelock.tck.fixture.ServerControl;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -29,7 +27,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.ServiceLoader;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -45,13 +42,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
-class PostgresLockBackendTest {
-    private static final Duration TTL = Duration.ofSeconds(30);
+/** The SPI template's tests, and what is PostgreSQL's own: the purge and its guard, NOTIFY, the table checks, the pool. */
+class PostgresLockBackendTest extends LockBackendSpiTemplate {
     /** Expired by the time the next statement runs: a round trip takes far longer than this. */
     private static final Duration EXPIRED_AT_ONCE = Duration.ofNanos(1_000);
-    /** Only to stop a hang; a working wake-up arrives within a few milliseconds. */
-    private static final long HANG_GUARD_SECONDS = 30;
-
     private static PostgresServer server;
     private static String url;
     private static PostgresLockBackend backend;
@@ -61,6 +55,54 @@ class PostgresLockBackendTest {
         server = PostgresServer.shared();
         url = server.createDatabase("pg_backend");
         backend = builder().createTable(true).build();
+    }
+
+    @Override
+    protected SpiHarness harness() {
+        return new SpiHarness() {
+            @Override
+            public LockBackend backend() {
+                return backend;
+            }
+
+            @Override
+            public String providerName() {
+                return "postgres";
+            }
+
+            @Override
+            public String uri() {
+                return url;
+            }
+
+            @Override
+            public Map<String, String> properties() {
+                return Map.of("user", server.user(), "password", server.password() == null ? "" : server.password(),
+                        "poolSize", "1", "createTable", "false");
+            }
+
+            @Override
+            public String unreachableUri(String password) {
+                return "jdbc:postgresql://127.0.0.1:1/none?user=app&connectTimeout=1&password=" + password;
+            }
+
+            @Override
+            public List<String> malformedPortUris(String secret) {
+                return List.of("jdbc:postgresql://127.0.0.1:notaport/db?password=" + secret, "jdbc:postgresql://h:70000/db",
+                        "jdbc:postgresql://h1:5432,h2:x/db");
+            }
+
+            @Override
+            public Map<Map<String, String>, String> badSettings() {
+                return Map.of(Map.of("table", "bad-name"), "bad-name", Map.of("poolSize", "many"), "poolSize",
+                        Map.of("schema", "public; drop table x"), "schema");
+            }
+
+            @Override
+            public String misspelledProperty() {
+                return "tabel";
+            }
+        };
     }
 
     @AfterAll
@@ -76,71 +118,6 @@ class PostgresLockBackendTest {
 
     private static String name() {
         return "test/" + UUID.randomUUID();
-    }
-
-    private static String lease() {
-        return UUID.randomUUID().toString();
-    }
-
-    @Test
-    void acquireRenewReleaseAndInspect() {
-        String name = name();
-        String holder = lease();
-        String other = lease();
-
-        AcquireResult granted = backend.tryAcquire(name, holder, TTL);
-        assertThat(granted.acquired()).isTrue();
-        assertThat(granted.token()).isPositive();
-
-        AcquireResult refused = backend.tryAcquire(name, other, TTL);
-        assertThat(refused.acquired()).isFalse();
-        assertThat(refused.holderRemaining()).isPositive().isLessThanOrEqualTo(TTL);
-
-        LockInfo info = backend.inspect(name).orElseThrow();
-        assertThat(info.held()).isTrue();
-        assertThat(info.holder()).contains(holder);
-        assertThat(info.token()).isEqualTo(granted.token());
-        assertThat(info.expiresAt()).isEqualTo(granted.expiresAt()).isAfter(info.serverTime());
-
-        List<RenewResult> renewed = backend.renew(List.of(new RenewRequest(name, holder, Duration.ofSeconds(60), null),
-                new RenewRequest(name, other, TTL, null)));
-        assertThat(renewed.get(0).renewed()).isTrue();
-        assertThat(renewed.get(0).token()).isEqualTo(granted.token());
-        assertThat(renewed.get(0).expiresAt()).isAfter(granted.expiresAt());
-        assertThat(renewed.get(1)).isEqualTo(RenewResult.rejected());
-
-        assertThat(backend.release(name, other)).as("release by a non-holder").isFalse();
-        assertThat(backend.inspect(name).orElseThrow().held()).isTrue();
-        assertThat(backend.release(name, holder)).isTrue();
-        assertThat(backend.release(name, holder)).as("release is idempotent").isFalse();
-
-        LockInfo free = backend.inspect(name).orElseThrow();
-        assertThat(free.held()).isFalse();
-        assertThat(free.leaseId()).isNull();
-        assertThat(free.expiresAt()).isNull();
-        assertThat(free.token()).as("the row keeps the token history").isEqualTo(granted.token());
-        assertThat(backend.renew(List.of(new RenewRequest(name, holder, TTL, null)))).containsExactly(RenewResult.rejected());
-
-        AcquireResult next = backend.tryAcquire(name, other, TTL);
-        assertThat(next.acquired()).isTrue();
-        assertThat(next.token()).isGreaterThan(granted.token());
-        assertThat(backend.inspect("never-" + UUID.randomUUID())).isEmpty();
-    }
-
-    @Test
-    void expiredHolderIsTakenOverWithAHigherTokenAndCannotRenew() {
-        String name = name();
-        String crashed = lease();
-        AcquireResult first = backend.tryAcquire(name, crashed, EXPIRED_AT_ONCE);
-        assertThat(first.acquired()).isTrue();
-
-        assertThat(backend.renew(List.of(new RenewRequest(name, crashed, TTL, null)))).containsExactly(RenewResult.rejected());
-        assertThat(backend.release(name, crashed)).as("an expired lease frees nothing").isFalse();
-        assertThat(backend.inspect(name).orElseThrow().held()).isFalse();
-
-        AcquireResult takeover = backend.tryAcquire(name, lease(), TTL);
-        assertThat(takeover.acquired()).isTrue();
-        assertThat(takeover.token()).isGreaterThan(first.token());
     }
 
     @Test
@@ -264,103 +241,6 @@ class PostgresLockBackendTest {
     }
 
     @Test
-    void tokenPeriodBumpsTheTokenOnlyOnceThePeriodHasPassed() {
-        String name = name();
-        String holder = lease();
-        long token = backend.tryAcquire(name, holder, TTL).token();
-
-        RenewResult young = backend.renew(List.of(new RenewRequest(name, holder, TTL, Duration.ofHours(1)))).get(0);
-        assertThat(young.renewed()).isTrue();
-        assertThat(young.token()).as("issued less than an hour ago").isEqualTo(token);
-
-        // the token was issued at least a round trip ago, so a 1 µs period has passed
-        RenewResult old = backend.renew(List.of(new RenewRequest(name, holder, TTL, Duration.ofNanos(1_000)))).get(0);
-        assertThat(old.renewed()).isTrue();
-        assertThat(old.token()).isGreaterThan(token);
-        assertThat(backend.inspect(name).orElseThrow().token()).isEqualTo(old.token());
-
-        RenewResult again = backend.renew(List.of(new RenewRequest(name, holder, TTL, Duration.ofHours(1)))).get(0);
-        assertThat(again.token()).as("the bump restarted the period").isEqualTo(old.token());
-        RenewResult noPeriod = backend.renew(List.of(new RenewRequest(name, holder, TTL, null))).get(0);
-        assertThat(noPeriod.token()).isEqualTo(old.token());
-    }
-
-    @Test
-    void renewsAThousandLeasesInOneCallInRequestOrder() {
-        List<RenewRequest> requests = new ArrayList<>();
-        List<AcquireResult> grants = new ArrayList<>();
-        String prefix = "batch-" + UUID.randomUUID() + "/";
-        for (int i = 0; i < 1000; i++) {
-            String name = prefix + i;
-            String holder = lease();
-            grants.add(backend.tryAcquire(name, holder, TTL));
-            requests.add(new RenewRequest(name, holder, Duration.ofSeconds(90), null));
-        }
-        requests.add(500, new RenewRequest(prefix + 7, "not-the-holder", TTL, null));
-        requests.add(new RenewRequest(prefix + "never-taken", lease(), TTL, null));
-
-        List<RenewResult> results = backend.renew(requests);
-
-        assertThat(results).hasSize(1002);
-        assertThat(results.get(500)).isEqualTo(RenewResult.rejected());
-        assertThat(results.get(1001)).isEqualTo(RenewResult.rejected());
-        List<RenewResult> real = new ArrayList<>(results.subList(0, 1001));
-        real.remove(500);
-        for (int i = 0; i < 1000; i++) {
-            assertThat(real.get(i).renewed()).isTrue();
-            assertThat(real.get(i).token()).isEqualTo(grants.get(i).token());
-            assertThat(real.get(i).expiresAt()).isAfter(grants.get(i).expiresAt());
-        }
-        assertThat(backend.renew(List.of())).isEmpty();
-    }
-
-    @Test
-    void listsHeldLocksByPrefixInJavaOrder() {
-        String prefix = "list-" + UUID.randomUUID() + "/";
-        for (String suffix : List.of("b", "a", "B", "c")) {
-            backend.tryAcquire(prefix + suffix, lease(), TTL);
-        }
-        String released = lease();
-        backend.tryAcquire(prefix + "d", released, TTL);
-        backend.release(prefix + "d", released);
-        backend.tryAcquire(prefix + "e", lease(), EXPIRED_AT_ONCE);
-        backend.tryAcquire("other-" + prefix + "a", lease(), TTL);
-
-        assertThat(backend.list(prefix)).extracting(LockInfo::name)
-                .containsExactly(prefix + "B", prefix + "a", prefix + "b", prefix + "c");
-        assertThat(backend.list(prefix)).allSatisfy(info -> {
-            assertThat(info.held()).isTrue();
-            assertThat(info.leaseId()).isNotNull();
-        });
-        assertThat(backend.list("")).extracting(LockInfo::name).contains(prefix + "a", "other-" + prefix + "a");
-        assertThat(backend.list("%")).as("LIKE wildcards are plain characters").isEmpty();
-    }
-
-    @Test
-    void onlyOneOfManyConcurrentAcquirersWins() throws Exception {
-        String name = name();
-        int threads = 8;
-        CyclicBarrier start = new CyclicBarrier(threads);
-        List<Callable<AcquireResult>> attempts = new ArrayList<>();
-        for (int i = 0; i < threads; i++) {
-            attempts.add(() -> {
-                start.await(HANG_GUARD_SECONDS, TimeUnit.SECONDS);
-                return backend.tryAcquire(name, lease(), TTL);
-            });
-        }
-        ExecutorService pool = Executors.newFixedThreadPool(threads);
-        try {
-            List<AcquireResult> results = new ArrayList<>();
-            for (Future<AcquireResult> f : pool.invokeAll(attempts)) {
-                results.add(f.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS));
-            }
-            assertThat(results).filteredOn(AcquireResult::acquired).hasSize(1);
-        } finally {
-            pool.shutdownNow();
-        }
-    }
-
-    @Test
     void subscriberIsWokenByARelease() throws InterruptedException {
         String name = name();
         String holder = lease();
@@ -461,12 +341,8 @@ class PostgresLockBackendTest {
         assertThatThrownBy(() -> PostgresLockBackend.builder().jdbcUrl("jdbc:mysql://h/db"))
                 .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> new PostgresLockBackendProvider().open("jdbc:postgresql://127.0.0.1:1/none",
-                Map.of("table", "bad-name"))).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("bad-name");
-        assertThatThrownBy(() -> new PostgresLockBackendProvider().open("jdbc:postgresql://127.0.0.1:1/none",
-                Map.of("tabel", "x", "password", "s3cret-value"))).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("[tabel]").hasMessageContaining("createTable").hasMessageNotContaining("s3cret-value");
-        assertThatThrownBy(() -> new PostgresLockBackendProvider().open("jdbc:postgresql://127.0.0.1:1/none",
-                Map.of("poolSize", "many"))).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("poolSize");
+                Map.of("tabel", "x"))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("[tabel]").as("the refusal lists the known properties").hasMessageContaining("createTable");
     }
 
     @Test
@@ -556,14 +432,7 @@ class PostgresLockBackendTest {
         Assumptions.assumeTrue(wrongPassword != null, "this server does not check passwords: " + server.description());
         assertThat(wrongPassword).isInstanceOf(LockBackendException.class);
         assertThat(((LockBackendException) wrongPassword).isRetryable()).as("bad credentials do not heal").isFalse();
-        assertNoSecret(wrongPassword, secret);
-
-        Throwable unreachable = catchThrowable(() -> PostgresLockBackend.builder()
-                .jdbcUrl("jdbc:postgresql://127.0.0.1:1/none?user=app&password=" + secret)
-                .connectTimeout(Duration.ofSeconds(1)).build());
-        assertThat(unreachable).isInstanceOf(LockBackendException.class);
-        assertThat(((LockBackendException) unreachable).isRetryable()).as("a server that is down may come back").isTrue();
-        assertNoSecret(unreachable, secret);
+        CredentialChecks.assertNoSecret(wrongPassword, secret);
     }
 
     @Test
@@ -611,36 +480,10 @@ class PostgresLockBackendTest {
     }
 
     @Test
-    void aMalformedPortIsRefusedBeforeAnyIo() {
-        for (String bad : List.of("jdbc:postgresql://127.0.0.1:notaport/db?password=s3cret", "jdbc:postgresql://h:70000/db",
-                "jdbc:postgresql://h1:5432,h2:x/db")) {
-            assertThatThrownBy(() -> PostgresLockBackend.builder().jdbcUrl(bad)).isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("port '").hasMessageNotContaining("s3cret");
-        }
-    }
-
-    @Test
-    void declaresItsCapabilitiesAndIsFoundByServiceLoader() {
+    void declaresItsCapabilities() {
         assertThat(backend.capabilities()).containsExactlyInAnyOrder(Capability.FENCING, Capability.DURABLE_TOKENS,
                 Capability.SERVER_TIME, Capability.WAKE_ON_RELEASE, Capability.BATCH_RENEW, Capability.TOKEN_PERIOD,
                 Capability.LINEARIZABLE, Capability.PURGE_FREE);
-
-        LockBackendProvider provider = ServiceLoader.load(LockBackendProvider.class).stream()
-                .map(ServiceLoader.Provider::get).filter(p -> p.name().equals("postgres")).findFirst().orElseThrow();
-        assertThat(provider.accepts(url)).isTrue();
-        try (LockBackend opened = provider.open(url, Map.of("user", server.user(), "password",
-                server.password() == null ? "" : server.password(), "poolSize", "1", "createTable", "false"))) {
-            String name = name();
-            assertThat(opened.tryAcquire(name, lease(), TTL).acquired()).isTrue();
-            assertThat(backend.inspect(name).orElseThrow().held()).as("same table as the builder's default").isTrue();
-        }
-    }
-
-    private static void assertNoSecret(Throwable failure, String secret) {
-        for (Throwable t = failure; t != null; t = t.getCause()) {
-            assertThat(String.valueOf(t.getMessage())).doesNotContain(secret);
-            assertThat(t.toString()).doesNotContain(secret);
-        }
     }
 
     private static void execute(String... statements) throws SQLException {

@@ -4,7 +4,7 @@ import io.fencelock.spi.LockBackend;
 import io.fencelock.tck.BackendFixture;
 import io.fencelock.tck.ClientConnection;
 import io.fencelock.tck.LockBackendContract;
-import io.fencelock.tck.fixture.RedisServer;
+import io.fencelock.testservers.redis.RedisServer;
 import io.fencelock.tck.fixture.ServerControl;
 import org.junit.jupiter.api.AfterAll;
 

@@ -2,7 +2,7 @@ package io.fencelock.redis;
 
 import io.fencelock.tck.BackendFixture;
 import io.fencelock.tck.LockBackendContract;
-import io.fencelock.tck.fixture.RedisServer;
+import io.fencelock.testservers.redis.RedisServer;
 import org.junit.jupiter.api.AfterAll;
 
 /**

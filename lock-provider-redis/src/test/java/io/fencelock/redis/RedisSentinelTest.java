@@ -4,7 +4,7 @@ import io.fencelock.tck.SpiChecks;
 import io.fencelock.Capability;
 import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.RenewRequest;
-import io.fencelock.tck.fixture.RedisServer;
+import io.fencelock.testservers.redis.RedisServer;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;

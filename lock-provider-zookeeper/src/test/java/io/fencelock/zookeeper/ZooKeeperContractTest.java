@@ -6,7 +6,7 @@ import io.fencelock.tck.ClientConnection;
 import io.fencelock.tck.LockBackendContract;
 import io.fencelock.tck.fixture.ReplicaSetControl;
 import io.fencelock.tck.fixture.ServerControl;
-import io.fencelock.tck.fixture.ZooKeeperServer;
+import io.fencelock.testservers.zookeeper.ZooKeeperServer;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;

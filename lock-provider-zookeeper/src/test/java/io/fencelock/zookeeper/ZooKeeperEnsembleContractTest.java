@@ -2,7 +2,7 @@ package io.fencelock.zookeeper;
 
 import io.fencelock.tck.BackendFixture;
 import io.fencelock.tck.LockBackendContract;
-import io.fencelock.tck.fixture.ZooKeeperServer;
+import io.fencelock.testservers.zookeeper.ZooKeeperServer;
 import org.junit.jupiter.api.AfterAll;
 
 /**

@@ -10,7 +10,7 @@ import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
 import io.fencelock.spi.WakeUpSubscription;
 import io.fencelock.tck.fixture.ServerControl;
-import io.fencelock.tck.fixture.ZooKeeperServer;
+import io.fencelock.testservers.zookeeper.ZooKeeperServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;

@@ -2,7 +2,6 @@ package io.fencelock.tck.fault;
 
 import io.fencelock.tck.ClientConnection;
 import io.fencelock.tck.FencedResource;
-import io.fencelock.tck.fixture.ProcessSignals;
 
 import java.io.BufferedReader;
 import java.io.IOException;

@@ -3,7 +3,6 @@ package io.fencelock.tck.fault;
 import io.fencelock.tck.ClientConnection;
 import io.fencelock.tck.FencedResource;
 import io.fencelock.tck.RecordedClient;
-import io.fencelock.tck.fixture.ProcessSignals;
 import io.fencelock.tck.history.Event;
 import io.fencelock.tck.history.History;
 

@@ -1,0 +1,215 @@
+package io.fencelock.tck.broken;
+
+import io.fencelock.testservers.postgres.PostgresServer;
+
+import io.fencelock.spi.LockBackend;
+import io.fencelock.tck.BackendFixture;
+import io.fencelock.tck.LockBackendContract;
+import io.fencelock.tck.matrix.MatrixRecorder;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.platform.testkit.engine.EngineTestKit;
+import org.junit.platform.testkit.engine.Events;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.platform.engine.discovery.DiscoverySelectors.selectMethod;
+
+/**
+ * The kit is not vacuous: run against a backend with one seeded flaw, the property that guards
+ * against that flaw must fail. Each flawed backend is a real PostgreSQL table with unsafe SQL.
+ */
+class BrokenBackendsAreCaughtTest {
+    /** The flawed backends' matrices are no real backend's results: kept out of the comparison report's way. */
+    private static final String FLAWED_MATRICES = "target/fencelock-tck-flawed";
+    private static String previousSchedules;
+    private static String previousShrink;
+    private static String previousRace;
+
+    @BeforeAll
+    static void fewerSchedules() {
+        previousSchedules = System.getProperty("fencelock.tck.schedules");
+        previousShrink = System.getProperty("fencelock.tck.shrinkAttempts");
+        System.setProperty("fencelock.tck.schedules", "6");
+        System.setProperty("fencelock.tck.shrinkAttempts", "4");
+        // a race property stops at its first violation: a long bound costs a flawed backend nothing
+        // and makes missing the flaw vanishingly unlikely
+        previousRace = System.getProperty("fencelock.tck.raceSeconds");
+        System.setProperty("fencelock.tck.raceSeconds", "30");
+    }
+
+    @AfterAll
+    static void restore() {
+        restore("fencelock.tck.schedules", previousSchedules);
+        restore("fencelock.tck.shrinkAttempts", previousShrink);
+        restore("fencelock.tck.raceSeconds", previousRace);
+    }
+
+    private static void restore(String key, String value) {
+        if (value == null) {
+            System.clearProperty(key);
+        } else {
+            System.setProperty(key, value);
+        }
+    }
+
+    @Test
+    void releaseWithoutOwnerCheckIsCaught() {
+        assertFails(ReleaseWithoutOwnerCheck.class, "releaseIsOwnerChecked");
+    }
+
+    @Test
+    void seedTokenPlusOneWithCleanupIsCaught() {
+        assertFails(TokenPlusOneWithCleanup.class, "newHolderExceedsAllPriorTokens");
+    }
+
+    @Test
+    void purgeWithoutGuardIsCaught() {
+        Events events = run(PurgeWithoutGuard.class, "tokensRiseWhilePurgesRace");
+        assertThat(events.failed().count()).as("tokensRiseWhilePurgesRace on PurgeWithoutGuard").isEqualTo(1);
+        // judged by the history checker: a holder's write inside its certain hold was turned away
+        assertThat(failure(events).getMessage()).contains("fencedResourceRejectsStaleWriters");
+    }
+
+    @Test
+    void renewAfterExpiryIsCaught() {
+        assertFails(RenewIgnoresExpiry.class, "renewAfterExpiryIsRejected");
+    }
+
+    @Test
+    void takeoverKeepingTheTokenIsCaught() {
+        assertFails(TakeoverKeepsToken.class, "fencedResourceRejectsStaleWriters");
+    }
+
+    @Test
+    void aPrimitiveThatBlocksPastTheWaitIsCaught() {
+        assertFails(BlocksUntilFree.class, "acquireHonoursItsWaitUnderLoad");
+    }
+
+    @Test
+    void interruptedGrantReportedAsRefusalIsCaught() {
+        assertFails(InterruptedGrantReportedRefused.class, "interruptedAcquireLeavesNoGrantBehind");
+    }
+
+    @Test
+    void releaseNotAwaitedIsCaught() {
+        assertFails(ReleaseNotAwaited.class, "releaseWorksOnAnInterruptedThread");
+    }
+
+    @Test
+    void missingMutualExclusionIsCaughtByTheRandomSchedules() {
+        Events events = run(NoMutualExclusion.class, "certainHoldsNeverOverlap");
+        assertThat(events.failed().count()).as("failed tests").isEqualTo(1);
+        // the report names the property, the seed to replay and the shrunk schedule
+        assertThat(failure(events).getMessage()).contains("certainHoldsNeverOverlap").contains("-Dfencelock.tck.seed=")
+                .contains("schedule").contains("history:");
+    }
+
+    @Test
+    void aCorrectTableDesignPassesTheSameProperties() {
+        // The same SQL without a flaw is not flagged: the failures above come from the flaws.
+        Events events = EngineTestKit.engine("junit-jupiter")
+                .selectors(selectMethod(NoFlaw.class, "releaseIsOwnerChecked"),
+                        selectMethod(NoFlaw.class, "renewAfterExpiryIsRejected"),
+                        selectMethod(NoFlaw.class, "fencedResourceRejectsStaleWriters"),
+                        selectMethod(NoFlaw.class, "acquireHonoursItsWaitUnderLoad"),
+                        selectMethod(NoFlaw.class, "interruptedAcquireLeavesNoGrantBehind"),
+                        selectMethod(NoFlaw.class, "releaseWorksOnAnInterruptedThread"))
+                .configurationParameter(MatrixRecorder.DIRECTORY_PARAMETER, FLAWED_MATRICES)
+                .execute().testEvents();
+        assertThat(events.failed().count()).as("failures on the sound variant: " + failures(events)).isZero();
+        assertThat(events.succeeded().count()).isEqualTo(6);
+    }
+
+    private static Throwable failure(Events events) {
+        return events.failed().stream().findFirst().orElseThrow()
+                .getPayload(org.junit.platform.engine.TestExecutionResult.class).orElseThrow()
+                .getThrowable().orElseThrow();
+    }
+
+    private static String failures(Events events) {
+        StringBuilder sb = new StringBuilder();
+        events.failed().stream().forEach(e -> e.getPayload(org.junit.platform.engine.TestExecutionResult.class)
+                .flatMap(org.junit.platform.engine.TestExecutionResult::getThrowable)
+                .ifPresent(t -> sb.append('\n').append(e.getTestDescriptor().getDisplayName()).append(": ").append(t)));
+        return sb.toString();
+    }
+
+    private static void assertFails(Class<? extends LockBackendContract> contract, String property) {
+        Events events = run(contract, property);
+        assertThat(events.failed().count()).as(property + " on " + contract.getSimpleName()).isEqualTo(1);
+    }
+
+    private static Events run(Class<? extends LockBackendContract> contract, String property) {
+        return EngineTestKit.engine("junit-jupiter").selectors(selectMethod(contract, property))
+                .configurationParameter(MatrixRecorder.DIRECTORY_PARAMETER, FLAWED_MATRICES).execute().testEvents();
+    }
+
+    /** A fixture for one flaw, on its own database of the shared PostgreSQL. */
+    private static BackendFixture fixtureWith(FlawedTableBackend.Flaw flaw) {
+        PostgresServer server = PostgresServer.shared();
+        String url = server.createDatabase("flawed");
+        return new BackendFixture() {
+            @Override
+            public LockBackend openBackend() {
+                return new FlawedTableBackend(flaw, url, server.user(), server.password());
+            }
+
+            @Override
+            public String description() {
+                return "flawed backend (" + (flaw == null ? "no flaw" : flaw) + ") on " + server.description();
+            }
+        };
+    }
+
+    /** The contract on a flawed backend; subclasses only name the flaw. */
+    abstract static class FlawedContract extends LockBackendContract {
+        abstract FlawedTableBackend.Flaw flaw();
+
+        @Override
+        protected BackendFixture fixture() {
+            return fixtureWith(flaw());
+        }
+    }
+
+    static class ReleaseWithoutOwnerCheck extends FlawedContract {
+        FlawedTableBackend.Flaw flaw() { return FlawedTableBackend.Flaw.RELEASE_WITHOUT_OWNER_CHECK; }
+    }
+
+    static class TokenPlusOneWithCleanup extends FlawedContract {
+        FlawedTableBackend.Flaw flaw() { return FlawedTableBackend.Flaw.TOKEN_PLUS_ONE_WITH_CLEANUP; }
+    }
+
+    static class RenewIgnoresExpiry extends FlawedContract {
+        FlawedTableBackend.Flaw flaw() { return FlawedTableBackend.Flaw.RENEW_IGNORES_EXPIRY; }
+    }
+
+    static class TakeoverKeepsToken extends FlawedContract {
+        FlawedTableBackend.Flaw flaw() { return FlawedTableBackend.Flaw.TAKEOVER_KEEPS_TOKEN; }
+    }
+
+    static class PurgeWithoutGuard extends FlawedContract {
+        FlawedTableBackend.Flaw flaw() { return FlawedTableBackend.Flaw.PURGE_WITHOUT_GUARD; }
+    }
+
+    static class NoMutualExclusion extends FlawedContract {
+        FlawedTableBackend.Flaw flaw() { return FlawedTableBackend.Flaw.NO_MUTUAL_EXCLUSION; }
+    }
+
+    static class BlocksUntilFree extends FlawedContract {
+        FlawedTableBackend.Flaw flaw() { return FlawedTableBackend.Flaw.BLOCKS_UNTIL_FREE; }
+    }
+
+    static class InterruptedGrantReportedRefused extends FlawedContract {
+        FlawedTableBackend.Flaw flaw() { return FlawedTableBackend.Flaw.INTERRUPTED_GRANT_REPORTED_REFUSED; }
+    }
+
+    static class ReleaseNotAwaited extends FlawedContract {
+        FlawedTableBackend.Flaw flaw() { return FlawedTableBackend.Flaw.RELEASE_NOT_AWAITED; }
+    }
+
+    /** The same table design without a flaw. */
+    static class NoFlaw extends FlawedContract {
+        FlawedTableBackend.Flaw flaw() { return null; }
+    }
+}
