@@ -207,6 +207,9 @@ final class CoordinationChecks {
                     .containsAllEntriesOf(ownedBy("a", a.holdingKeys())).containsAllEntriesOf(ownedBy("b", b.holdingKeys()));
 
             // frozen (SIGSTOP): its tasks run elsewhere; thawed, its works are interrupted and their late writes turned away
+            // the child's own report of what it runs arrives on its stdout: wait until it matches the backend's record
+            awaitCondition("the child to run the two tasks the backend records for it",
+                    () -> child.running().keySet().equals(ownedKeys(a.assignments(), "child")));
             Map<String, Long> frozenTasks = child.running();
             assertThat(frozenTasks).as("the child's tasks before it froze").hasSize(2);
             child.pause();
@@ -234,7 +237,8 @@ final class CoordinationChecks {
                 return now.size() == taskCount && countsOf(now, "a", "b", "child").stream().allMatch(n -> n == 2);
             });
 
-            awaitCondition("the child's works to run", () -> child.running().size() == 2);
+            awaitCondition("the child to run the two tasks the backend records for it again",
+                    () -> child.running().keySet().equals(ownedKeys(a.assignments(), "child")) && child.running().size() == 2);
             child.kill();
             long killed = System.nanoTime();
             awaitCondition("the killed instance's tasks to run elsewhere",
@@ -257,6 +261,16 @@ final class CoordinationChecks {
         } finally {
             spreaders.forEach(TaskSpreader::close);
         }
+    }
+
+    private static Set<String> ownedKeys(Map<String, String> assignments, String instance) {
+        Set<String> keys = new TreeSet<>();
+        assignments.forEach((task, owner) -> {
+            if (owner.equals(instance)) {
+                keys.add(task);
+            }
+        });
+        return keys;
     }
 
     private static Map<String, String> ownedBy(String instance, Set<String> tasks) {
