@@ -255,6 +255,9 @@ class ZooKeeperLockBackendTest {
         assertThatThrownBy(() -> provider.open("zookeeper://127.0.0.1:1/bad chroot", Map.of())).hasMessageContaining("chroot");
         assertThatThrownBy(() -> provider.open("zookeeper://admin:secret@127.0.0.1:2181", Map.of()))
                 .isInstanceOf(IllegalArgumentException.class).message().doesNotContain("secret");
+        assertThatThrownBy(() -> provider.open("zookeeper://127.0.0.1:2181/app?auth=secret", Map.of()))
+                .hasMessageContaining("parameters").message().doesNotContain("secret");
+        assertThatThrownBy(() -> provider.open("zookeeper://127.0.0.1:x", Map.of())).hasMessageContaining("port 'x' of ZooKeeper server");
         assertThatThrownBy(() -> provider.open("zookeeper://", Map.of())).isInstanceOf(IllegalArgumentException.class);
         try (LockBackend b = provider.open(server.url(), Map.of("basePath", "/fencelock-test/locks", "requestTimeout", "PT3S"))) {
             assertThat(b.capabilities()).contains(Capability.FENCING, Capability.DURABLE_TOKENS, Capability.WAKE_ON_RELEASE,
