@@ -5,9 +5,6 @@ import io.fencelock.spi.LockBackendProvider;
 import io.fencelock.spi.ProviderProperties;
 import io.fencelock.spi.Redaction;
 
-import java.time.Duration;
-import java.time.format.DateTimeParseException;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -38,24 +35,9 @@ public final class ZooKeeperLockBackendProvider implements LockBackendProvider {
                     + Redaction.uri(uri));
         }
         ProviderProperties settings = ProviderProperties.check(this, uri, properties, KEYS);
-        String rest = uri.substring(SCHEME.length());
-        int slash = rest.indexOf('/');
-        String hosts = slash < 0 ? rest : rest.substring(0, slash);
-        ZooKeeperLockBackend.Builder builder = ZooKeeperLockBackend.builder()
-                .servers(Arrays.stream(hosts.split(",", -1)).map(String::trim).toList());
-        if (slash >= 0) {
-            builder.chroot(rest.substring(slash));
-        }
+        ZooKeeperLockBackend.Builder builder = ZooKeeperLockBackend.builder().uri(uri);
         settings.ifPresent("basePath", builder::basePath)
-                .ifPresent("requestTimeout", value -> builder.requestTimeout(isoDuration("requestTimeout", value)));
+                .ifPresentDuration("requestTimeout", builder::requestTimeout);
         return builder.build();
-    }
-
-    private static Duration isoDuration(String key, String value) {
-        try {
-            return Duration.parse(value);
-        } catch (DateTimeParseException | NullPointerException e) {
-            throw new IllegalArgumentException(key + " '" + value + "' is not an ISO-8601 duration such as PT5S", e);
-        }
     }
 }

@@ -91,7 +91,7 @@ class ZooKeeperLockBackendTest {
         holder.sessions().values().forEach(Session::abandon);
         awaitTrue(() -> observer.inspect(name).isEmpty());
         long gone = (System.nanoTime() - sent) / 1_000_000;
-        long session = ZooKeeperLockBackend.sessionMillis(ttl);
+        long session = Sessions.sessionMillis(ttl);
         System.out.println("[zookeeper] a crashed holder's 800 ms lock (session " + session + " ms, tick 100 ms) was freed by the server after "
                 + gone + " ms");
         assertThat(gone).as("not before the TTL").isGreaterThanOrEqualTo(ttl.toMillis());
@@ -202,8 +202,8 @@ class ZooKeeperLockBackendTest {
         assertThat(b.inspect(name).orElseThrow().leaseId()).isEqualTo(lease);
         assertThat(b.release(name, lease)).isTrue();
         assertThat(b.release(name, lease)).isFalse();
-        assertThat(ZooKeeperLockBackend.encode("..")).isEqualTo("%2E%2E");
-        assertThat(ZooKeeperLockBackend.decode(ZooKeeperLockBackend.encode("a/b"))).isEqualTo("a/b");
+        assertThat(Znodes.encode("..")).isEqualTo("%2E%2E");
+        assertThat(Znodes.decode(Znodes.encode("a/b"))).isEqualTo("a/b");
     }
 
     @Test
@@ -216,7 +216,7 @@ class ZooKeeperLockBackendTest {
         // below the smallest session (two ticks, 200 ms) the lock is granted on a 200 ms session
         String name = name();
         assertThat(b.tryAcquire(name, id(), Duration.ofMillis(50)).acquired()).isTrue();
-        assertThat(b.sessions().get(ZooKeeperLockBackend.sessionMillis(Duration.ofMillis(50))).negotiatedMillis()).isEqualTo(200);
+        assertThat(b.sessions().get(Sessions.sessionMillis(Duration.ofMillis(50))).negotiatedMillis()).isEqualTo(200);
     }
 
     @Test
@@ -233,13 +233,13 @@ class ZooKeeperLockBackendTest {
                 .isInstanceOf(IllegalArgumentException.class).message().doesNotContain("secret");
         assertThatThrownBy(() -> ZooKeeperLockBackend.builder().build()).hasMessageContaining("no ZooKeeper servers");
         assertThatThrownBy(() -> ZooKeeperLockBackend.builder().requestTimeout(Duration.ZERO)).hasMessageContaining("positive");
-        assertThat(ZooKeeperLockBackend.sessionMillis(Duration.ofMillis(300))).isEqualTo(320);
-        assertThat(ZooKeeperLockBackend.sessionMillis(Duration.ofMillis(1000))).isEqualTo(1024);
-        assertThat(ZooKeeperLockBackend.sessionMillis(Duration.ofMillis(1024))).isEqualTo(1024);
-        assertThat(ZooKeeperLockBackend.sessionMillis(Duration.ofSeconds(30))).isEqualTo(30720);
-        assertThat(ZooKeeperLockBackend.sessionMillis(Duration.ofNanos(1))).isEqualTo(1);
+        assertThat(Sessions.sessionMillis(Duration.ofMillis(300))).isEqualTo(320);
+        assertThat(Sessions.sessionMillis(Duration.ofMillis(1000))).isEqualTo(1024);
+        assertThat(Sessions.sessionMillis(Duration.ofMillis(1024))).isEqualTo(1024);
+        assertThat(Sessions.sessionMillis(Duration.ofSeconds(30))).isEqualTo(30720);
+        assertThat(Sessions.sessionMillis(Duration.ofNanos(1))).isEqualTo(1);
         for (long ms = 17; ms < 100_000; ms += 7) {
-            long s = ZooKeeperLockBackend.sessionMillis(Duration.ofMillis(ms));
+            long s = Sessions.sessionMillis(Duration.ofMillis(ms));
             assertThat(s).as("session for %d ms", ms).isGreaterThanOrEqualTo(ms).isLessThanOrEqualTo(ms + ms / 8);
         }
     }
@@ -255,6 +255,9 @@ class ZooKeeperLockBackendTest {
         assertThatThrownBy(() -> provider.open("zookeeper://127.0.0.1:1/bad chroot", Map.of())).hasMessageContaining("chroot");
         assertThatThrownBy(() -> provider.open("zookeeper://admin:secret@127.0.0.1:2181", Map.of()))
                 .isInstanceOf(IllegalArgumentException.class).message().doesNotContain("secret");
+        assertThatThrownBy(() -> provider.open("zookeeper://127.0.0.1:2181/app?auth=secret", Map.of()))
+                .hasMessageContaining("parameters").message().doesNotContain("secret");
+        assertThatThrownBy(() -> provider.open("zookeeper://127.0.0.1:x", Map.of())).hasMessageContaining("port 'x' of ZooKeeper server");
         assertThatThrownBy(() -> provider.open("zookeeper://", Map.of())).isInstanceOf(IllegalArgumentException.class);
         try (LockBackend b = provider.open(server.url(), Map.of("basePath", "/fencelock-test/locks", "requestTimeout", "PT3S"))) {
             assertThat(b.capabilities()).contains(Capability.FENCING, Capability.DURABLE_TOKENS, Capability.WAKE_ON_RELEASE,
