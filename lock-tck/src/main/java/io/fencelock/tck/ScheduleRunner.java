@@ -28,7 +28,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * Runs a {@link Schedule} against a real backend: one thread and one {@link LockClient} (with its
+ * Runs a {@link Schedule} against a real backend: one thread and one {@link io.fencelock.LockClient} (with its
  * own backend connections) per process, all started together, every operation recorded into a
  * {@link History} with invoke and completion events on one monotonic clock.
  */

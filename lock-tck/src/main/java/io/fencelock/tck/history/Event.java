@@ -10,6 +10,7 @@ package io.fencelock.tck.history;
  * {@code OK} event. Field meanings per kind:
  *
  * <table>
+ *   <caption>the fields each kind of event carries</caption>
  *   <tr><th>kind</th><th>INVOKE</th><th>OK</th><th>FAIL</th></tr>
  *   <tr><td>ACQUIRE</td><td>name</td><td>leaseId, token, deadlineNanos (local validity deadline)</td><td>not acquired</td></tr>
  *   <tr><td>RENEW</td><td>name, leaseId</td><td>token, deadlineNanos (new deadline)</td><td>rejected</td></tr>
