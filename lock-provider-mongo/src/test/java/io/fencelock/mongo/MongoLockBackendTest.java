@@ -48,57 +48,26 @@ class MongoLockBackendTest extends LockBackendSpiTemplate {
     private MongoServer server;
     private String database;
     private MongoLockBackend backend;
+    private SpiHarness harness;
 
     @BeforeAll
     void open() {
         server = MongoServer.shared();
         database = server.uniqueDatabase("provider");
         backend = MongoLockBackend.builder().uri(server.uri()).database(database).build();
+        harness = SpiHarness.builder(backend, "mongo")
+                .uri(server.uri(), Map.of("database", database))
+                .unreachableUri(password -> "mongodb://app:" + CredentialChecks.encoded(password)
+                        + "@127.0.0.1:1/?serverSelectionTimeoutMS=1000")
+                .malformedPortUris(secret -> List.of("mongodb://app:" + secret + "@127.0.0.1:notaport", "mongodb://127.0.0.1:70000"))
+                .badSettings(Map.of(Map.of("collection", "a;b"), "'a;b'", Map.of("database", "bad.name"), "database"))
+                .misspelledProperty("table")
+                .build();
     }
 
     @Override
     protected SpiHarness harness() {
-        return new SpiHarness() {
-            @Override
-            public LockBackend backend() {
-                return backend;
-            }
-
-            @Override
-            public String providerName() {
-                return "mongo";
-            }
-
-            @Override
-            public String uri() {
-                return server.uri();
-            }
-
-            @Override
-            public Map<String, String> properties() {
-                return Map.of("database", database);
-            }
-
-            @Override
-            public String unreachableUri(String password) {
-                return "mongodb://app:" + CredentialChecks.encoded(password) + "@127.0.0.1:1/?serverSelectionTimeoutMS=1000";
-            }
-
-            @Override
-            public List<String> malformedPortUris(String secret) {
-                return List.of("mongodb://app:" + secret + "@127.0.0.1:notaport", "mongodb://127.0.0.1:70000");
-            }
-
-            @Override
-            public Map<Map<String, String>, String> badSettings() {
-                return Map.of(Map.of("collection", "a;b"), "'a;b'", Map.of("database", "bad.name"), "database");
-            }
-
-            @Override
-            public String misspelledProperty() {
-                return "table";
-            }
-        };
+        return harness;
     }
 
     @AfterAll

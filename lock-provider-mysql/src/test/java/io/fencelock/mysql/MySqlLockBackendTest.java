@@ -59,66 +59,30 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
     private static MariaDbServer server;
     private static String url;
     private static MySqlLockBackend backend;
+    private static SpiHarness harness;
 
     @BeforeAll
     static void openBackend() {
         server = MariaDbServer.shared();
         url = server.createDatabase("mysql_backend");
         backend = builder().createTable(true).build();
+        harness = SpiHarness.builder(backend, "mysql")
+                // the jdbc:mariadb: spelling of the URL: the provider takes both schemes
+                .uri("jdbc:mariadb:" + url.substring("jdbc:mysql:".length()), Map.of("user", server.user(),
+                        "password", server.password() == null ? "" : server.password(), "poolSize", "1", "createTable", "false"))
+                .unreachableUri(password -> "jdbc:mysql://app:" + password + "@127.0.0.1:1/none?connectTimeout=1000&password=" + password)
+                .malformedPortUris(secret -> List.of("jdbc:mysql://app:" + secret + "@127.0.0.1:notaport/db",
+                        "jdbc:mariadb://127.0.0.1:70000/db", "jdbc:mysql://h1:3306,h2:x/db"))
+                .badSettings(Map.of(Map.of("table", "bad-name"), "bad-name", Map.of("poolSize", "many"), "poolSize",
+                        Map.of("schema", "app; drop table x"), "schema"))
+                .misspelledProperty("tabel")
+                .grantExpiryPrecision(SAME_MOMENT)
+                .build();
     }
 
     @Override
     protected SpiHarness harness() {
-        return new SpiHarness() {
-            @Override
-            public LockBackend backend() {
-                return backend;
-            }
-
-            @Override
-            public String providerName() {
-                return "mysql";
-            }
-
-            /** The {@code jdbc:mariadb:} spelling of the URL: the provider takes both schemes. */
-            @Override
-            public String uri() {
-                return "jdbc:mariadb:" + url.substring("jdbc:mysql:".length());
-            }
-
-            @Override
-            public Map<String, String> properties() {
-                return Map.of("user", server.user(), "password", server.password() == null ? "" : server.password(),
-                        "poolSize", "1", "createTable", "false");
-            }
-
-            @Override
-            public String unreachableUri(String password) {
-                return "jdbc:mysql://app:" + password + "@127.0.0.1:1/none?connectTimeout=1000&password=" + password;
-            }
-
-            @Override
-            public List<String> malformedPortUris(String secret) {
-                return List.of("jdbc:mysql://app:" + secret + "@127.0.0.1:notaport/db", "jdbc:mariadb://127.0.0.1:70000/db",
-                        "jdbc:mysql://h1:3306,h2:x/db");
-            }
-
-            @Override
-            public Map<Map<String, String>, String> badSettings() {
-                return Map.of(Map.of("table", "bad-name"), "bad-name", Map.of("poolSize", "many"), "poolSize",
-                        Map.of("schema", "app; drop table x"), "schema");
-            }
-
-            @Override
-            public String misspelledProperty() {
-                return "tabel";
-            }
-
-            @Override
-            public Duration grantExpiryPrecision() {
-                return SAME_MOMENT;
-            }
-        };
+        return harness;
     }
 
     @Test

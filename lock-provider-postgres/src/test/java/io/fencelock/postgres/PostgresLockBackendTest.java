@@ -5,7 +5,6 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.fencelock.Capability;
 import io.fencelock.LockBackendException;
 import io.fencelock.spi.AcquireResult;
-import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.WakeUpSubscription;
 import io.fencelock.tck.CredentialChecks;
 import io.fencelock.tck.SpiChecks;
@@ -49,60 +48,28 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
     private static PostgresServer server;
     private static String url;
     private static PostgresLockBackend backend;
+    private static SpiHarness harness;
 
     @BeforeAll
     static void openBackend() {
         server = PostgresServer.shared();
         url = server.createDatabase("pg_backend");
         backend = builder().createTable(true).build();
+        harness = SpiHarness.builder(backend, "postgres")
+                .uri(url, Map.of("user", server.user(), "password", server.password() == null ? "" : server.password(),
+                        "poolSize", "1", "createTable", "false"))
+                .unreachableUri(password -> "jdbc:postgresql://127.0.0.1:1/none?user=app&connectTimeout=1&password=" + password)
+                .malformedPortUris(secret -> List.of("jdbc:postgresql://127.0.0.1:notaport/db?password=" + secret,
+                        "jdbc:postgresql://h:70000/db", "jdbc:postgresql://h1:5432,h2:x/db"))
+                .badSettings(Map.of(Map.of("table", "bad-name"), "bad-name", Map.of("poolSize", "many"), "poolSize",
+                        Map.of("schema", "public; drop table x"), "schema"))
+                .misspelledProperty("tabel")
+                .build();
     }
 
     @Override
     protected SpiHarness harness() {
-        return new SpiHarness() {
-            @Override
-            public LockBackend backend() {
-                return backend;
-            }
-
-            @Override
-            public String providerName() {
-                return "postgres";
-            }
-
-            @Override
-            public String uri() {
-                return url;
-            }
-
-            @Override
-            public Map<String, String> properties() {
-                return Map.of("user", server.user(), "password", server.password() == null ? "" : server.password(),
-                        "poolSize", "1", "createTable", "false");
-            }
-
-            @Override
-            public String unreachableUri(String password) {
-                return "jdbc:postgresql://127.0.0.1:1/none?user=app&connectTimeout=1&password=" + password;
-            }
-
-            @Override
-            public List<String> malformedPortUris(String secret) {
-                return List.of("jdbc:postgresql://127.0.0.1:notaport/db?password=" + secret, "jdbc:postgresql://h:70000/db",
-                        "jdbc:postgresql://h1:5432,h2:x/db");
-            }
-
-            @Override
-            public Map<Map<String, String>, String> badSettings() {
-                return Map.of(Map.of("table", "bad-name"), "bad-name", Map.of("poolSize", "many"), "poolSize",
-                        Map.of("schema", "public; drop table x"), "schema");
-            }
-
-            @Override
-            public String misspelledProperty() {
-                return "tabel";
-            }
-        };
+        return harness;
     }
 
     @AfterAll

@@ -53,64 +53,29 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
 
     private static RedisServer server;
     private static RedisLockBackend backend;
+    private static SpiHarness harness;
 
     @BeforeAll
     static void openBackend() {
         server = RedisServer.shared();
         backend = RedisLockBackend.builder().uri(server.uri()).build();
+        harness = SpiHarness.builder(backend, "redis")
+                .uri(server.uri(), Map.of("keyPrefix", "fencelock:"))
+                .unreachableUri(password -> "redis://app:" + password + "@127.0.0.1:1")
+                // a port that is no port is bad input, not a host name for DNS
+                .malformedPortUris(secret -> List.of("redis://app:" + secret + "@127.0.0.1:notaport", "rediss://127.0.0.1:0/1",
+                        "redis-sentinel://" + secret + "@127.0.0.1:26379,127.0.0.1:x#m",
+                        "redis-cluster://127.0.0.1:7000,127.0.0.1:65536"))
+                .badSettings(Map.of(Map.of("keyPrefix", "bad{"), "bad{", Map.of("keyPrefix", "sp ace"), "keyPrefix"))
+                .misspelledProperty("keyprefix")
+                // the server's count of EVAL and EVALSHA calls; someone else's server may be busy with other clients
+                .renewCalls(() -> server.source() == Source.ENV ? OptionalLong.empty() : OptionalLong.of(scriptCalls()))
+                .build();
     }
 
     @Override
     protected SpiHarness harness() {
-        return new SpiHarness() {
-            @Override
-            public LockBackend backend() {
-                return backend;
-            }
-
-            @Override
-            public String providerName() {
-                return "redis";
-            }
-
-            @Override
-            public String uri() {
-                return server.uri();
-            }
-
-            @Override
-            public Map<String, String> properties() {
-                return Map.of("keyPrefix", "fencelock:");
-            }
-
-            @Override
-            public String unreachableUri(String password) {
-                return "redis://app:" + password + "@127.0.0.1:1";
-            }
-
-            @Override
-            public List<String> malformedPortUris(String secret) {
-                // a port that is no port is bad input, not a host name for DNS
-                return List.of("redis://app:" + secret + "@127.0.0.1:notaport", "rediss://127.0.0.1:0/1",
-                        "redis-sentinel://" + secret + "@127.0.0.1:26379,127.0.0.1:x#m", "redis-cluster://127.0.0.1:7000,127.0.0.1:65536");
-            }
-
-            @Override
-            public Map<Map<String, String>, String> badSettings() {
-                return Map.of(Map.of("keyPrefix", "bad{"), "bad{", Map.of("keyPrefix", "sp ace"), "keyPrefix");
-            }
-
-            @Override
-            public String misspelledProperty() {
-                return "keyprefix";
-            }
-
-            /** The server's count of EVAL and EVALSHA calls; someone else's server may be busy with other clients. */
-            @Override
-            public OptionalLong renewCalls() {
-                return server.source() == Source.ENV ? OptionalLong.empty() : OptionalLong.of(scriptCalls());
-            }
-        };
+        return harness;
     }
 
     @AfterAll

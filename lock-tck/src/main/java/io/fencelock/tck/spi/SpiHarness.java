@@ -5,13 +5,17 @@ import io.fencelock.spi.LockBackend;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.OptionalLong;
 import java.util.UUID;
+import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * What {@link LockBackendSpiTemplate} needs from one provider: its backend on a live server, how the
  * provider opens the same backend from a URI, and the bad input and credential-bearing URIs it must
- * refuse. A provider's test implements it in a few lines; everything else is shared.
+ * refuse. A provider's test builds it in a few lines ({@link #builder(LockBackend, String)}); everything
+ * else is shared.
  */
 public interface SpiHarness {
 
@@ -61,5 +65,93 @@ public interface SpiHarness {
      */
     default OptionalLong renewCalls() {
         return OptionalLong.empty();
+    }
+
+    /** A harness for {@code backend}, which the provider named {@code providerName} opens: see {@link Builder}. */
+    static Builder builder(LockBackend backend, String providerName) {
+        return new Builder(backend, providerName);
+    }
+
+    /**
+     * Builds a {@link SpiHarness} from its parts: {@link #uri(String, Map)}, {@link #unreachableUri(Function)},
+     * {@link #malformedPortUris(Function)}, {@link #badSettings(Map)} and {@link #misspelledProperty(String)}
+     * are required; the rest keep the interface's defaults unless given.
+     */
+    final class Builder {
+        private final LockBackend backend;
+        private final String providerName;
+        private String uri;
+        private Map<String, String> properties;
+        private Function<String, String> unreachableUri;
+        private Function<String, List<String>> malformedPortUris;
+        private Map<Map<String, String>, String> badSettings;
+        private String misspelledProperty;
+        private Duration grantExpiryPrecision = Duration.ZERO;
+        private Supplier<OptionalLong> renewCalls = OptionalLong::empty;
+
+        private Builder(LockBackend backend, String providerName) {
+            this.backend = Objects.requireNonNull(backend, "backend");
+            this.providerName = Objects.requireNonNull(providerName, "providerName");
+        }
+
+        /** See {@link SpiHarness#uri()} and {@link SpiHarness#properties()}. */
+        public Builder uri(String uri, Map<String, String> properties) {
+            this.uri = uri;
+            this.properties = Map.copyOf(properties);
+            return this;
+        }
+
+        /** See {@link SpiHarness#unreachableUri(String)}: from the password to the URI. */
+        public Builder unreachableUri(Function<String, String> unreachableUri) {
+            this.unreachableUri = unreachableUri;
+            return this;
+        }
+
+        /** See {@link SpiHarness#malformedPortUris(String)}: from the secret to the URIs. */
+        public Builder malformedPortUris(Function<String, List<String>> malformedPortUris) {
+            this.malformedPortUris = malformedPortUris;
+            return this;
+        }
+
+        /** See {@link SpiHarness#badSettings()}. */
+        public Builder badSettings(Map<Map<String, String>, String> badSettings) {
+            this.badSettings = Map.copyOf(badSettings);
+            return this;
+        }
+
+        /** See {@link SpiHarness#misspelledProperty()}. */
+        public Builder misspelledProperty(String misspelledProperty) {
+            this.misspelledProperty = misspelledProperty;
+            return this;
+        }
+
+        /** See {@link SpiHarness#grantExpiryPrecision()}. */
+        public Builder grantExpiryPrecision(Duration grantExpiryPrecision) {
+            this.grantExpiryPrecision = Objects.requireNonNull(grantExpiryPrecision, "grantExpiryPrecision");
+            return this;
+        }
+
+        /** See {@link SpiHarness#renewCalls()}: asked anew each time the template reads the count. */
+        public Builder renewCalls(Supplier<OptionalLong> renewCalls) {
+            this.renewCalls = Objects.requireNonNull(renewCalls, "renewCalls");
+            return this;
+        }
+
+        /** The harness; fails naming the first required part left out. */
+        public SpiHarness build() {
+            require(uri, "uri");
+            require(unreachableUri, "unreachableUri");
+            require(malformedPortUris, "malformedPortUris");
+            require(badSettings, "badSettings");
+            require(misspelledProperty, "misspelledProperty");
+            return new BuiltHarness(backend, providerName, uri, properties, unreachableUri, malformedPortUris, badSettings,
+                    misspelledProperty, grantExpiryPrecision, renewCalls);
+        }
+
+        private void require(Object part, String name) {
+            if (part == null) {
+                throw new IllegalStateException("the SpiHarness of '" + providerName + "' needs " + name + "(..)");
+            }
+        }
     }
 }

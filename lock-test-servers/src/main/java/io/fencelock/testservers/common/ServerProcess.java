@@ -83,6 +83,26 @@ public abstract class ServerProcess implements ServerControl {
         return Files.createTempDirectory("fencelock-" + kind + "-");
     }
 
+    /** Sets a server up in its directory; may fail with an {@code IOException} or {@code E}. */
+    @FunctionalInterface
+    public interface SetUp<T, E extends Exception> {
+        T in(Path dir) throws IOException, E;
+    }
+
+    /**
+     * What {@code setUp} makes in a {@link #newDirectory(String) new directory}; when it fails, the
+     * directory and whatever it left there are deleted before the failure goes on.
+     */
+    public static <T, E extends Exception> T inNewDirectory(String kind, SetUp<T, E> setUp) throws IOException, E {
+        Path dir = newDirectory(kind);
+        try {
+            return setUp.in(dir);
+        } catch (Throwable e) {
+            ThrowawayServers.deleteRecursively(dir);
+            throw e;
+        }
+    }
+
     /** {@code program} at the first of {@code wellKnown} paths, else the first on the {@code PATH}. */
     public static Path findExecutable(String program, List<Path> wellKnown) throws ServerLocator.Unavailable {
         List<Path> candidates = new ArrayList<>(wellKnown);

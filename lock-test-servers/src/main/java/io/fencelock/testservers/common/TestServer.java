@@ -1,5 +1,10 @@
 package io.fencelock.testservers.common;
 
+import io.fencelock.tck.fixture.ReplicaSetControl;
+import io.fencelock.tck.fixture.ServerControl;
+
+import java.net.InetSocketAddress;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -52,6 +57,21 @@ public abstract class TestServer implements AutoCloseable {
      */
     public String description() {
         return summary() + " [" + locatedAs + "]";
+    }
+
+    /** Stop, kill, pause and restart, for a server this fixture runs itself; empty for the others. */
+    public Optional<ServerControl> control() {
+        return Optional.empty();
+    }
+
+    /** For a replicated server this fixture runs (e.g. a cluster): controls per member and who leads. */
+    public Optional<ReplicaSetControl> replicaSet() {
+        return Optional.empty();
+    }
+
+    /** The one address every request of a client goes to, for the TCK's fault proxy; empty where there is none. */
+    public Optional<InetSocketAddress> address() {
+        return Optional.empty();
     }
 
     /**

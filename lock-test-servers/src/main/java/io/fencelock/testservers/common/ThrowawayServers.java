@@ -11,11 +11,14 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.security.SecureRandom;
+import java.util.HexFormat;
 import java.util.List;
 
 /** What every server started from local binaries needs: a port, its log's tail for errors, cleanup. */
 public final class ThrowawayServers {
     private static final int TAIL_LINES = 20;
+    private static final SecureRandom RANDOM = new SecureRandom();
 
     private ThrowawayServers() {
     }
@@ -25,6 +28,13 @@ public final class ThrowawayServers {
         try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return socket.getLocalPort();
         }
+    }
+
+    /** A random password of 32 hex digits (so it needs no escaping) for a server the fixtures start. */
+    public static String newPassword() {
+        byte[] secret = new byte[16];
+        RANDOM.nextBytes(secret);
+        return HexFormat.of().formatHex(secret);
     }
 
     /** The last lines of a server's log, to put into a start-up failure's message. */

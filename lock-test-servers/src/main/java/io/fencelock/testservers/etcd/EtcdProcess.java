@@ -92,13 +92,8 @@ final class EtcdProcess extends ServerProcess {
     }
 
     private static EtcdProcess prepare(Path binary, String name, boolean member) throws IOException {
-        Path dir = newDirectory("etcd");
-        try {
-            return new EtcdProcess(binary, dir, name, ThrowawayServers.freeLoopbackPort(), ThrowawayServers.freeLoopbackPort(), member);
-        } catch (IOException | RuntimeException e) {
-            ThrowawayServers.deleteRecursively(dir);
-            throw e;
-        }
+        return inNewDirectory("etcd", dir ->
+                new EtcdProcess(binary, dir, name, ThrowawayServers.freeLoopbackPort(), ThrowawayServers.freeLoopbackPort(), member));
     }
 
     private void configure(List<EtcdProcess> cluster, String token) {

@@ -8,13 +8,11 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.security.SecureRandom;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Properties;
 
@@ -71,19 +69,13 @@ final class MariaDbProcess extends ServerProcess {
     /** Creates a data directory in a new temp directory, starts the server on it and creates the TCP user. */
     static MariaDbProcess initAndStart(Binaries binaries) throws IOException {
         boolean root = "root".equals(System.getProperty("user.name"));
-        Path base = newDirectory("mariadb");
-        try {
-            byte[] secret = new byte[16];
-            new SecureRandom().nextBytes(secret);
+        return inNewDirectory("mariadb", base -> {
             MariaDbProcess process = new MariaDbProcess(binaries, base, ThrowawayServers.freeLoopbackPort(),
-                    HexFormat.of().formatHex(secret), root);
+                    ThrowawayServers.newPassword(), root);
             process.install();
             process.firstStart();
             return process;
-        } catch (IOException | RuntimeException e) {
-            ThrowawayServers.deleteRecursively(base);
-            throw e;
-        }
+        });
     }
 
     int port() {

@@ -1,6 +1,7 @@
 package io.fencelock.testservers.mysql;
 
 import io.fencelock.testservers.common.ServerLocator;
+import io.fencelock.testservers.common.ThrowawayServers;
 import io.fencelock.testservers.common.JdbcServer;
 import io.fencelock.testservers.common.OnePerJvm;
 import io.fencelock.testservers.common.Endpoints;
@@ -11,8 +12,6 @@ import org.testcontainers.DockerClientFactory;
 import org.testcontainers.containers.MySQLContainer;
 import org.testcontainers.utility.DockerImageName;
 
-import java.security.SecureRandom;
-import java.util.HexFormat;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.function.Supplier;
@@ -141,13 +140,11 @@ public final class MariaDbServer extends JdbcServer {
             throw new ServerLocator.Unavailable("no Docker engine for Testcontainers");
         }
         requireDriver();
-        byte[] secret = new byte[16];
-        new SecureRandom().nextBytes(secret);
         // root, so that tests can create databases; the image's defaults are durable (flush at commit)
         MySQLContainer<?> container = new MySQLContainer<>(DockerImageName.parse(CONTAINER_IMAGE))
                 .withDatabaseName(MariaDbProcess.DATABASE)
                 .withUsername("root")
-                .withPassword(HexFormat.of().formatHex(secret))
+                .withPassword(ThrowawayServers.newPassword())
                 .withCommand("--max-connections=500");
         container.start();
         try {

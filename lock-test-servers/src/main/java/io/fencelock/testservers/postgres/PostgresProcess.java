@@ -14,11 +14,9 @@ import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.UserPrincipal;
 import java.nio.file.attribute.UserPrincipalLookupService;
 import java.nio.file.attribute.UserPrincipalNotFoundException;
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.stream.Stream;
 
@@ -77,24 +75,18 @@ final class PostgresProcess extends ServerProcess {
     /** Creates a cluster in a new temp directory and starts it. */
     static PostgresProcess initAndStart(Path bin) throws IOException, ServerLocator.Unavailable {
         boolean root = "root".equals(System.getProperty("user.name"));
-        Path base = newDirectory("postgres");
-        try {
+        return ServerProcess.<PostgresProcess, ServerLocator.Unavailable>inNewDirectory("postgres", base -> {
             List<String> runAs = List.of();
             if (root) {
                 giveTo(OS_USER, base);
                 runAs = List.of("setpriv", "--reuid=" + OS_USER, "--regid=" + OS_USER, "--init-groups", "--");
             }
-            byte[] secret = new byte[16];
-            new SecureRandom().nextBytes(secret);
             PostgresProcess server = new PostgresProcess(bin, base, ThrowawayServers.freeLoopbackPort(),
-                    HexFormat.of().formatHex(secret), runAs);
+                    ThrowawayServers.newPassword(), runAs);
             server.initdb(root);
             server.start();
             return server;
-        } catch (IOException | ServerLocator.Unavailable | RuntimeException e) {
-            ThrowawayServers.deleteRecursively(base);
-            throw e;
-        }
+        });
     }
 
     int port() {

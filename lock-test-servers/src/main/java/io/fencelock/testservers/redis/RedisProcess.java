@@ -55,8 +55,7 @@ final class RedisProcess extends ServerProcess {
 
     /** Starts a new server in a new temp directory, with more {@code redis-server} arguments (e.g. for Cluster). */
     static RedisProcess start(Path binary, RedisServer.Persistence persistence, List<String> extraArguments) throws IOException {
-        Path dir = newDirectory("redis");
-        try {
+        return inNewDirectory("redis", dir -> {
             int port = ThrowawayServers.freeLoopbackPort();
             List<String> arguments = new ArrayList<>(local(port, dir));
             arguments.addAll(List.of("--save", "")); // no RDB snapshots: persistence is the AOF or nothing
@@ -65,10 +64,7 @@ final class RedisProcess extends ServerProcess {
             RedisProcess process = new RedisProcess(binary, dir, port, "redis-server", arguments);
             process.start();
             return process;
-        } catch (IOException | RuntimeException e) {
-            ThrowawayServers.deleteRecursively(dir);
-            throw e;
-        }
+        });
     }
 
     /**
@@ -77,8 +73,7 @@ final class RedisProcess extends ServerProcess {
      * the file lives in the directory.
      */
     static RedisProcess startSentinel(Path binary, String masterName, int masterPort) throws IOException {
-        Path dir = newDirectory("redis-sentinel");
-        try {
+        return inNewDirectory("redis-sentinel", dir -> {
             Path config = dir.resolve("sentinel.conf");
             Files.writeString(config, "sentinel monitor " + masterName + " 127.0.0.1 " + masterPort + " 1\n"
                     + "sentinel down-after-milliseconds " + masterName + " 1000\n"
@@ -89,10 +84,7 @@ final class RedisProcess extends ServerProcess {
             RedisProcess process = new RedisProcess(binary, dir, port, "redis-sentinel", arguments);
             process.start();
             return process;
-        } catch (IOException | RuntimeException e) {
-            ThrowawayServers.deleteRecursively(dir);
-            throw e;
-        }
+        });
     }
 
     /** In the foreground (a child of this JVM), on loopback, with its files in {@code dir}. */
