@@ -7,7 +7,7 @@ import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
-import io.fencelock.spi.WakeUpSubscription;
+import io.fencelock.spi.ReleaseFeed;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException.Code;
 import org.apache.zookeeper.Op;
@@ -134,7 +134,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
             return t;
         });
         scheduler.setRemoveOnCancelPolicy(true);
-        this.watcher = new ReleaseWatcher(this::control, scheduler, where);
+        this.watcher = new ReleaseWatcher(this::control, this::path, where);
     }
 
     public static Builder builder() {
@@ -431,17 +431,13 @@ public final class ZooKeeperLockBackend implements LockBackend {
     }
 
     @Override
-    public WakeUpSubscription subscribe(String name, Runnable onRelease) {
-        java.util.Objects.requireNonNull(onRelease, "onRelease");
-        if (closed.get()) {
-            throw new IllegalStateException("this ZooKeeper lock backend is closed");
-        }
-        return watcher.subscribe(name, path(name), onRelease);
+    public Optional<ReleaseFeed> releaseFeed() {
+        return Optional.of(watcher);
     }
 
     /** Whether the server has confirmed the watch of {@code name} (for tests). */
     boolean watchConfirmed(String name) {
-        return watcher.confirmed(path(name));
+        return watcher.confirmed(name);
     }
 
     @Override
@@ -598,8 +594,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
     }
 
     private void stateChanged(Session s, WatchedEvent event) {
-        if (s == control && !closed.get()) {
-            watcher.sessionEvent(s, event);
+        if (!closed.get()) {
+            watcher.sessionEvent(s, event); // it follows only the control session it watches on
         }
     }
 

@@ -9,6 +9,7 @@ import io.fencelock.spi.LockBackendProvider;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
 import io.fencelock.spi.WakeUpSubscription;
+import io.fencelock.tck.SpiChecks;
 import io.fencelock.tck.fixture.ServerControl;
 import io.fencelock.testservers.zookeeper.ZooKeeperServer;
 import org.junit.jupiter.api.AfterEach;
@@ -178,7 +179,7 @@ class ZooKeeperLockBackendTest {
         String lease = id();
         assertThat(holder.tryAcquire(name, lease, Duration.ofSeconds(10)).acquired()).isTrue();
         AtomicReference<CountDownLatch> woken = new AtomicReference<>(new CountDownLatch(1));
-        try (WakeUpSubscription ignored = waiter.subscribe(name, () -> woken.get().countDown())) {
+        try (WakeUpSubscription ignored = SpiChecks.subscribe(waiter, name, () -> woken.get().countDown())) {
             assertThat(waiter.tryAcquire(name, id(), Duration.ofSeconds(10)).acquired()).isFalse();
             awaitTrue(() -> waiter.watchConfirmed(name));
             woken.set(new CountDownLatch(1)); // only the delete may wake it from here on
