@@ -1,6 +1,7 @@
 package io.fencelock.zookeeper;
 
-import io.fencelock.spi.WakeUpSubscription;
+import io.fencelock.LockBackendException;
+import io.fencelock.spi.ReleaseFeed;
 import org.apache.zookeeper.AddWatchMode;
 import org.apache.zookeeper.KeeperException.Code;
 import org.apache.zookeeper.WatchedEvent;
@@ -8,119 +9,162 @@ import org.apache.zookeeper.Watcher;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executor;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
- * Hears releases for one backend: one persistent watch per lock znode a waiter of this backend waits
- * for, on the backend's control session (which holds no locks). A {@code NodeDeleted} event is a
- * release, a holder's session expiring, or a lock given back by its own backend after its TTL.
+ * The release feed of one backend: one persistent watch per lock znode with waiters, on the
+ * backend's control session (which holds no locks). A {@code NodeDeleted} event is a release, a
+ * holder's session expiring, or a lock given back by its own backend after its TTL.
  *
- * <p>The engine subscribes before its first attempt, and registering a watch is asynchronous, on
- * another session than the attempt's: a delete between the refused attempt and the registration
+ * <p>The engine watches a name before its first attempt, but registering a watch is asynchronous,
+ * on another session than the attempt's: a delete between a refused attempt and the registration
  * would be missed. So the registration is followed on the same session (FIFO) by an {@code exists}:
- * if the znode is gone by then, the waiter is woken at once; if it is there, its deletion comes after
- * the watch in that server's order and fires it. After a disconnection the watch is re-registered by
- * the client, but events in between are not replayed: every waiter is woken (a spurious wake costs
- * one attempt). When the control session expires, every waiter is woken and the watches move to a
- * new session.
+ * if the znode is gone by then, the name is signalled at once (a spurious wake costs one attempt); if
+ * it is there, its deletion comes after the watch in that server's order and fires it. After a
+ * disconnection the client re-registers the watches by itself, but events in between are not
+ * replayed: the feed says it {@linkplain Sink#resumed() resumed}. When the control session expires
+ * the feed is {@linkplain Sink#broken broken}, and the engine reopens it on a new session.
  */
-final class ReleaseWatcher implements AutoCloseable {
+final class ReleaseWatcher implements ReleaseFeed {
     private static final Logger log = LoggerFactory.getLogger(ReleaseWatcher.class);
 
     private final Supplier<Session> control;
-    private final Executor background;
+    private final Function<String, String> pathOf;
     private final String where;
-    private final ConcurrentHashMap<String, PathWatch> watches = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, NameWatch> watches = new ConcurrentHashMap<>();
+    private volatile Sink sink;
+    private volatile Session session;
+    private volatile boolean disconnected;
     private volatile boolean closed;
 
-    ReleaseWatcher(Supplier<Session> control, Executor background, String where) {
+    /**
+     * @param control the backend's control session, opened (one round trip) if it has none live;
+     *                throws {@link LockBackendException} when no server answers
+     */
+    ReleaseWatcher(Supplier<Session> control, Function<String, String> pathOf, String where) {
         this.control = control;
-        this.background = background;
+        this.pathOf = pathOf;
         this.where = where;
     }
 
-    WakeUpSubscription subscribe(String name, String path, Runnable onRelease) {
-        Subscriber s = new Subscriber(path, onRelease);
-        PathWatch[] created = new PathWatch[1];
-        watches.compute(path, (p, w) -> {
-            PathWatch watch = w == null ? (created[0] = new PathWatch(name, p)) : w;
-            watch.subscribers.add(s);
-            return watch;
-        });
-        if (created[0] != null) {
-            created[0].register();
-        }
-        return s;
-    }
-
-    /** Whether the server has confirmed the watch of {@code path} (for tests). */
-    boolean confirmed(String path) {
-        PathWatch w = watches.get(path);
-        return w != null && w.confirmed;
-    }
-
-    /** The control session reconnected after a disconnection, or expired: every waiter is woken, watches re-registered on expiry. */
-    void sessionEvent(Session session, WatchedEvent event) {
-        switch (event.getState()) {
-            case SyncConnected -> watches.values().forEach(w -> {
-                if (w.session == session && w.confirmed) {
-                    w.fire(); // events while disconnected are not replayed
-                }
-            });
-            case Expired, Closed -> watches.values().forEach(w -> {
-                if (w.session == session) {
-                    w.fire();
-                    if (!closed) {
-                        background.execute(w::register);
-                    }
-                }
-            });
-            default -> { }
+    /** Takes the control session, connected, on which the watches of this opening are placed. */
+    @Override
+    public void open(Sink sink) {
+        requireOpen();
+        Session s = control.get();
+        dropWatches(); // a reopening: the engine watches its names again
+        this.sink = sink;
+        this.disconnected = false;
+        this.session = s;
+        requireOpen();
+        if (!s.live()) {
+            throw new LockBackendException("the control session of " + where + " ended while the release feed opened", true);
         }
     }
 
     @Override
-    public void close() {
-        closed = true;
-        watches.clear();
+    public void watch(String name) {
+        Session s = session;
+        if (s == null || !s.live()) {
+            throw new LockBackendException("the control session of " + where + " ended; the release feed reopens", true);
+        }
+        NameWatch w = new NameWatch(name, pathOf.apply(name), s);
+        NameWatch previous = watches.put(name, w);
+        if (previous != null) {
+            previous.remove();
+        }
+        w.register();
     }
 
-    private final class PathWatch implements Watcher {
+    @Override
+    public void unwatch(String name) {
+        NameWatch w = watches.remove(name);
+        if (w != null) {
+            w.remove();
+        }
+    }
+
+    /** Whether the server has confirmed the watch of {@code name} (for tests). */
+    boolean confirmed(String name) {
+        NameWatch w = watches.get(name);
+        return w != null && w.confirmed;
+    }
+
+    /** A state change of the control session {@code s}: a reconnection resumes the feed, an expiry breaks it. */
+    void sessionEvent(Session s, WatchedEvent event) {
+        Sink target = sink;
+        if (s != session || closed || target == null) {
+            return; // not this opening's session (a first connect, or one replaced already)
+        }
+        switch (event.getState()) {
+            case Disconnected -> disconnected = true;
+            case SyncConnected, ConnectedReadOnly -> {
+                if (disconnected) {
+                    disconnected = false;
+                    target.resumed(); // the watches are back, but deletes while disconnected are not replayed
+                }
+            }
+            case Expired, Closed, AuthFailed -> {
+                session = null;
+                target.broken(new LockBackendException("the control session of " + where + " ended ("
+                        + event.getState() + ")", true));
+            }
+            default -> { }
+        }
+    }
+
+    /** Stops listening for good: the watches are dropped and the sink is called no more. */
+    @Override
+    public void close() {
+        closed = true;
+        dropWatches();
+        session = null;
+        sink = null;
+    }
+
+    private void requireOpen() {
+        if (closed) {
+            throw new IllegalStateException("the release watcher of " + where + " is closed");
+        }
+    }
+
+    private void dropWatches() {
+        for (String name : watches.keySet()) {
+            unwatch(name);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return where;
+    }
+
+    private final class NameWatch implements Watcher {
         private final String name;
         private final String path;
-        final Set<Subscriber> subscribers = ConcurrentHashMap.newKeySet();
-        volatile Session session;
+        private final Session on;
         volatile boolean confirmed;
+        private volatile boolean done;
 
-        PathWatch(String name, String path) {
+        NameWatch(String name, String path, Session on) {
             this.name = name;
             this.path = path;
+            this.on = on;
         }
 
         void register() {
-            Session s;
-            try {
-                s = control.get();
-            } catch (RuntimeException e) {
-                log.debug("fencelock: cannot watch '{}' on {} ({}); its waiters poll", name, where, e.toString());
-                fire();
-                return;
-            }
-            session = s;
-            confirmed = false;
-            s.zk.addWatch(path, this, AddWatchMode.PERSISTENT, (rc, p, ctx) -> {
+            on.zk.addWatch(path, this, AddWatchMode.PERSISTENT, (rc, p, ctx) -> {
                 if (rc != Code.OK.intValue()) {
                     log.debug("fencelock: the watch of '{}' on {} failed: {}", name, where, Code.get(rc));
-                    fire();
+                    signal(); // its waiters try again, and poll
                 }
             }, null);
-            s.zk.exists(path, false, (rc, p, ctx, stat) -> {
+            on.zk.exists(path, false, (rc, p, ctx, stat) -> {
                 confirmed = rc == Code.OK.intValue() || rc == Code.NONODE.intValue();
                 if (rc != Code.OK.intValue()) {
-                    fire(); // gone before the watch was in place, or unknown: wake the waiters
+                    signal(); // gone before the watch was in place, or unknown: a spurious wake at worst
                 }
             }, null);
         }
@@ -128,60 +172,21 @@ final class ReleaseWatcher implements AutoCloseable {
         @Override
         public void process(WatchedEvent event) {
             if (event.getType() == Event.EventType.NodeDeleted) {
-                fire();
+                signal();
             }
         }
 
-        void fire() {
-            for (Subscriber s : subscribers) {
-                s.fire();
+        private void signal() {
+            Sink s = sink;
+            if (!done && !closed && s != null) {
+                s.released(name);
             }
         }
 
-        void remove(Subscriber s) {
-            boolean[] last = new boolean[1];
-            watches.computeIfPresent(path, (p, w) -> {
-                w.subscribers.remove(s);
-                last[0] = w.subscribers.isEmpty();
-                return last[0] ? null : w;
-            });
-            Session current = session;
-            if (last[0] && current != null && current.live()) {
-                current.zk.removeWatches(path, this, WatcherType.Any, true, (rc, p, ctx) -> { }, null);
-            }
-        }
-    }
-
-    private final class Subscriber implements WakeUpSubscription {
-        private final String path;
-        private final Runnable onRelease;
-        private volatile boolean done;
-
-        Subscriber(String path, Runnable onRelease) {
-            this.path = path;
-            this.onRelease = onRelease;
-        }
-
-        void fire() {
-            if (done) {
-                return;
-            }
-            try {
-                onRelease.run();
-            } catch (RuntimeException e) {
-                log.warn("fencelock: a release callback for '{}' failed", path, e);
-            }
-        }
-
-        @Override
-        public void close() {
-            if (done) {
-                return;
-            }
+        void remove() {
             done = true;
-            PathWatch w = watches.get(path);
-            if (w != null) {
-                w.remove(this);
+            if (on.live()) {
+                on.zk.removeWatches(path, this, WatcherType.Any, true, (rc, p, ctx) -> { }, null);
             }
         }
     }

@@ -164,7 +164,9 @@ final class Sessions {
     }
 
     private void stateChanged(Session s, WatchedEvent event) {
-        if (s == control && !closed.get()) {
+        // every session's events go to the release feed, which follows only the control session it watches on:
+        // a control session replaced between its death and its event must not leave the feed silently dead
+        if (!closed.get()) {
             controlEvents.accept(s, event);
         }
     }

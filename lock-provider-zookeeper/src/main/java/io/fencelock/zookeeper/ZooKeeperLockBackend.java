@@ -7,7 +7,7 @@ import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
-import io.fencelock.spi.WakeUpSubscription;
+import io.fencelock.spi.ReleaseFeed;
 import io.fencelock.zookeeper.Holds.Hold;
 import io.fencelock.zookeeper.ZooKeeperCalls.Reply;
 import org.apache.zookeeper.CreateMode;
@@ -75,7 +75,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
         this.znodes = new Znodes(settings.basePath, calls);
         this.sessions = new Sessions(settings, this::controlEvent);
         this.holds = new Holds(h -> giveBack(h, "giving back the expired lock '"), settings.requestTimeout, where);
-        this.watcher = new ReleaseWatcher(sessions::control, holds.background(), where);
+        this.watcher = new ReleaseWatcher(sessions::control, znodes::path, where);
         this.reads = new LockReads(sessions, znodes, calls, holds);
     }
 
@@ -287,15 +287,13 @@ public final class ZooKeeperLockBackend implements LockBackend {
     }
 
     @Override
-    public WakeUpSubscription subscribe(String name, Runnable onRelease) {
-        Objects.requireNonNull(onRelease, "onRelease");
-        sessions.requireOpen();
-        return watcher.subscribe(name, znodes.path(name), onRelease);
+    public Optional<ReleaseFeed> releaseFeed() {
+        return Optional.of(watcher);
     }
 
     /** Whether the server has confirmed the watch of {@code name} (for tests). */
     boolean watchConfirmed(String name) {
-        return watcher.confirmed(znodes.path(name));
+        return watcher.confirmed(name);
     }
 
     @Override
@@ -330,7 +328,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
     }
 
     private void controlEvent(Session s, WatchedEvent event) {
-        watcher.sessionEvent(s, event);
+        watcher.sessionEvent(s, event); // it follows only the control session it watches on
     }
 
     // ------------------------------------------------------------------ builder

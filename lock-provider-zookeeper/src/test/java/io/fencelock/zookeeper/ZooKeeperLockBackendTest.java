@@ -6,9 +6,11 @@ import io.fencelock.LockInfo;
 import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.LockBackendProvider;
+import io.fencelock.spi.ReleaseFeed;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
 import io.fencelock.spi.WakeUpSubscription;
+import io.fencelock.tck.SpiChecks;
 import io.fencelock.tck.fixture.ServerControl;
 import io.fencelock.testservers.zookeeper.ZooKeeperServer;
 import org.junit.jupiter.api.AfterEach;
@@ -21,7 +23,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.ServiceLoader;
 import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
@@ -119,8 +123,13 @@ class ZooKeeperLockBackendTest {
         assertThat(b.renew(List.of(new RenewRequest(dropped, droppedId, ttl, null))).get(0).renewed()).isFalse();
     }
 
+    /**
+     * Also the release feed across the restart: the client reconnects by itself within the control
+     * session's timeout, so the feed says it resumed (deletes meanwhile were not replayed), and its
+     * watch still hears a release afterwards; once closed it cannot be opened again.
+     */
     @Test
-    void tokensAndLocksSurviveAKillAndRestartOfTheServer() throws Exception {
+    void tokensLocksAndTheReleaseFeedSurviveAKillAndRestartOfTheServer() throws Exception {
         try (ZooKeeperServer own = ZooKeeperServer.start()) {
             ServerControl control = own.control().orElse(null);
             Assumptions.assumeTrue(control != null, "needs a server this fixture runs itself");
@@ -132,13 +141,26 @@ class ZooKeeperLockBackendTest {
             String held = name();
             String heldId = id();
             assertThat(b.tryAcquire(held, heldId, Duration.ofSeconds(10)).acquired()).isTrue();
+            ReleaseFeed feed = b.releaseFeed().orElseThrow();
+            BlockingQueue<String> heard = new LinkedBlockingQueue<>();
+            feed.open(recordingSink(heard));
+            feed.watch(held);
+            awaitTrue(() -> b.watchConfirmed(held));
             control.kill();
             control.start();
-            AcquireResult after = retry(() -> b.tryAcquire(released, id(), Duration.ofSeconds(30)));
+            assertThat(heard.poll(20, TimeUnit.SECONDS)).as("the feed after the client reconnected").isEqualTo("resumed");
+            AcquireResult after = SpiChecks.retryWhileRetryable(() -> b.tryAcquire(released, id(), Duration.ofSeconds(30)),
+                    Duration.ofSeconds(20));
             assertThat(after.acquired()).isTrue();
             assertThat(after.token()).as("token after SIGKILL and restart").isGreaterThan(before);
-            assertThat(retry(() -> b.renew(List.of(new RenewRequest(held, heldId, Duration.ofSeconds(10), null)))).get(0).renewed())
+            assertThat(SpiChecks.retryWhileRetryable(() -> b.renew(List.of(new RenewRequest(held, heldId, Duration.ofSeconds(10), null))),
+                    Duration.ofSeconds(20)).get(0).renewed())
                     .as("a lock held across the restart: its session was restored from the log").isTrue();
+            assertThat(b.release(held, heldId)).isTrue();
+            assertThat(heard.poll(10, TimeUnit.SECONDS)).as("the watch, re-registered by the client").isEqualTo("released " + held);
+            feed.close();
+            assertThatThrownBy(() -> feed.open(recordingSink(heard))).isInstanceOf(IllegalStateException.class);
+            assertThat(heard).as("nothing but the release, no break").isEmpty();
         }
     }
 
@@ -178,7 +200,7 @@ class ZooKeeperLockBackendTest {
         String lease = id();
         assertThat(holder.tryAcquire(name, lease, Duration.ofSeconds(10)).acquired()).isTrue();
         AtomicReference<CountDownLatch> woken = new AtomicReference<>(new CountDownLatch(1));
-        try (WakeUpSubscription ignored = waiter.subscribe(name, () -> woken.get().countDown())) {
+        try (WakeUpSubscription ignored = SpiChecks.subscribe(waiter, name, () -> woken.get().countDown())) {
             assertThat(waiter.tryAcquire(name, id(), Duration.ofSeconds(10)).acquired()).isFalse();
             awaitTrue(() -> waiter.watchConfirmed(name));
             woken.set(new CountDownLatch(1)); // only the delete may wake it from here on
@@ -268,23 +290,23 @@ class ZooKeeperLockBackendTest {
         }
     }
 
-    private interface Call<T> {
-        T call();
-    }
-
-    /** Retries a call that fails retryably while a restarted server comes back (bounded). */
-    private static <T> T retry(Call<T> call) throws InterruptedException {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (true) {
-            try {
-                return call.call();
-            } catch (LockBackendException e) {
-                if (!e.isRetryable() || System.nanoTime() - end > 0) {
-                    throw e;
-                }
-                Thread.sleep(50); // pacing the attempts while the client reconnects
+    private static ReleaseFeed.Sink recordingSink(BlockingQueue<String> heard) {
+        return new ReleaseFeed.Sink() {
+            @Override
+            public void released(String name) {
+                heard.add("released " + name);
             }
-        }
+
+            @Override
+            public void broken(Throwable cause) {
+                heard.add("broken " + cause);
+            }
+
+            @Override
+            public void resumed() {
+                heard.add("resumed");
+            }
+        };
     }
 
     private static void awaitTrue(BooleanSupplier condition) throws InterruptedException {

@@ -5,6 +5,7 @@ import io.fencelock.testservers.common.TestServer;
 import io.fencelock.testservers.common.OnePerJvm;
 import io.fencelock.testservers.common.Endpoints;
 import io.fencelock.testservers.common.GroupControl;
+import io.fencelock.testservers.common.ReplicaSet;
 import io.fencelock.tck.fixture.ServerControl;
 import io.fencelock.tck.fixture.ReplicaSetControl;
 
@@ -25,7 +26,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -80,6 +80,7 @@ public final class EtcdServer extends TestServer {
     private final String description;
     private final ServerControl control;
     private final List<EtcdProcess> processes;
+    private final ReplicaSet<EtcdProcess> replicas;
 
     private EtcdServer(Source source, List<String> endpoints, String description, ServerControl control,
                        List<EtcdProcess> processes, Runnable shutdown, boolean isShared) {
@@ -88,6 +89,9 @@ public final class EtcdServer extends TestServer {
         this.endpoints = List.copyOf(endpoints);
         this.description = description;
         this.processes = List.copyOf(processes);
+        this.replicas = new ReplicaSet<>("etcd " + String.join(",", endpoints), this.processes, this::leaderProcess,
+                () -> this.processes.stream().filter(EtcdProcess::isRunning).allMatch(EtcdProcess::isHealthy)
+                        && (this.processes.isEmpty() || leaderProcess().isPresent()));
         // a cluster this fixture runs: one control over all members, whose start waits for a leader again
         this.control = control != null || this.processes.size() < 2 ? control
                 : new GroupControl("an etcd cluster on " + String.join(",", endpoints), this.processes,
@@ -250,35 +254,7 @@ public final class EtcdServer extends TestServer {
      * and {@link #awaitHealthy(Duration)} give them. Empty for a single node and for servers of others.
      */
     public Optional<ReplicaSetControl> replicaSet() {
-        if (processes.size() < 2) {
-            return Optional.empty();
-        }
-        return Optional.of(new ReplicaSetControl() {
-            @Override
-            public List<ServerControl> members() {
-                return List.copyOf(processes);
-            }
-
-            @Override
-            public Optional<ServerControl> leader() {
-                return EtcdServer.this.leader().map(Member::control);
-            }
-
-            @Override
-            public Optional<ServerControl> follower() {
-                return EtcdServer.this.follower().map(Member::control);
-            }
-
-            @Override
-            public void awaitHealthy(Duration timeout) {
-                EtcdServer.this.awaitHealthy(timeout);
-            }
-
-            @Override
-            public String toString() {
-                return "the members of " + description;
-            }
-        });
+        return processes.size() < 2 ? Optional.empty() : Optional.of(replicas);
     }
 
     /**
@@ -303,7 +279,7 @@ public final class EtcdServer extends TestServer {
 
     /** The members this fixture runs itself, each with its own controls (empty for {@code env} and {@code testcontainers}). */
     public List<Member> members() {
-        return processes.stream().map(p -> new Member(p.name(), p.endpoint(), (ServerControl) p)).toList();
+        return processes.stream().map(this::member).toList();
     }
 
     /**
@@ -311,8 +287,11 @@ public final class EtcdServer extends TestServer {
      * (an election is under way, or there is no quorum). Only for servers this fixture runs.
      */
     public Optional<Member> leader() {
+        return replicas.leaderProcess().map(this::member);
+    }
+
+    private Optional<EtcdProcess> leaderProcess() {
         long agreed = 0;
-        List<Member> members = members();
         long[] ids = new long[processes.size()];
         for (int i = 0; i < processes.size(); i++) {
             EtcdProcess p = processes.get(i);
@@ -328,7 +307,7 @@ public final class EtcdServer extends TestServer {
         }
         for (int i = 0; i < ids.length; i++) {
             if (ids[i] != 0 && ids[i] == agreed) {
-                return Optional.of(members.get(i));
+                return Optional.of(processes.get(i));
             }
         }
         return Optional.empty();
@@ -336,30 +315,17 @@ public final class EtcdServer extends TestServer {
 
     /** A running member that is not the leader, for crashing a follower. */
     public Optional<Member> follower() {
-        Optional<Member> leader = leader();
-        return leader.flatMap(l -> members().stream().filter(m -> !m.equals(l) && m.control().isRunning()).findFirst());
+        return replicas.followerProcess().map(this::member);
     }
 
     /** Waits until every running member is healthy and they agree on a leader; throws when {@code timeout} passes first. */
     public void awaitHealthy(Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (true) {
-            boolean healthy = processes.stream().filter(EtcdProcess::isRunning).allMatch(EtcdProcess::isHealthy);
-            if (healthy && (processes.isEmpty() || leader().isPresent())) {
-                return;
-            }
-            if (System.nanoTime() - deadline > 0) {
-                throw new IllegalStateException("etcd " + endpoints + " not healthy with one leader after " + timeout);
-            }
-            try {
-                TimeUnit.MILLISECONDS.sleep(20);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted while waiting for etcd to be healthy", e);
-            }
-        }
+        replicas.awaitHealthy(timeout);
     }
 
+    private Member member(EtcdProcess p) {
+        return new Member(p.name(), p.endpoint(), p);
+    }
 
     @Override
     protected String summary() {

@@ -5,16 +5,15 @@ import io.fencelock.tck.fixture.ServerControl;
 import io.fencelock.testservers.common.Endpoints;
 import io.fencelock.testservers.common.GroupControl;
 import io.fencelock.testservers.common.OnePerJvm;
+import io.fencelock.testservers.common.ReplicaSet;
 import io.fencelock.testservers.common.ServerLocator;
-import io.fencelock.testservers.common.ThrowawayServers;
+import io.fencelock.testservers.common.TestServer;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
 /**
@@ -31,7 +30,7 @@ import java.util.function.Supplier;
  * with {@link #leader()} to find the one to kill first. No Docker, no packages: the servers come from
  * the same Maven artifact as the client.
  */
-public final class ZooKeeperServer implements AutoCloseable {
+public final class ZooKeeperServer extends TestServer {
     public static final String URL_ENV = "FENCELOCK_ZOOKEEPER_URL";
     private static final String SCHEME = "zookeeper://";
     private static final long ENSEMBLE_START_MILLIS = 30_000;
@@ -63,23 +62,23 @@ public final class ZooKeeperServer implements AutoCloseable {
     private final String chroot;
     private final String description;
     private final List<ZooKeeperProcess> processes;
+    private final ReplicaSet<ZooKeeperProcess> replicas;
     private final ServerControl control;
-    private final boolean isShared;
-    private final AtomicBoolean closed = new AtomicBoolean();
-    private volatile String locatedAs = "";
-    private volatile Thread shutdownHook;
 
     private ZooKeeperServer(Source source, String hosts, String chroot, String description, List<ZooKeeperProcess> processes,
                             boolean isShared) {
+        super(() -> processes.forEach(ZooKeeperProcess::destroy), isShared);
         this.source = source;
         this.hosts = hosts;
         this.chroot = chroot;
         this.description = description;
         this.processes = List.copyOf(processes);
+        this.replicas = new ReplicaSet<>("ZooKeeper " + hosts, this.processes, this::leaderProcess,
+                () -> this.processes.size() == 1 ? "standalone".equals(this.processes.get(0).mode())
+                        : this.processes.isEmpty() || leaderProcess().isPresent());
         this.control = this.processes.isEmpty() ? null : this.processes.size() == 1 ? this.processes.get(0)
                 : new GroupControl("a ZooKeeper ensemble on " + hosts, this.processes,
                         () -> awaitHealthy(Duration.ofMillis(ENSEMBLE_START_MILLIS)));
-        this.isShared = isShared;
     }
 
     /** The server of this JVM, found on first use and stopped by a shutdown hook; fails in CI, skips elsewhere when none. */
@@ -128,12 +127,7 @@ public final class ZooKeeperServer implements AutoCloseable {
     }
 
     private static ZooKeeperServer locate(Supplier<ServerLocator.Located<ZooKeeperServer>> how) {
-        ServerLocator.Located<ZooKeeperServer> located = how.get();
-        ZooKeeperServer server = located.server();
-        server.locatedAs = located.description();
-        server.shutdownHook = new Thread(server::shutDownQuietly, "fencelock-zookeeper-shutdown");
-        Runtime.getRuntime().addShutdownHook(server.shutdownHook);
-        return server;
+        return handOut(how.get(), "zookeeper");
     }
 
     private static ServerLocator<ZooKeeperServer> locator(boolean isShared) {
@@ -192,11 +186,6 @@ public final class ZooKeeperServer implements AutoCloseable {
         return hosts + chroot;
     }
 
-    /** Version, origin, addresses and how it was found; never credentials. */
-    public String description() {
-        return description + " [" + locatedAs + "]";
-    }
-
     public Source source() {
         return source;
     }
@@ -212,35 +201,7 @@ public final class ZooKeeperServer implements AutoCloseable {
 
     /** For an ensemble this fixture runs: each member's controls, who leads, a follower; empty otherwise. */
     public Optional<ReplicaSetControl> replicaSet() {
-        if (processes.size() < 2) {
-            return Optional.empty();
-        }
-        return Optional.of(new ReplicaSetControl() {
-            @Override
-            public List<ServerControl> members() {
-                return List.copyOf(processes);
-            }
-
-            @Override
-            public Optional<ServerControl> leader() {
-                return ZooKeeperServer.this.leader().map(Member::control);
-            }
-
-            @Override
-            public Optional<ServerControl> follower() {
-                return ZooKeeperServer.this.follower().map(Member::control);
-            }
-
-            @Override
-            public void awaitHealthy(Duration timeout) {
-                ZooKeeperServer.this.awaitHealthy(timeout);
-            }
-
-            @Override
-            public String toString() {
-                return "the members of " + description;
-            }
-        });
+        return processes.size() < 2 ? Optional.empty() : Optional.of(replicas);
     }
 
     /**
@@ -262,15 +223,17 @@ public final class ZooKeeperServer implements AutoCloseable {
 
     /** The members this fixture runs itself, each with its own controls (empty for {@code env}). */
     public List<Member> members() {
-        return processes.stream().map(p -> new Member(p.name(), p.hostPort(), (ServerControl) p)).toList();
+        return processes.stream().map(this::member).toList();
     }
 
     /** The member that says it leads, when exactly one running member does and every other running one follows. */
     public Optional<Member> leader() {
-        Member leader = null;
-        List<Member> members = members();
-        for (int i = 0; i < processes.size(); i++) {
-            ZooKeeperProcess p = processes.get(i);
+        return replicas.leaderProcess().map(this::member);
+    }
+
+    private Optional<ZooKeeperProcess> leaderProcess() {
+        ZooKeeperProcess leader = null;
+        for (ZooKeeperProcess p : processes) {
             if (!p.isRunning()) {
                 continue;
             }
@@ -279,7 +242,7 @@ public final class ZooKeeperServer implements AutoCloseable {
                 if (leader != null) {
                     return Optional.empty();
                 }
-                leader = members.get(i);
+                leader = p;
             } else if (!"follower".equals(mode)) {
                 return Optional.empty();
             }
@@ -289,64 +252,20 @@ public final class ZooKeeperServer implements AutoCloseable {
 
     /** A running member that follows, for crashing a follower. */
     public Optional<Member> follower() {
-        Optional<Member> leader = leader();
-        return leader.flatMap(l -> members().stream().filter(m -> !m.equals(l) && m.control().isRunning()).findFirst());
+        return replicas.followerProcess().map(this::member);
     }
 
     /** Waits until every running member serves (standalone, or one leader and followers); throws when {@code timeout} passes first. */
     public void awaitHealthy(Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (true) {
-            boolean healthy = processes.size() == 1 ? "standalone".equals(processes.get(0).mode())
-                    : processes.isEmpty() || leader().isPresent();
-            if (healthy) {
-                return;
-            }
-            if (System.nanoTime() - deadline > 0) {
-                throw new IllegalStateException("ZooKeeper " + hosts + " not serving with one leader after " + timeout);
-            }
-            try {
-                TimeUnit.MILLISECONDS.sleep(20);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted while waiting for ZooKeeper to serve", e);
-            }
-        }
+        replicas.awaitHealthy(timeout);
     }
 
-    /** Stops a server of its own and deletes its data. The shared server ignores this (a shutdown hook stops it). */
-    @Override
-    public void close() {
-        if (isShared) {
-            return;
-        }
-        Thread hook = shutdownHook;
-        if (hook != null) {
-            try {
-                Runtime.getRuntime().removeShutdownHook(hook);
-            } catch (IllegalStateException shuttingDown) {
-                // the hook is running or about to: it does the same
-            }
-        }
-        shutDown();
-    }
-
-    private void shutDown() {
-        if (closed.compareAndSet(false, true)) {
-            processes.forEach(ZooKeeperProcess::destroy);
-        }
-    }
-
-    private void shutDownQuietly() {
-        try {
-            shutDown();
-        } catch (RuntimeException e) {
-            System.err.println("fencelock: stopping " + description + " failed: " + e);
-        }
+    private Member member(ZooKeeperProcess p) {
+        return new Member(p.name(), p.hostPort(), p);
     }
 
     @Override
-    public String toString() {
-        return description();
+    protected String summary() {
+        return description;
     }
 }

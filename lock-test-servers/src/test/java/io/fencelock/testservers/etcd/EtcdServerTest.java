@@ -2,6 +2,7 @@ package io.fencelock.testservers.etcd;
 
 import io.fencelock.tck.fixture.ServerControl;
 import io.fencelock.tck.fixture.ReplicaSetControl;
+import io.fencelock.testservers.common.FixtureChecks;
 
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
@@ -21,19 +22,7 @@ class EtcdServerTest {
     void aThrowawayNodeKeepsItsRevisionsAcrossAKill() throws Exception {
         try (EtcdServer server = EtcdServer.start(EtcdServer.Source.BINARIES)) {
             assertThat(server.description()).contains("etcd 3.", "binaries");
-            ServerControl control = server.control().orElseThrow();
-            long before = put(server);
-            control.kill();
-            assertThat(control.isRunning()).isFalse();
-            control.start();
-            assertThat(put(server)).as("revision after SIGKILL + start").isGreaterThan(before);
-            control.pause();
-            assertThat(control.isRunning()).isTrue();
-            control.resume();
-            control.stop();
-            assertThat(control.isRunning()).isFalse();
-            control.start();
-            assertThat(put(server)).isGreaterThan(before + 1);
+            FixtureChecks.assertControlKeepsTheData(server.control().orElseThrow(), () -> put(server));
         }
     }
 
@@ -50,7 +39,7 @@ class EtcdServerTest {
             long before = put(cluster);
             leader.control().kill();
             long killed = System.nanoTime();
-            await(() -> cluster.leader().filter(l -> !l.equals(leader)).isPresent());
+            FixtureChecks.await(() -> cluster.leader().filter(l -> !l.equals(leader)).isPresent(), Duration.ofSeconds(20));
             System.out.println("[etcd-fixture] new leader after " + (System.nanoTime() - killed) / 1_000_000 + " ms");
             assertThat(put(cluster)).isGreaterThan(before);
             EtcdServer.Member follower = cluster.follower().orElseThrow();
@@ -68,19 +57,9 @@ class EtcdServerTest {
         try (EtcdServer cluster = EtcdServer.startCluster(3)) {
             ReplicaSetControl members = cluster.replicaSet().orElseThrow();
             assertThat(members.members()).hasSize(3);
-            ServerControl leader = members.leader().orElseThrow();
-            ServerControl follower = members.follower().orElseThrow();
-            assertThat(follower).isNotSameAs(leader);
-            assertThat(members.members()).contains(leader, follower);
-            long before = put(cluster);
-
-            leader.kill();
-            await(() -> members.leader().filter(l -> l != leader).isPresent());
-            assertThat(put(cluster)).as("the two left elect a leader and take writes").isGreaterThan(before);
-            leader.start();
-            members.awaitHealthy(Duration.ofSeconds(30)); // the killed member is back and agrees on the leader
-            assertThat(leader.isRunning()).isTrue();
-            assertThat(putVia(cluster.members().get(members.members().indexOf(leader)).endpoint()))
+            FixtureChecks.Failover failover = FixtureChecks.assertTheLeadersLossIsSurvived(members, () -> put(cluster));
+            long before = failover.before();
+            assertThat(putVia(cluster.members().get(members.members().indexOf(failover.rejoined())).endpoint()))
                     .as("a write through the member that rejoined").isGreaterThan(before + 1);
 
             ServerControl all = cluster.control().orElseThrow();
@@ -134,14 +113,6 @@ class EtcdServerTest {
     private static long putVia(String endpoint) throws Exception {
         try (Client client = Client.builder().endpoints(endpoint).build()) {
             return client.getKVClient().put(KEY, KEY).get(10, TimeUnit.SECONDS).getHeader().getRevision();
-        }
-    }
-
-    private static void await(java.util.function.BooleanSupplier condition) throws InterruptedException {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime() < end).as("condition within 20 s").isTrue();
-            Thread.sleep(20);
         }
     }
 }
