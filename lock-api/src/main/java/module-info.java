@@ -11,5 +11,7 @@ module io.fencelock {
     exports io.fencelock.inmemory;
 
     uses io.fencelock.spi.LockBackendProvider;
-    provides io.fencelock.spi.LockBackendProvider with io.fencelock.inmemory.InMemoryLockBackendProvider;
+
+    provides io.fencelock.spi.LockBackendProvider with
+            io.fencelock.inmemory.InMemoryLockBackendProvider;
 }

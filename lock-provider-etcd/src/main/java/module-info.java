@@ -11,5 +11,6 @@ module io.fencelock.etcd {
 
     exports io.fencelock.etcd;
 
-    provides io.fencelock.spi.LockBackendProvider with io.fencelock.etcd.EtcdLockBackendProvider;
+    provides io.fencelock.spi.LockBackendProvider with
+            io.fencelock.etcd.EtcdLockBackendProvider;
 }

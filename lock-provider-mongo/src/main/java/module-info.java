@@ -11,5 +11,6 @@ module io.fencelock.mongo {
 
     exports io.fencelock.mongo;
 
-    provides io.fencelock.spi.LockBackendProvider with io.fencelock.mongo.MongoLockBackendProvider;
+    provides io.fencelock.spi.LockBackendProvider with
+            io.fencelock.mongo.MongoLockBackendProvider;
 }

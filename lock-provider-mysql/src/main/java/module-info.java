@@ -10,5 +10,6 @@ module io.fencelock.mysql {
 
     exports io.fencelock.mysql;
 
-    provides io.fencelock.spi.LockBackendProvider with io.fencelock.mysql.MySqlLockBackendProvider;
+    provides io.fencelock.spi.LockBackendProvider with
+            io.fencelock.mysql.MySqlLockBackendProvider;
 }

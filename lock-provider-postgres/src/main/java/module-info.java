@@ -11,5 +11,6 @@ module io.fencelock.postgres {
 
     exports io.fencelock.postgres;
 
-    provides io.fencelock.spi.LockBackendProvider with io.fencelock.postgres.PostgresLockBackendProvider;
+    provides io.fencelock.spi.LockBackendProvider with
+            io.fencelock.postgres.PostgresLockBackendProvider;
 }

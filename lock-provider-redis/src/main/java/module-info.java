@@ -10,5 +10,6 @@ module io.fencelock.redis {
 
     exports io.fencelock.redis;
 
-    provides io.fencelock.spi.LockBackendProvider with io.fencelock.redis.RedisLockBackendProvider;
+    provides io.fencelock.spi.LockBackendProvider with
+            io.fencelock.redis.RedisLockBackendProvider;
 }

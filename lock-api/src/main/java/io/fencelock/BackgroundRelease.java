@@ -13,8 +13,13 @@ import java.util.concurrent.TimeUnit;
  */
 final class BackgroundRelease implements Watchdog.Chore {
     /** After an acquire of unknown outcome: when (after the attempt) its lease id is released again. */
-    static final long[] SWEEP_CHECKS_NANOS = {TimeUnit.MILLISECONDS.toNanos(50),
-            TimeUnit.MILLISECONDS.toNanos(250), TimeUnit.MILLISECONDS.toNanos(1250), TimeUnit.MILLISECONDS.toNanos(6250)};
+    static final long[] SWEEP_CHECKS_NANOS = {
+        TimeUnit.MILLISECONDS.toNanos(50),
+        TimeUnit.MILLISECONDS.toNanos(250),
+        TimeUnit.MILLISECONDS.toNanos(1250),
+        TimeUnit.MILLISECONDS.toNanos(6250)
+    };
+
     private static final long RETRY_FIRST_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
     private static final long RETRY_MAX_NANOS = TimeUnit.SECONDS.toNanos(2);
 
@@ -48,8 +53,11 @@ final class BackgroundRelease implements Watchdog.Chore {
                 return pause;
             }
             if (checks == 0) { // a known grant (a sweep may have nothing to free: not worth a warning)
-                Engine.LOG.warn("fencelock: could not release lease {} of '{}' in the background; it expires on the backend by itself: {}",
-                        leaseId, name, e.toString());
+                Engine.LOG.warn(
+                        "fencelock: could not release lease {} of '{}' in the background; it expires on the backend by itself: {}",
+                        leaseId,
+                        name,
+                        e.toString());
             }
             return -1;
         }

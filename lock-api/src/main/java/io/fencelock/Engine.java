@@ -6,9 +6,6 @@ import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
 import io.fencelock.spi.WakeUpRegistry;
 import io.fencelock.spi.WakeUpSubscription;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -26,6 +23,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The engine's shared state and its work, behind the {@link LockClient} facade: the backend, the
@@ -62,8 +61,12 @@ final class Engine implements AutoCloseable {
         return max;
     }
 
-    Engine(LockBackend backend, LockOptions options, List<LockEventListener> listeners, LongSupplier clock,
-           boolean runThreads) {
+    Engine(
+            LockBackend backend,
+            LockOptions options,
+            List<LockEventListener> listeners,
+            LongSupplier clock,
+            boolean runThreads) {
         this.backend = Objects.requireNonNull(backend, "backend");
         this.options = Objects.requireNonNull(options, "options");
         this.clock = clock;
@@ -72,7 +75,10 @@ final class Engine implements AutoCloseable {
         this.events = new EventFanout(listeners);
         String name = "fencelock-" + CLIENT_NUMBER.incrementAndGet();
         this.wakeUps = capabilities.contains(Capability.WAKE_ON_RELEASE)
-                ? backend.releaseFeed().map(feed -> new WakeUpRegistry(feed, name + "-wake-ups")).orElse(null) : null;
+                ? backend.releaseFeed()
+                        .map(feed -> new WakeUpRegistry(feed, name + "-wake-ups"))
+                        .orElse(null)
+                : null;
         this.watchdog = new Watchdog(this, name, runThreads);
     }
 
@@ -179,8 +185,8 @@ final class Engine implements AutoCloseable {
         if (!result.acquired()) {
             return new Attempt(null, result.holderRemaining());
         }
-        ManagedLease lease = new ManagedLease(this, name, leaseId, ttl, options.autoRenew(), result.token(),
-                result.expiresAt(), sent);
+        ManagedLease lease = new ManagedLease(
+                this, name, leaseId, ttl, options.autoRenew(), result.token(), result.expiresAt(), sent);
         if (!lease.isValid()) {
             // The answer took longer than the validity window: the grant is already unusable.
             releaseInBackground(name, leaseId, ttl, false);
@@ -214,8 +220,11 @@ final class Engine implements AutoCloseable {
     }
 
     List<Lease> heldNow() {
-        return held.values().stream().filter(l -> l.state() == LeaseState.HELD)
-                .sorted(java.util.Comparator.comparing(Lease::name)).map(l -> (Lease) l).toList();
+        return held.values().stream()
+                .filter(l -> l.state() == LeaseState.HELD)
+                .sorted(java.util.Comparator.comparing(Lease::name))
+                .map(l -> (Lease) l)
+                .toList();
     }
 
     void forget(ManagedLease lease) {
@@ -225,8 +234,8 @@ final class Engine implements AutoCloseable {
     List<RenewResult> renew(List<RenewRequest> requests) {
         List<RenewResult> results = backend.renew(requests);
         if (results.size() != requests.size()) {
-            throw new LockBackendException("backend answered " + results.size() + " results for "
-                    + requests.size() + " renewals", false);
+            throw new LockBackendException(
+                    "backend answered " + results.size() + " results for " + requests.size() + " renewals", false);
         }
         return results;
     }
@@ -277,8 +286,10 @@ final class Engine implements AutoCloseable {
                 try {
                     lease.release();
                 } catch (RuntimeException e) {
-                    LOG.warn("fencelock: could not release '{}' on close; it expires on the backend by itself: {}",
-                            lease.name(), e.toString());
+                    LOG.warn(
+                            "fencelock: could not release '{}' on close; it expires on the backend by itself: {}",
+                            lease.name(),
+                            e.toString());
                 }
             }
             watchdog.close();

@@ -28,7 +28,11 @@ final class EventFanout implements LockEventListener {
 
     @Override
     public void lost(LeaseLoss loss) {
-        Engine.LOG.warn("fencelock: lease {} on '{}' lost ({})", loss.lease().leaseId(), loss.lease().name(), loss.reason());
+        Engine.LOG.warn(
+                "fencelock: lease {} on '{}' lost ({})",
+                loss.lease().leaseId(),
+                loss.lease().name(),
+                loss.reason());
         listeners.forEach(l -> safely(() -> l.lost(loss)));
     }
 

@@ -6,8 +6,10 @@ public class LeaseLostException extends RuntimeException {
     private final transient LeaseLoss loss;
 
     public LeaseLostException(LeaseLoss loss, Throwable taskFailure) {
-        super("lease " + loss.lease().leaseId() + " on '" + loss.lease().name() + "' was lost (" + loss.reason()
-                + ") while its task ran", taskFailure);
+        super(
+                "lease " + loss.lease().leaseId() + " on '" + loss.lease().name() + "' was lost (" + loss.reason()
+                        + ") while its task ran",
+                taskFailure);
         this.loss = loss;
     }
 

@@ -2,7 +2,6 @@ package io.fencelock;
 
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.LockBackendProvider;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -198,7 +197,8 @@ public final class LockClient implements AutoCloseable {
         engine.requireOpen();
         Duration max = engine.maxTtl();
         if (ttl.compareTo(max) > 0) {
-            throw new IllegalArgumentException("ttl " + ttl + " is longer than " + max + ", the longest TTL this backend honours");
+            throw new IllegalArgumentException(
+                    "ttl " + ttl + " is longer than " + max + ", the longest TTL this backend honours");
         }
     }
 
@@ -211,8 +211,7 @@ public final class LockClient implements AutoCloseable {
         private LockOptions options = LockOptions.defaults();
         private final List<LockEventListener> listeners = new ArrayList<>();
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /** The connection string; the provider that accepts its prefix is used. */
         public Builder uri(String uri) {
@@ -233,7 +232,8 @@ public final class LockClient implements AutoCloseable {
             }
             if (value == null) {
                 // usually a System.getenv(...) that found nothing: say which setting, never a value
-                throw new IllegalArgumentException("property '" + key + "' is null: give a value or leave the property out");
+                throw new IllegalArgumentException(
+                        "property '" + key + "' is null: give a value or leave the property out");
             }
             properties.put(key, value);
             return this;

@@ -6,11 +6,9 @@ package io.fencelock;
  * has changed; keep it short. An exception thrown here is logged and ignored.
  */
 public interface LockEventListener {
-    default void acquired(Lease lease) {
-    }
+    default void acquired(Lease lease) {}
 
-    default void renewed(Lease lease) {
-    }
+    default void renewed(Lease lease) {}
 
     /**
      * As {@link #renewed(Lease)}, with the {@link System#nanoTime()} at which the renewal was sent
@@ -21,9 +19,7 @@ public interface LockEventListener {
         renewed(lease);
     }
 
-    default void released(Lease lease, boolean freedOnBackend) {
-    }
+    default void released(Lease lease, boolean freedOnBackend) {}
 
-    default void lost(LeaseLoss loss) {
-    }
+    default void lost(LeaseLoss loss) {}
 }

@@ -124,8 +124,9 @@ public final class LockOptions {
         }
         Duration renew = renewInterval(leaseTtl);
         if (renew.compareTo(window) >= 0) {
-            throw new IllegalArgumentException("renewInterval " + renew + " must be shorter than the lease's validity window "
-                    + window + " (ttl " + leaseTtl + " less clock drift and safety margin)");
+            throw new IllegalArgumentException(
+                    "renewInterval " + renew + " must be shorter than the lease's validity window " + window + " (ttl "
+                            + leaseTtl + " less clock drift and safety margin)");
         }
         if (tokenPeriod != null && leaseTtl.compareTo(tokenPeriod.multipliedBy(2)) < 0) {
             throw new IllegalArgumentException("ttl " + leaseTtl + " must be at least 2 x tokenPeriod " + tokenPeriod
@@ -174,8 +175,7 @@ public final class LockOptions {
         private Duration initialPollInterval = Duration.ofMillis(5);
         private Duration maxPollInterval = Duration.ofMillis(500);
 
-        private Builder() {
-        }
+        private Builder() {}
 
         public Builder ttl(Duration ttl) {
             this.ttl = ttl;
@@ -226,7 +226,8 @@ public final class LockOptions {
             if (renewInterval != null) {
                 requirePositive("renewInterval", renewInterval);
                 if (renewInterval.compareTo(ttl) >= 0) {
-                    throw new IllegalArgumentException("renewInterval " + renewInterval + " must be shorter than ttl " + ttl);
+                    throw new IllegalArgumentException(
+                            "renewInterval " + renewInterval + " must be shorter than ttl " + ttl);
                 }
             }
             if (tokenPeriod != null) {
@@ -254,10 +255,14 @@ public final class LockOptions {
         if (!(o instanceof LockOptions other)) {
             return false;
         }
-        return ttl.equals(other.ttl) && Objects.equals(renewInterval, other.renewInterval)
-                && Objects.equals(tokenPeriod, other.tokenPeriod) && clockDrift == other.clockDrift
-                && safetyMargin.equals(other.safetyMargin) && autoRenew == other.autoRenew
-                && initialPollInterval.equals(other.initialPollInterval) && maxPollInterval.equals(other.maxPollInterval);
+        return ttl.equals(other.ttl)
+                && Objects.equals(renewInterval, other.renewInterval)
+                && Objects.equals(tokenPeriod, other.tokenPeriod)
+                && clockDrift == other.clockDrift
+                && safetyMargin.equals(other.safetyMargin)
+                && autoRenew == other.autoRenew
+                && initialPollInterval.equals(other.initialPollInterval)
+                && maxPollInterval.equals(other.maxPollInterval);
     }
 
     @Override

@@ -2,7 +2,6 @@ package io.fencelock;
 
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
-
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
@@ -33,10 +32,18 @@ final class ManagedLease implements Lease {
     private long lastGrantSentNanos;
     /** The watchdog's next attempt, moved later after a failed renewal. */
     private long nextRenewNanos;
+
     private Throwable lastRenewFailure;
 
-    ManagedLease(Engine engine, String name, String leaseId, Duration ttl, boolean autoRenew,
-                 long token, Instant serverExpiry, long sentNanos) {
+    ManagedLease(
+            Engine engine,
+            String name,
+            String leaseId,
+            Duration ttl,
+            boolean autoRenew,
+            long token,
+            Instant serverExpiry,
+            long sentNanos) {
         this.engine = engine;
         LockOptions options = engine.options;
         this.name = name;
@@ -159,8 +166,14 @@ final class ManagedLease implements Lease {
             release();
         } catch (RuntimeException e) {
             boolean retried = e instanceof LockBackendException b && b.isRetryable();
-            Engine.LOG.warn("Could not release lease {} on '{}'; {}: {}", leaseId, name, retried
-                    ? "retrying in the background until it would have expired" : "it expires on the backend by itself", e.toString());
+            Engine.LOG.warn(
+                    "Could not release lease {} on '{}'; {}: {}",
+                    leaseId,
+                    name,
+                    retried
+                            ? "retrying in the background until it would have expired"
+                            : "it expires on the backend by itself",
+                    e.toString());
         }
     }
 

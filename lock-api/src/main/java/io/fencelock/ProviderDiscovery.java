@@ -3,7 +3,6 @@ package io.fencelock;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.LockBackendProvider;
 import io.fencelock.spi.Redaction;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -13,15 +12,16 @@ import java.util.stream.Collectors;
 
 /** Finds the providers through {@link ServiceLoader} and opens a backend from a connection string. */
 final class ProviderDiscovery {
-    private ProviderDiscovery() {
-    }
+    private ProviderDiscovery() {}
 
     /** The providers on the class path or module path. */
     static List<LockBackendProvider> providers() {
         List<LockBackendProvider> found = new ArrayList<>();
         ServiceLoader.load(LockBackendProvider.class).forEach(found::add);
-        if (found.isEmpty() && LockClient.class.getClassLoader() != Thread.currentThread().getContextClassLoader()) {
-            ServiceLoader.load(LockBackendProvider.class, LockClient.class.getClassLoader()).forEach(found::add);
+        if (found.isEmpty()
+                && LockClient.class.getClassLoader() != Thread.currentThread().getContextClassLoader()) {
+            ServiceLoader.load(LockBackendProvider.class, LockClient.class.getClassLoader())
+                    .forEach(found::add);
         }
         return found;
     }
@@ -33,7 +33,8 @@ final class ProviderDiscovery {
                 .filter(p -> provider != null ? p.name().equalsIgnoreCase(provider) : p.accepts(uri))
                 .findFirst();
         if (match.isEmpty()) {
-            String available = all.isEmpty() ? "none (add a provider jar such as lock-provider-postgres)"
+            String available = all.isEmpty()
+                    ? "none (add a provider jar such as lock-provider-postgres)"
                     : all.stream().map(p -> p.name() + " " + p.uriPrefixes()).collect(Collectors.joining(", "));
             throw new IllegalArgumentException("no fencelock provider "
                     + (provider != null ? "named '" + provider + "'" : "accepts '" + Redaction.uri(uri) + "'")

@@ -2,7 +2,6 @@ package io.fencelock;
 
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.DelayQueue;
@@ -216,8 +215,10 @@ final class Watchdog implements AutoCloseable {
         try {
             results = engine.renew(requests);
         } catch (RuntimeException e) {
-            Engine.LOG.debug("fencelock: renewing {} lease(s) failed, retrying until their deadlines: {}",
-                    batch.size(), e.toString());
+            Engine.LOG.debug(
+                    "fencelock: renewing {} lease(s) failed, retrying until their deadlines: {}",
+                    batch.size(),
+                    e.toString());
             for (ManagedLease lease : batch) {
                 lease.renewalFailed(e, retryDelayNanos(lease));
             }
@@ -230,7 +231,8 @@ final class Watchdog implements AutoCloseable {
 
     /** A jittered retry delay: a fifth of the renew interval, between 5 ms and 1 s. */
     private static long retryDelayNanos(ManagedLease lease) {
-        long base = Math.max(TimeUnit.MILLISECONDS.toNanos(5),
+        long base = Math.max(
+                TimeUnit.MILLISECONDS.toNanos(5),
                 Math.min(TimeUnit.SECONDS.toNanos(1), lease.renewIntervalNanos() / 5));
         return base / 2 + ThreadLocalRandom.current().nextLong(base / 2 + 1);
     }

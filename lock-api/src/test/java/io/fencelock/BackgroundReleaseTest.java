@@ -1,28 +1,27 @@
 package io.fencelock;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 /**
  * The engine's own handling of releases that cannot happen at once, on a map standing in for a
@@ -32,7 +31,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class BackgroundReleaseTest {
     private static final Duration TTL = Duration.ofSeconds(30);
     private final MapBackend backend = new MapBackend();
-    private final LockClient client = LockClient.create(backend, LockOptions.builder().ttl(TTL).autoRenew(false).build());
+    private final LockClient client = LockClient.create(
+            backend, LockOptions.builder().ttl(TTL).autoRenew(false).build());
 
     @AfterEach
     void close() {
@@ -69,7 +69,9 @@ class BackgroundReleaseTest {
         }
         assertThat(freed).isTrue();
         assertThat(kept).as("interrupt kept for the caller").isTrue();
-        assertThat(backend.releasedOnInterruptedThread).as("a release the backend ran on an interrupted thread").isFalse();
+        assertThat(backend.releasedOnInterruptedThread)
+                .as("a release the backend ran on an interrupted thread")
+                .isFalse();
     }
 
     private static void await(String what, BooleanSupplier condition) throws InterruptedException {
@@ -92,18 +94,24 @@ class BackgroundReleaseTest {
         @Override
         public AcquireResult tryAcquire(String name, String leaseId, Duration ttl) {
             if (grantLate.getAndSet(false)) {
-                CompletableFuture.runAsync(() -> owners.putIfAbsent(name, leaseId),
+                CompletableFuture.runAsync(
+                        () -> owners.putIfAbsent(name, leaseId),
                         CompletableFuture.delayedExecutor(400, TimeUnit.MILLISECONDS));
                 throw new LockBackendException("no answer (the request may still be applied)", true);
             }
             return owners.putIfAbsent(name, leaseId) == null
-                    ? AcquireResult.granted(tokens.incrementAndGet(), Instant.now().plus(ttl)) : AcquireResult.held(null);
+                    ? AcquireResult.granted(
+                            tokens.incrementAndGet(), Instant.now().plus(ttl))
+                    : AcquireResult.held(null);
         }
 
         @Override
         public List<RenewResult> renew(List<RenewRequest> requests) {
-            return requests.stream().map(r -> r.leaseId().equals(owners.get(r.name()))
-                    ? RenewResult.renewed(tokens.get(), Instant.now().plus(r.ttl())) : RenewResult.rejected()).toList();
+            return requests.stream()
+                    .map(r -> r.leaseId().equals(owners.get(r.name()))
+                            ? RenewResult.renewed(tokens.get(), Instant.now().plus(r.ttl()))
+                            : RenewResult.rejected())
+                    .toList();
         }
 
         @Override
@@ -132,7 +140,6 @@ class BackgroundReleaseTest {
         }
 
         @Override
-        public void close() {
-        }
+        public void close() {}
     }
 }

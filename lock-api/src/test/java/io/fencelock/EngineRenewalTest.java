@@ -1,9 +1,9 @@
 package io.fencelock;
 
-import io.fencelock.inmemory.InMemoryLockBackend;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
+import io.fencelock.inmemory.InMemoryLockBackend;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -12,9 +12,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.catchThrowable;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 /**
  * The watchdog on a clock the test moves, driven by hand: renewal batching and retry, the local
@@ -24,7 +23,8 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 class EngineRenewalTest {
     private static final Duration TTL = Duration.ofSeconds(30);
     private final FakeClock clock = new FakeClock();
-    private final ScriptedBackend backend = new ScriptedBackend(InMemoryLockBackend.builder().clock(clock).build(), true);
+    private final ScriptedBackend backend =
+            new ScriptedBackend(InMemoryLockBackend.builder().clock(clock).build(), true);
     private final LockOptions options = LockOptions.builder().ttl(TTL).build();
     private final LockClient client = LockClient.withClock(backend, options, clock);
     private final Watchdog watchdog = client.engine().watchdog;
@@ -45,7 +45,9 @@ class EngineRenewalTest {
             Lease b = c.tryAcquire("b").orElseThrow();
             clock.advance(Duration.ofMillis(300)); // c falls due 300 ms after a and b: within half the interval
             Lease third = c.tryAcquire("c").orElseThrow();
-            assertThat(dog.renewTurn()).as("nothing due yet: sleep until a and b are").isEqualTo(Duration.ofMillis(500).toNanos());
+            assertThat(dog.renewTurn())
+                    .as("nothing due yet: sleep until a and b are")
+                    .isEqualTo(Duration.ofMillis(500).toNanos());
 
             clock.advance(Duration.ofMillis(500));
             assertThat(dog.renewTurn()).as("renewed: look again at once").isEqualTo(-1);
@@ -53,7 +55,8 @@ class EngineRenewalTest {
             for (Lease lease : List.of(a, b, third)) {
                 assertThat(lease.remainingValidity()).as(lease.name()).isEqualTo(shortLeases.validityWindow(ttl));
             }
-            assertThat(dog.renewTurn()).as("next renewal a renew interval after the one just sent")
+            assertThat(dog.renewTurn())
+                    .as("next renewal a renew interval after the one just sent")
                     .isEqualTo(shortLeases.renewInterval(ttl).toNanos());
         }
     }
@@ -65,8 +68,10 @@ class EngineRenewalTest {
         clock.advance(options.renewInterval(TTL));
         watchdog.renewTurn();
         long retry = watchdog.renewTurn();
-        assertThat(retry).as("retried after a jittered fifth of the interval, at most 1 s")
-                .isBetween(Duration.ofMillis(500).toNanos(), Duration.ofSeconds(1).toNanos());
+        assertThat(retry)
+                .as("retried after a jittered fifth of the interval, at most 1 s")
+                .isBetween(
+                        Duration.ofMillis(500).toNanos(), Duration.ofSeconds(1).toNanos());
         clock.advance(Duration.ofNanos(retry));
         watchdog.renewTurn();
         assertThat(backend.renewBatches).hasSize(2);
@@ -75,7 +80,9 @@ class EngineRenewalTest {
         clock.advance(window.minus(options.renewInterval(TTL)).minusNanos(retry + 1));
         assertThat(lease.isValid()).as("one nanosecond before the deadline").isTrue();
         clock.advance(Duration.ofNanos(1));
-        assertThat(lease.isValid()).as("at the deadline, before any thread noticed").isFalse();
+        assertThat(lease.isValid())
+                .as("at the deadline, before any thread noticed")
+                .isFalse();
         watchdog.checkExpiries();
         LeaseLoss loss = lease.lost().toCompletableFuture().getNow(null);
         assertThat(loss).isNotNull();
@@ -84,7 +91,9 @@ class EngineRenewalTest {
         assertThat(client.held()).isEmpty();
 
         watchdog.renewTurn(); // the background release of the lost lease (the backend still holds it)
-        assertThat(backend.inspect("a").orElseThrow().held()).as("freed on the backend before its TTL").isFalse();
+        assertThat(backend.inspect("a").orElseThrow().held())
+                .as("freed on the backend before its TTL")
+                .isFalse();
     }
 
     @Test
@@ -109,7 +118,10 @@ class EngineRenewalTest {
 
     @Test
     void aTokenPeriodRaisesTheTokenOnRenewal() {
-        LockOptions periodic = LockOptions.builder().ttl(TTL).tokenPeriod(Duration.ofSeconds(10)).build();
+        LockOptions periodic = LockOptions.builder()
+                .ttl(TTL)
+                .tokenPeriod(Duration.ofSeconds(10))
+                .build();
         try (LockClient c = LockClient.withClock(backend, periodic, clock)) {
             Lease lease = c.tryAcquire("p").orElseThrow();
             long first = lease.fencingToken();
@@ -139,7 +151,9 @@ class EngineRenewalTest {
             watchdog.checkExpiries();
             Throwable thrown = outcome.get(10, TimeUnit.SECONDS);
             assertThat(thrown).isInstanceOf(LeaseLostException.class).hasCauseInstanceOf(InterruptedException.class);
-            assertThat(interruptKept).as("the interrupt the loss caused is cleared once the task is done").isFalse();
+            assertThat(interruptKept)
+                    .as("the interrupt the loss caused is cleared once the task is done")
+                    .isFalse();
         } finally {
             pool.shutdownNow();
         }
@@ -147,7 +161,8 @@ class EngineRenewalTest {
 
     @Test
     void aTaskThatEndsNormallyReleasesItsLock() throws Exception {
-        assertThat(client.runExclusively("task", Duration.ZERO, lease -> lease.fencingToken())).isPresent();
+        assertThat(client.runExclusively("task", Duration.ZERO, lease -> lease.fencingToken()))
+                .isPresent();
         assertThat(backend.inspect("task").orElseThrow().held()).isFalse();
         assertThat(client.held()).isEmpty();
     }

@@ -1,21 +1,19 @@
 package io.fencelock;
 
-import io.fencelock.inmemory.InMemoryLockBackend;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fencelock.inmemory.InMemoryLockBackend;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 /**
  * Waiting, on a clock the test moves: a release signal ends the wait at once (without it, the
@@ -27,9 +25,11 @@ class EngineWaitingTest {
     private static final Duration TTL = Duration.ofSeconds(30);
     private static final long HANG_GUARD_SECONDS = 10;
     private final FakeClock clock = new FakeClock();
-    private final InMemoryLockBackend.Builder store = InMemoryLockBackend.builder().store("engine-" + System.nanoTime()).clock(clock);
+    private final InMemoryLockBackend.Builder store =
+            InMemoryLockBackend.builder().store("engine-" + System.nanoTime()).clock(clock);
     private final ScriptedBackend backend = new ScriptedBackend(store.build(), true);
-    private final LockOptions options = LockOptions.builder().ttl(TTL).autoRenew(false).build();
+    private final LockOptions options =
+            LockOptions.builder().ttl(TTL).autoRenew(false).build();
     private final LockClient client = LockClient.withClock(backend, options, clock);
     private final LockClient other = LockClient.withClock(store.build(), options, clock);
     private final ExecutorService pool = Executors.newCachedThreadPool();
@@ -58,14 +58,18 @@ class EngineWaitingTest {
         for (int i = 0; i < 3; i++) {
             waiters.add(pool.submit(() -> client.acquire("q", Duration.ofHours(1))));
             int queued = i + 1;
-            awaitTrue("waiter " + queued + " in line", () -> client.engine().waitLines.waiting("q") == queued);
+            awaitTrue(
+                    "waiter " + queued + " in line",
+                    () -> client.engine().waitLines.waiting("q") == queued);
         }
         long token = holder.fencingToken();
         for (int handOver = 0; handOver < 3; handOver++) {
             int grantsBefore = backend.grants.get();
             (handOver == 0 ? holder : client.held().get(0)).release();
             Lease next = awaitNextGrant(waiters);
-            assertThat(backend.grants.get()).as("one backend grant per hand-over").isEqualTo(grantsBefore + 1);
+            assertThat(backend.grants.get())
+                    .as("one backend grant per hand-over")
+                    .isEqualTo(grantsBefore + 1);
             assertThat(next.fencingToken()).as("a token of its own").isGreaterThan(token);
             assertThat(backend.inspect("q").orElseThrow().token()).isEqualTo(next.fencingToken());
             token = next.fencingToken();
@@ -107,7 +111,8 @@ class EngineWaitingTest {
         assertThat(second.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).isInstanceOf(InterruptedException.class);
         assertThat(client.engine().waitLines.waiting("i")).isEqualTo(1);
         head.cancel(true);
-        awaitTrue("the interrupted head gone too", () -> client.engine().waitLines.waiting("i") == 0);
+        awaitTrue(
+                "the interrupted head gone too", () -> client.engine().waitLines.waiting("i") == 0);
         assertThat(backend.grants.get()).as("no grant to anyone who left").isEqualTo(1);
     }
 
@@ -126,16 +131,26 @@ class EngineWaitingTest {
 
     @Test
     void thePollBackoffDoublesToItsCapWithJitterAndNeverSleepsPastTheHoldersExpiry() {
-        LockOptions o = LockOptions.builder().initialPollInterval(Duration.ofMillis(4)).maxPollInterval(Duration.ofMillis(100)).build();
+        LockOptions o = LockOptions.builder()
+                .initialPollInterval(Duration.ofMillis(4))
+                .maxPollInterval(Duration.ofMillis(100))
+                .build();
         for (int misses = 0; misses < 30; misses++) {
-            long ceiling = Math.min(Duration.ofMillis(4).toNanos() << Math.min(misses, 20), Duration.ofMillis(100).toNanos());
+            long ceiling = Math.min(
+                    Duration.ofMillis(4).toNanos() << Math.min(misses, 20),
+                    Duration.ofMillis(100).toNanos());
             for (int i = 0; i < 50; i++) {
-                assertThat(Engine.pollPauseNanos(o, misses, null)).as("miss " + misses).isBetween(ceiling / 2, ceiling);
+                assertThat(Engine.pollPauseNanos(o, misses, null))
+                        .as("miss " + misses)
+                        .isBetween(ceiling / 2, ceiling);
             }
         }
-        assertThat(Engine.pollPauseNanos(o, 10, Duration.ofMillis(3))).as("the holder expires in 3 ms")
+        assertThat(Engine.pollPauseNanos(o, 10, Duration.ofMillis(3)))
+                .as("the holder expires in 3 ms")
                 .isLessThanOrEqualTo(Duration.ofMillis(4).toNanos());
-        assertThat(Engine.pollPauseNanos(o, 10, Duration.ZERO)).as("never a busy loop").isGreaterThanOrEqualTo(100_000);
+        assertThat(Engine.pollPauseNanos(o, 10, Duration.ZERO))
+                .as("never a busy loop")
+                .isGreaterThanOrEqualTo(100_000);
     }
 
     @Test
@@ -149,18 +164,23 @@ class EngineWaitingTest {
         assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> client.tryAcquire("c1")))
                 .isInstanceOf(IllegalStateException.class);
         assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> backend.inspect("c1")))
-                .as("the backend is closed too").isInstanceOf(LockBackendException.class);
+                .as("the backend is closed too")
+                .isInstanceOf(LockBackendException.class);
     }
 
     @Test
     void aFailedReleaseIsRetriedWithBackoffUntilTheGrantWouldHaveExpired() {
         Lease lease = client.tryAcquire("r").orElseThrow();
         backend.failingReleases.set(2);
-        assertThat(org.assertj.core.api.Assertions.catchThrowable(lease::release)).isInstanceOf(LockBackendException.class);
+        assertThat(org.assertj.core.api.Assertions.catchThrowable(lease::release))
+                .isInstanceOf(LockBackendException.class);
         Watchdog watchdog = client.engine().watchdog;
         long pause = watchdog.renewTurn(); // the first retry, at once: fails again
         assertThat(backend.releases.get()).isEqualTo(2);
-        assertThat(pause).as("a jittered 20 ms").isBetween(Duration.ofMillis(10).toNanos(), Duration.ofMillis(20).toNanos());
+        assertThat(pause)
+                .as("a jittered 20 ms")
+                .isBetween(
+                        Duration.ofMillis(10).toNanos(), Duration.ofMillis(20).toNanos());
         clock.advance(Duration.ofNanos(pause));
         watchdog.renewTurn();
         assertThat(backend.releases.get()).isEqualTo(3);
@@ -170,11 +190,16 @@ class EngineWaitingTest {
     @Test
     void anAcquireOfUnknownOutcomeIsSweptAndCheckedAgainAtGrowingIntervals() {
         backend.loseNextAcquireAnswer.set(true);
-        assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> client.tryAcquire("u"))).isInstanceOf(LockBackendException.class);
-        assertThat(backend.inspect("u").orElseThrow().held()).as("applied, though nobody knows").isTrue();
+        assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> client.tryAcquire("u")))
+                .isInstanceOf(LockBackendException.class);
+        assertThat(backend.inspect("u").orElseThrow().held())
+                .as("applied, though nobody knows")
+                .isTrue();
         Watchdog watchdog = client.engine().watchdog;
         watchdog.renewTurn();
-        assertThat(backend.inspect("u").orElseThrow().held()).as("swept at once").isFalse();
+        assertThat(backend.inspect("u").orElseThrow().held())
+                .as("swept at once")
+                .isFalse();
         int checks = 0;
         long elapsed = 0;
         for (long at : BackgroundRelease.SWEEP_CHECKS_NANOS) {
@@ -184,7 +209,9 @@ class EngineWaitingTest {
             assertThat(backend.releases.get()).as("not before its time").isEqualTo(before);
             clock.advance(Duration.ofNanos(1));
             watchdog.renewTurn();
-            assertThat(backend.releases.get()).as("released again at " + at / 1_000_000 + " ms").isEqualTo(before + 1);
+            assertThat(backend.releases.get())
+                    .as("released again at " + at / 1_000_000 + " ms")
+                    .isEqualTo(before + 1);
             elapsed = at;
             checks++;
         }

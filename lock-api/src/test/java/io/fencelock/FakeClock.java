@@ -6,7 +6,8 @@ import java.util.function.LongSupplier;
 
 /** A monotonic clock that moves only when the test moves it (from an odd start, to catch absolute uses). */
 final class FakeClock implements LongSupplier {
-    private final AtomicLong now = new AtomicLong(Long.MAX_VALUE - Duration.ofDays(1).toNanos());
+    private final AtomicLong now =
+            new AtomicLong(Long.MAX_VALUE - Duration.ofDays(1).toNanos());
 
     @Override
     public long getAsLong() {

@@ -1,11 +1,10 @@
 package io.fencelock;
 
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
 
 class PlannedWakeTest {
     private static final long HANG_GUARD_SECONDS = 30;
@@ -31,7 +30,9 @@ class PlannedWakeTest {
         assertThat(sleeping.await(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).isTrue();
         // whether the sleeper still looks or already sleeps an hour, work due in a second wakes it
         wake.wakeIfBefore(System.nanoTime() + TimeUnit.SECONDS.toNanos(1));
-        assertThat(woken.await(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).as("woken").isTrue();
+        assertThat(woken.await(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
+                .as("woken")
+                .isTrue();
     }
 
     @Test
@@ -45,7 +46,9 @@ class PlannedWakeTest {
         long nap = TimeUnit.MILLISECONDS.toNanos(30);
         long start = System.nanoTime();
         wake.sleepUntil(start + nap, () -> false);
-        assertThat(System.nanoTime() - start).as("slept its whole nap, not woken").isGreaterThanOrEqualTo(nap);
+        assertThat(System.nanoTime() - start)
+                .as("slept its whole nap, not woken")
+                .isGreaterThanOrEqualTo(nap);
     }
 
     @Test
@@ -56,7 +59,8 @@ class PlannedWakeTest {
 
         long start = System.nanoTime();
         wake.sleepUntil(start + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS), () -> false);
-        assertThat(System.nanoTime() - start).as("returned on the pending wake-up")
+        assertThat(System.nanoTime() - start)
+                .as("returned on the pending wake-up")
                 .isLessThan(TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS));
     }
 }

@@ -6,7 +6,6 @@ import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.ReleaseFeed;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
-
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -27,7 +26,8 @@ final class ScriptedBackend implements LockBackend {
     /** The next acquire is applied, and then its answer is lost. */
     final AtomicBoolean loseNextAcquireAnswer = new AtomicBoolean();
     /** Runs inside a renewal after the backend applied it: the answer is slow. */
-    volatile Runnable beforeRenewAnswer = () -> { };
+    volatile Runnable beforeRenewAnswer = () -> {};
+
     private final boolean signals;
 
     ScriptedBackend(InMemoryLockBackend delegate, boolean signals) {
@@ -81,8 +81,11 @@ final class ScriptedBackend implements LockBackend {
     @Override
     public Set<Capability> capabilities() {
         Set<Capability> all = delegate.capabilities();
-        return signals ? all : all.stream().filter(c -> c != Capability.WAKE_ON_RELEASE)
-                .collect(java.util.stream.Collectors.toUnmodifiableSet());
+        return signals
+                ? all
+                : all.stream()
+                        .filter(c -> c != Capability.WAKE_ON_RELEASE)
+                        .collect(java.util.stream.Collectors.toUnmodifiableSet());
     }
 
     @Override

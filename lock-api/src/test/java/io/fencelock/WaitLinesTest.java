@@ -1,8 +1,8 @@
 package io.fencelock;
 
-import org.junit.jupiter.api.Test;
-
 import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
 
 class WaitLinesTest {
     private final WaitLines lines = new WaitLines();
@@ -19,7 +19,9 @@ class WaitLinesTest {
         lines.leave(first);
         assertThat(second.isHead()).as("the next in line after the head left").isTrue();
         assertThat(second.await(0)).as("a zero wait never blocks").isFalse();
-        assertThat(second.await(1_000_000_000L)).as("promotion wakes the new head").isTrue();
+        assertThat(second.await(1_000_000_000L))
+                .as("promotion wakes the new head")
+                .isTrue();
         assertThat(third.isHead()).isFalse();
         lines.leave(second);
         assertThat(third.isHead()).isTrue();
@@ -54,9 +56,13 @@ class WaitLinesTest {
         lines.released("a");
         lines.released("b"); // nobody waits for b: nothing happens
         assertThat(head.await(1_000_000_000L)).isTrue();
-        assertThat(behind.await(1_000_000L)).as("a waiter behind the head sleeps on").isFalse();
+        assertThat(behind.await(1_000_000L))
+                .as("a waiter behind the head sleeps on")
+                .isFalse();
         head.signal();
         head.forgetSignals();
-        assertThat(head.await(1_000_000L)).as("signals seen before an attempt are forgotten").isFalse();
+        assertThat(head.await(1_000_000L))
+                .as("signals seen before an attempt are forgotten")
+                .isFalse();
     }
 }

@@ -1,10 +1,10 @@
 package io.fencelock;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.fencelock.spi.ReleaseFeed;
 import io.fencelock.spi.WakeUpRegistry;
 import io.fencelock.spi.WakeUpSubscription;
-import org.junit.jupiter.api.Test;
-
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -12,8 +12,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
 
 /** The engine's one wake-up registry over a scripted feed: fan-out, isolation, reconnects. */
 class WakeUpRegistryTest {
@@ -111,8 +110,8 @@ class WakeUpRegistryTest {
     void theLastSubscriberOfANameUnwatchesIt() {
         ScriptedFeed feed = new ScriptedFeed(false);
         try (WakeUpRegistry registry = new WakeUpRegistry(feed, "test-wake-ups")) {
-            WakeUpSubscription first = registry.subscribe("x", () -> { });
-            WakeUpSubscription second = registry.subscribe("x", () -> { });
+            WakeUpSubscription first = registry.subscribe("x", () -> {});
+            WakeUpSubscription second = registry.subscribe("x", () -> {});
             assertThat(feed.watched).containsExactly("x");
             first.close();
             assertThat(feed.watched).containsExactly("x");
@@ -130,11 +129,17 @@ class WakeUpRegistryTest {
             registry.subscribe("y", woken::release);
             feed.failingOpens.set(2); // the first two reconnects fail: the backoff grows, the registry keeps trying
             feed.arriving.add("!break");
-            assertThat(woken.tryAcquire(2, HANG_GUARD_SECONDS, TimeUnit.SECONDS)).as("both woken after the reopen").isTrue();
+            assertThat(woken.tryAcquire(2, HANG_GUARD_SECONDS, TimeUnit.SECONDS))
+                    .as("both woken after the reopen")
+                    .isTrue();
             assertThat(feed.opens.get()).isEqualTo(2);
-            assertThat(feed.watched).as("names watched again on the new feed").containsExactlyInAnyOrder("x", "y", "x", "y");
+            assertThat(feed.watched)
+                    .as("names watched again on the new feed")
+                    .containsExactlyInAnyOrder("x", "y", "x", "y");
             feed.arriving.add("x");
-            assertThat(woken.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).as("signals heard again").isTrue();
+            assertThat(woken.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
+                    .as("signals heard again")
+                    .isTrue();
         }
     }
 
@@ -145,12 +150,18 @@ class WakeUpRegistryTest {
         try (WakeUpRegistry registry = new WakeUpRegistry(feed, "test-wake-ups")) {
             Semaphore woken = new Semaphore(0);
             registry.subscribe("x", woken::release); // returns although the feed could not open: the waiter polls
-            assertThat(woken.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).as("woken when it opened").isTrue();
+            assertThat(woken.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
+                    .as("woken when it opened")
+                    .isTrue();
             assertThat(feed.opens.get()).isEqualTo(1);
             feed.sink.resumed();
-            assertThat(woken.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).as("woken when the driver reconnected").isTrue();
+            assertThat(woken.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
+                    .as("woken when the driver reconnected")
+                    .isTrue();
             feed.sink.broken(new LockBackendException("gone", true));
-            assertThat(woken.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).as("woken after the reopen").isTrue();
+            assertThat(woken.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
+                    .as("woken after the reopen")
+                    .isTrue();
             assertThat(feed.opens.get()).isEqualTo(2);
         }
     }

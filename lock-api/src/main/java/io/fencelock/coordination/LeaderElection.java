@@ -4,9 +4,6 @@ import io.fencelock.Lease;
 import io.fencelock.LeaseLostException;
 import io.fencelock.LeaseTask;
 import io.fencelock.LockClient;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -18,6 +15,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One candidate in a leader election: a lock named after the group, taken by whoever campaigns
@@ -59,16 +58,13 @@ public final class LeaderElection implements AutoCloseable {
 
     /** Told when this candidate gains and loses leadership; called on the campaign thread, keep it short. */
     public interface Listener {
-        default void gained(Lease lease) {
-        }
+        default void gained(Lease lease) {}
 
-        default void steppedDown(Lease lease, StepDown why) {
-        }
+        default void steppedDown(Lease lease, StepDown why) {}
     }
 
     /** The current leader of a group as the backend records it. */
-    public record Leader(String group, Optional<String> candidate, long fencingToken, Instant serverExpiry) {
-    }
+    public record Leader(String group, Optional<String> candidate, long fencingToken, Instant serverExpiry) {}
 
     private final LockClient client;
     private final String group;
@@ -102,7 +98,8 @@ public final class LeaderElection implements AutoCloseable {
     /** Who leads {@code group} now, in two round trips, without campaigning; empty when nobody does. */
     public static Optional<Leader> leader(LockClient client, String group) {
         return OwnerRecords.holderOf(client, group)
-                .map(h -> new Leader(group, h.ownerId(), h.record().token(), h.record().expiresAt()));
+                .map(h -> new Leader(
+                        group, h.ownerId(), h.record().token(), h.record().expiresAt()));
     }
 
     /** Starts campaigning in the background. */
@@ -221,7 +218,11 @@ public final class LeaderElection implements AutoCloseable {
             // interrupted while waiting for the lock: by close() or a resign that raced the grant
         } catch (Exception e) {
             if (held.get() == null) {
-                LOG.debug("fencelock election '{}': campaign of '{}' failed, trying again: {}", group, candidate, e.toString());
+                LOG.debug(
+                        "fencelock election '{}': campaign of '{}' failed, trying again: {}",
+                        group,
+                        candidate,
+                        e.toString());
                 sleepQuietly(Math.min(ttl.toNanos(), TimeUnit.SECONDS.toNanos(1)) / 4);
             } else {
                 why.set(StepDown.WORK_FAILED);

@@ -4,7 +4,6 @@ import io.fencelock.Lease;
 import io.fencelock.LockClient;
 import io.fencelock.LockInfo;
 import io.fencelock.LockNames;
-
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -20,11 +19,11 @@ final class OwnerRecords {
     static final String MARKER = "#owner/";
     /** The lease id the engine generates: a random UUID. */
     private static final int LEASE_ID_LENGTH = 36;
+
     static final int MAX_OWNER_ID = 64;
     private static final Pattern OWNER_ID = Pattern.compile("[A-Za-z0-9._\\-:@+=]+");
 
-    private OwnerRecords() {
-    }
+    private OwnerRecords() {}
 
     /** The longest lock name that can still carry an owner marker. */
     static int maxNameLength(int ownerIdLength) {
@@ -33,7 +32,10 @@ final class OwnerRecords {
 
     /** Validates an owner (candidate, instance) id: the characters of a lock name without {@code / #}, at most 64. */
     static String requireOwnerId(String what, String id) {
-        if (id == null || id.isEmpty() || id.length() > MAX_OWNER_ID || !OWNER_ID.matcher(id).matches()) {
+        if (id == null
+                || id.isEmpty()
+                || id.length() > MAX_OWNER_ID
+                || !OWNER_ID.matcher(id).matches()) {
             throw new IllegalArgumentException(what + " '" + id + "' is invalid: 1 to " + MAX_OWNER_ID
                     + " characters from A-Z a-z 0-9 . _ - : @ + =");
         }
@@ -44,12 +46,14 @@ final class OwnerRecords {
     static String requireMarkableName(String what, String name, String ownerId) {
         LockNames.requireValid(name);
         if (name.contains("#")) {
-            throw new IllegalArgumentException(what + " '" + name + "' must not contain '#': it separates a lock from its owner record");
+            throw new IllegalArgumentException(
+                    what + " '" + name + "' must not contain '#': it separates a lock from its owner record");
         }
         int max = maxNameLength(ownerId.length());
         if (name.length() > max) {
-            throw new IllegalArgumentException(what + " '" + name + "' is " + name.length() + " characters; with owner id '"
-                    + ownerId + "' at most " + max + " fit in a lock name of " + LockNames.MAX_LENGTH + " with its owner record");
+            throw new IllegalArgumentException(what + " '" + name + "' is " + name.length()
+                    + " characters; with owner id '" + ownerId + "' at most " + max + " fit in a lock name of "
+                    + LockNames.MAX_LENGTH + " with its owner record");
         }
         return name;
     }
@@ -73,8 +77,12 @@ final class OwnerRecords {
         String prefix = name + MARKER + leaseId + "/";
         String owner = null;
         if (leaseId != null && leaseId.length() == LEASE_ID_LENGTH) {
-            owner = client.list(prefix).stream().map(LockInfo::name).filter(n -> n.startsWith(prefix))
-                    .map(n -> n.substring(prefix.length())).findFirst().orElse(null);
+            owner = client.list(prefix).stream()
+                    .map(LockInfo::name)
+                    .filter(n -> n.startsWith(prefix))
+                    .map(n -> n.substring(prefix.length()))
+                    .findFirst()
+                    .orElse(null);
         }
         return Optional.of(new Holder(name, Optional.ofNullable(owner), info.get()));
     }
@@ -87,12 +95,16 @@ final class OwnerRecords {
             int at = i.name().indexOf(MARKER);
             if (at > 0) {
                 int slash = i.name().lastIndexOf('/');
-                ownerByMarkerPrefix.put(i.name().substring(0, slash + 1), i.name().substring(slash + 1));
+                ownerByMarkerPrefix.put(
+                        i.name().substring(0, slash + 1), i.name().substring(slash + 1));
             }
         }
-        return all.stream().filter(i -> !i.name().contains(MARKER) && i.held())
-                .map(i -> new Holder(i.name(),
-                        Optional.ofNullable(ownerByMarkerPrefix.get(i.name() + MARKER + i.leaseId() + "/")), i))
+        return all.stream()
+                .filter(i -> !i.name().contains(MARKER) && i.held())
+                .map(i -> new Holder(
+                        i.name(),
+                        Optional.ofNullable(ownerByMarkerPrefix.get(i.name() + MARKER + i.leaseId() + "/")),
+                        i))
                 .toList();
     }
 
@@ -101,8 +113,7 @@ final class OwnerRecords {
     }
 
     /** A held lock and, where published, the id of its owner. */
-    record Holder(String name, Optional<String> ownerId, LockInfo record) {
-    }
+    record Holder(String name, Optional<String> ownerId, LockInfo record) {}
 
     /** A short default id for this process: host name and process id. */
     static String defaultOwnerId() {
@@ -112,7 +123,8 @@ final class OwnerRecords {
         } catch (java.io.IOException | RuntimeException e) {
             host = "host";
         }
-        String id = host.replaceAll("[^A-Za-z0-9._\\-]", "_") + ":" + ProcessHandle.current().pid();
+        String id = host.replaceAll("[^A-Za-z0-9._\\-]", "_") + ":"
+                + ProcessHandle.current().pid();
         return id.length() <= MAX_OWNER_ID ? id : id.substring(id.length() - MAX_OWNER_ID);
     }
 

@@ -3,9 +3,6 @@ package io.fencelock.coordination;
 import io.fencelock.Lease;
 import io.fencelock.LockClient;
 import io.fencelock.LockNames;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -25,6 +22,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Spreads a set of tasks over the instances of a service: each task runs on at most one instance
@@ -130,7 +129,9 @@ public final class TaskSpreader implements AutoCloseable {
 
     /** The tasks this instance runs now (the design's {@code HoldingKeys}). */
     public Set<String> holdingKeys() {
-        return running.values().stream().filter(r -> !r.stopping && r.lease.isValid()).map(r -> r.key)
+        return running.values().stream()
+                .filter(r -> !r.stopping && r.lease.isValid())
+                .map(r -> r.key)
                 .collect(Collectors.toCollection(TreeSet::new));
     }
 
@@ -150,7 +151,9 @@ public final class TaskSpreader implements AutoCloseable {
 
     /** The live instances, by their membership leases. */
     public Set<String> members() {
-        return client.list(membersPrefix).stream().filter(i -> i.held()).map(i -> i.name().substring(membersPrefix.length()))
+        return client.list(membersPrefix).stream()
+                .filter(i -> i.held())
+                .map(i -> i.name().substring(membersPrefix.length()))
                 .collect(Collectors.toCollection(TreeSet::new));
     }
 
@@ -187,12 +190,16 @@ public final class TaskSpreader implements AutoCloseable {
             try {
                 rebalance();
             } catch (RuntimeException e) {
-                LOG.debug("fencelock task spreader '{}': a monitor round failed, trying again next period: {}", group, e.toString());
+                LOG.debug(
+                        "fencelock task spreader '{}': a monitor round failed, trying again next period: {}",
+                        group,
+                        e.toString());
             }
             try {
                 // jittered, so that instances started together do not look at the same moment
                 long period = monitorPeriod.toNanos();
-                TimeUnit.NANOSECONDS.sleep(period - period / 10 + ThreadLocalRandom.current().nextLong(period / 5 + 1));
+                TimeUnit.NANOSECONDS.sleep(
+                        period - period / 10 + ThreadLocalRandom.current().nextLong(period / 5 + 1));
             } catch (InterruptedException e) {
                 return;
             }
@@ -219,7 +226,9 @@ public final class TaskSpreader implements AutoCloseable {
                 stop(r); // the task was removed from the set
             }
         }
-        List<Running> active = running.values().stream().filter(r -> !r.stopping).sorted((a, b) -> a.key.compareTo(b.key))
+        List<Running> active = running.values().stream()
+                .filter(r -> !r.stopping)
+                .sorted((a, b) -> a.key.compareTo(b.key))
                 .collect(Collectors.toCollection(ArrayList::new));
         if (active.size() > share) {
             // members joined: hand the excess over (the last ones by key, so the choice is stable)
@@ -233,8 +242,10 @@ public final class TaskSpreader implements AutoCloseable {
             return;
         }
         Set<String> held = OwnerRecords.holdersUnder(client, tasksPrefix).stream()
-                .map(h -> h.name().substring(tasksPrefix.length())).collect(Collectors.toSet());
-        List<String> orphans = wanted.stream().filter(k -> !held.contains(k) && !running.containsKey(k))
+                .map(h -> h.name().substring(tasksPrefix.length()))
+                .collect(Collectors.toSet());
+        List<String> orphans = wanted.stream()
+                .filter(k -> !held.contains(k) && !running.containsKey(k))
                 .collect(Collectors.toCollection(ArrayList::new));
         Collections.shuffle(orphans); // instances looking at once mostly try different tasks
         for (String key : orphans) {
@@ -392,9 +403,11 @@ public final class TaskSpreader implements AutoCloseable {
             // the design's rule: a lease lives at least twice as long as the interval it is refreshed at
             Duration renew = client.options().renewInterval(ttl);
             if (ttl.compareTo(renew.multipliedBy(2)) < 0) {
-                throw new IllegalArgumentException("ttl " + ttl + " must be at least twice the renew interval " + renew);
+                throw new IllegalArgumentException(
+                        "ttl " + ttl + " must be at least twice the renew interval " + renew);
             }
-            monitorPeriod = monitorPeriod == null ? ttl.dividedBy(2) : OwnerRecords.positive("monitorPeriod", monitorPeriod);
+            monitorPeriod =
+                    monitorPeriod == null ? ttl.dividedBy(2) : OwnerRecords.positive("monitorPeriod", monitorPeriod);
             if (slack < 0) {
                 throw new IllegalArgumentException("slack " + slack + " must be zero or more");
             }

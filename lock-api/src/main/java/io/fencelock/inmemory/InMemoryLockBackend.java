@@ -8,7 +8,6 @@ import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.ReleaseFeed;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
-
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -41,9 +40,14 @@ import java.util.function.LongSupplier;
  * }</pre>
  */
 public final class InMemoryLockBackend implements LockBackend {
-    private static final Set<Capability> CAPABILITIES = Collections.unmodifiableSet(EnumSet.of(Capability.FENCING,
-            Capability.SERVER_TIME, Capability.WAKE_ON_RELEASE, Capability.BATCH_RENEW, Capability.TOKEN_PERIOD,
-            Capability.LINEARIZABLE, Capability.PURGE_FREE));
+    private static final Set<Capability> CAPABILITIES = Collections.unmodifiableSet(EnumSet.of(
+            Capability.FENCING,
+            Capability.SERVER_TIME,
+            Capability.WAKE_ON_RELEASE,
+            Capability.BATCH_RENEW,
+            Capability.TOKEN_PERIOD,
+            Capability.LINEARIZABLE,
+            Capability.PURGE_FREE));
     private static final Map<String, Store> NAMED = new ConcurrentHashMap<>();
 
     private final Store store;
@@ -63,8 +67,7 @@ public final class InMemoryLockBackend implements LockBackend {
         private String store;
         private LongSupplier clock;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /**
          * Shares the store of this name with every backend of this JVM opened on it (the store is made
@@ -95,7 +98,8 @@ public final class InMemoryLockBackend implements LockBackend {
             }
             Store shared = NAMED.computeIfAbsent(store, n -> new Store(c));
             if (clock != null && shared.clock != clock) {
-                throw new IllegalArgumentException("store '" + store + "' already runs on another clock: a named store keeps the clock it was made with");
+                throw new IllegalArgumentException("store '" + store
+                        + "' already runs on another clock: a named store keeps the clock it was made with");
             }
             return new InMemoryLockBackend(shared);
         }
@@ -171,7 +175,8 @@ public final class InMemoryLockBackend implements LockBackend {
                     continue;
                 }
                 e.expiresAt = now + r.ttl().toNanos();
-                if (r.tokenPeriod() != null && now - e.tokenIssuedAt >= r.tokenPeriod().toNanos()) {
+                if (r.tokenPeriod() != null
+                        && now - e.tokenIssuedAt >= r.tokenPeriod().toNanos()) {
                     e.token = ++store.lastToken;
                     e.tokenIssuedAt = now;
                 }
@@ -221,7 +226,8 @@ public final class InMemoryLockBackend implements LockBackend {
         try {
             long now = store.clock.getAsLong();
             List<LockInfo> out = new ArrayList<>();
-            for (Map.Entry<String, Entry> e : store.entries.tailMap(prefix, true).entrySet()) {
+            for (Map.Entry<String, Entry> e :
+                    store.entries.tailMap(prefix, true).entrySet()) {
                 if (!e.getKey().startsWith(prefix)) {
                     break;
                 }
@@ -237,7 +243,8 @@ public final class InMemoryLockBackend implements LockBackend {
 
     private LockInfo info(String name, Entry e, long now) {
         boolean held = Store.held(e, now);
-        return new LockInfo(name, held, held ? e.leaseId : null, e.token, held ? store.wall(e.expiresAt) : null, store.wall(now));
+        return new LockInfo(
+                name, held, held ? e.leaseId : null, e.token, held ? store.wall(e.expiresAt) : null, store.wall(now));
     }
 
     /** Deletes records free for at least {@code freeFor}; tokens come from the store's counter, so a later grant still exceeds them. */
@@ -280,8 +287,12 @@ public final class InMemoryLockBackend implements LockBackend {
 
     @Override
     public String toString() {
-        return "InMemoryLockBackend" + NAMED.entrySet().stream().filter(e -> e.getValue() == store)
-                .map(e -> "[store " + e.getKey() + "]").findFirst().orElse("[private store]");
+        return "InMemoryLockBackend"
+                + NAMED.entrySet().stream()
+                        .filter(e -> e.getValue() == store)
+                        .map(e -> "[store " + e.getKey() + "]")
+                        .findFirst()
+                        .orElse("[private store]");
     }
 
     /** Hears the store's releases, on the releasing thread. */

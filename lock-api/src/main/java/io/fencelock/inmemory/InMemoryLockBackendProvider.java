@@ -3,7 +3,6 @@ package io.fencelock.inmemory;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.LockBackendProvider;
 import io.fencelock.spi.ProviderProperties;
-
 import java.util.List;
 import java.util.Map;
 import java.util.Set;

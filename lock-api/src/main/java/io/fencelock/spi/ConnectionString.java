@@ -19,10 +19,10 @@ import java.util.regex.Pattern;
 public final class ConnectionString {
     private static final Pattern SCHEME = Pattern.compile("^(?:[A-Za-z][A-Za-z0-9+.\\-]*:)+");
 
-    private final String scheme;     // "jdbc:mysql:", with "//" when the string has an authority
-    private final String userInfo;   // raw, null when none
-    private final String hosts;      // raw, may be empty
-    private final String rest;       // path, query or params, fragment: raw
+    private final String scheme; // "jdbc:mysql:", with "//" when the string has an authority
+    private final String userInfo; // raw, null when none
+    private final String hosts; // raw, may be empty
+    private final String rest; // path, query or params, fragment: raw
 
     private ConnectionString(String scheme, String userInfo, String hosts, String rest) {
         this.scheme = scheme;
@@ -65,7 +65,8 @@ public final class ConnectionString {
         String userInfo = at >= 0 ? t.substring(0, at) : null;
         String after = t.substring(at + 1);
         int hostsEnd = indexOfAny(after, "/?#;", 0);
-        return hostsEnd < 0 ? new ConnectionString(scheme, userInfo, after, "")
+        return hostsEnd < 0
+                ? new ConnectionString(scheme, userInfo, after, "")
                 : new ConnectionString(scheme, userInfo, after.substring(0, hostsEnd), after.substring(hostsEnd));
     }
 
@@ -103,7 +104,10 @@ public final class ConnectionString {
         }
         for (String segment : rest.substring(start + 1).split("[&;]")) {
             int eq = segment.indexOf('=');
-            out.add(eq < 0 ? new String[] {"", segment} : new String[] {segment.substring(0, eq), segment.substring(eq + 1)});
+            out.add(
+                    eq < 0
+                            ? new String[] {"", segment}
+                            : new String[] {segment.substring(0, eq), segment.substring(eq + 1)});
         }
         return out;
     }
@@ -137,8 +141,8 @@ public final class ConnectionString {
             }
             String port = h.substring(colon + 1);
             if (!port.matches("[0-9]{1,5}") || Integer.parseInt(port) < 1 || Integer.parseInt(port) > 65535) {
-                throw new IllegalArgumentException("port '" + port + "' of host " + h.substring(0, colon) + " in " + this
-                        + " is invalid: it must be a whole number from 1 to 65535");
+                throw new IllegalArgumentException("port '" + port + "' of host " + h.substring(0, colon) + " in "
+                        + this + " is invalid: it must be a whole number from 1 to 65535");
             }
         }
         return this;
@@ -160,7 +164,8 @@ public final class ConnectionString {
             int end = indexOfAny(query, "&;", i);
             String segment = query.substring(i, end < 0 ? query.length() : end);
             int eq = segment.indexOf('=');
-            sb.append(eq >= 0 ? segment.substring(0, eq + 1) + Redaction.MASK : segment.isEmpty() ? "" : Redaction.MASK);
+            sb.append(
+                    eq >= 0 ? segment.substring(0, eq + 1) + Redaction.MASK : segment.isEmpty() ? "" : Redaction.MASK);
             if (end < 0) {
                 break;
             }

@@ -3,7 +3,6 @@ package io.fencelock.spi;
 import io.fencelock.Capability;
 import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
-
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;

@@ -24,8 +24,8 @@ public final class ProviderProperties {
      * Checks that {@code uri} is one {@code provider} accepts and that every key is in {@code known};
      * throws {@link IllegalArgumentException} otherwise (the URI redacted).
      */
-    public static ProviderProperties check(LockBackendProvider provider, String uri, Map<String, String> properties,
-                                           Set<String> known) {
+    public static ProviderProperties check(
+            LockBackendProvider provider, String uri, Map<String, String> properties, Set<String> known) {
         if (uri == null || !provider.accepts(uri)) {
             throw new IllegalArgumentException("not a URI for the " + provider.name() + " provider (it accepts "
                     + String.join(", ", provider.uriPrefixes()) + "): " + Redaction.uri(uri));
@@ -81,7 +81,8 @@ public final class ProviderProperties {
             try {
                 parsed = Duration.parse(value);
             } catch (DateTimeParseException | NullPointerException e) {
-                throw new IllegalArgumentException(key + " '" + value + "' is not an ISO-8601 duration such as PT5S", e);
+                throw new IllegalArgumentException(
+                        key + " '" + value + "' is not an ISO-8601 duration such as PT5S", e);
             }
             setter.accept(parsed);
         });

@@ -17,13 +17,13 @@ import java.util.regex.Pattern;
  */
 public final class Redaction {
     static final String MASK = "***";
-    static final String WITHHELD = "(the driver's message is withheld: it quotes part of the connection string's credentials)";
-    private static final Pattern URL_IN_TEXT = Pattern.compile(
-            "(?<![A-Za-z0-9+.\\-])(?:[A-Za-z][A-Za-z0-9+.\\-]*:)+//[^\\s\"'`<>]*");
+    static final String WITHHELD =
+            "(the driver's message is withheld: it quotes part of the connection string's credentials)";
+    private static final Pattern URL_IN_TEXT =
+            Pattern.compile("(?<![A-Za-z0-9+.\\-])(?:[A-Za-z][A-Za-z0-9+.\\-]*:)+//[^\\s\"'`<>]*");
     private static final Pattern QUOTED = Pattern.compile("'([^']*)'|\"([^\"]*)\"|`([^`]*)`");
 
-    private Redaction() {
-    }
+    private Redaction() {}
 
     /** The connection string without its user-info and with every parameter value {@code ***}. */
     public static String uri(String uri) {
@@ -94,7 +94,8 @@ public final class Redaction {
             if (quoted.isEmpty()) {
                 continue;
             }
-            if (userInfo.stream().anyMatch(u -> u.contains(quoted)) && user.stream().noneMatch(u -> u.contains(quoted))) {
+            if (userInfo.stream().anyMatch(u -> u.contains(quoted))
+                    && user.stream().noneMatch(u -> u.contains(quoted))) {
                 return true;
             }
         }

@@ -47,12 +47,10 @@ public interface ReleaseFeed extends AutoCloseable {
     }
 
     /** A waiter for {@code name} begins (the first of this feed's); a feed that listens per name starts here. */
-    default void watch(String name) {
-    }
+    default void watch(String name) {}
 
     /** The last waiter for {@code name} is gone. */
-    default void unwatch(String name) {
-    }
+    default void unwatch(String name) {}
 
     /**
      * Stops listening for good; the sink is called no more, and {@link #open} and {@link #read}

@@ -9,5 +9,4 @@ import java.time.Duration;
  *                    current token is at least this old (the token-period rule); when null the
  *                    token stays the same for the whole lease
  */
-public record RenewRequest(String name, String leaseId, Duration ttl, Duration tokenPeriod) {
-}
+public record RenewRequest(String name, String leaseId, Duration ttl, Duration tokenPeriod) {}

@@ -10,8 +10,7 @@ import java.util.concurrent.TimeoutException;
  * Waiting for the reply to a request a provider has already sent to its server.
  */
 public final class Replies {
-    private Replies() {
-    }
+    private Replies() {}
 
     /**
      * Waits up to {@code timeoutNanos} for {@code reply}. An interrupt does not abandon the wait: the

@@ -1,8 +1,5 @@
 package io.fencelock.spi;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -10,6 +7,8 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The engine's one wake-up registry over a backend's {@link ReleaseFeed}: lock name to
@@ -106,7 +105,10 @@ public final class WakeUpRegistry implements AutoCloseable {
             if (reopening) {
                 LOG.debug("fencelock: cannot reopen the release feed {}: {}", feed, e.toString());
             } else {
-                LOG.warn("fencelock: cannot listen for releases on {} ({}); waiters poll until it reconnects", feed, e.toString());
+                LOG.warn(
+                        "fencelock: cannot listen for releases on {} ({}); waiters poll until it reconnects",
+                        feed,
+                        e.toString());
             }
         }
     }
@@ -183,7 +185,10 @@ public final class WakeUpRegistry implements AutoCloseable {
                 return;
             }
             open = false;
-            LOG.warn("fencelock: lost the release feed {} ({}); reconnecting, waiters poll meanwhile", feed, cause.toString());
+            LOG.warn(
+                    "fencelock: lost the release feed {} ({}); reconnecting, waiters poll meanwhile",
+                    feed,
+                    cause.toString());
             changed.signalAll();
             startDriver();
         } finally {

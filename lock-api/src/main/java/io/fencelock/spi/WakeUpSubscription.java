@@ -2,7 +2,7 @@ package io.fencelock.spi;
 
 /** A subscription to release signals of one lock name; closing it stops the callbacks. */
 public interface WakeUpSubscription extends AutoCloseable {
-    WakeUpSubscription NONE = () -> { };
+    WakeUpSubscription NONE = () -> {};
 
     @Override
     void close();

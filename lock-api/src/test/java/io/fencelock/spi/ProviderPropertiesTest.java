@@ -1,14 +1,13 @@
 package io.fencelock.spi;
 
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.Test;
 
 class ProviderPropertiesTest {
     /** Only its name and prefixes matter here; it never opens anything. */
@@ -32,23 +31,34 @@ class ProviderPropertiesTest {
     @Test
     void knownKeysAreParsedAndPassedOn() {
         List<Object> seen = new ArrayList<>();
-        ProviderProperties.check(PROVIDER, "demo://h", Map.of("table", "t", "createTable", "TRUE", "poolSize", " 4 "),
+        ProviderProperties.check(
+                        PROVIDER,
+                        "demo://h",
+                        Map.of("table", "t", "createTable", "TRUE", "poolSize", " 4 "),
                         Set.of("table", "createTable", "poolSize", "user"))
-                .ifPresent("table", seen::add).ifPresentBoolean("createTable", seen::add)
-                .ifPresentInt("poolSize", seen::add).ifPresent("user", seen::add);
+                .ifPresent("table", seen::add)
+                .ifPresentBoolean("createTable", seen::add)
+                .ifPresentInt("poolSize", seen::add)
+                .ifPresent("user", seen::add);
         assertThat(seen).containsExactly("t", true, 4);
     }
 
     @Test
     void unknownKeysAndForeignUrisAreRefusedWithoutValues() {
-        assertThatThrownBy(() -> ProviderProperties.check(PROVIDER, "demo://h", Map.of("pasword", "s3cret"), Set.of("password")))
+        assertThatThrownBy(() ->
+                        ProviderProperties.check(PROVIDER, "demo://h", Map.of("pasword", "s3cret"), Set.of("password")))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("[pasword]").hasMessageContaining("known: [password]").hasMessageNotContaining("s3cret");
+                .hasMessageContaining("[pasword]")
+                .hasMessageContaining("known: [password]")
+                .hasMessageNotContaining("s3cret");
         assertThatThrownBy(() -> ProviderProperties.check(PROVIDER, "other://bob:s3cret@h", Map.of(), Set.of()))
-                .hasMessageContaining("demo:").hasMessageNotContaining("s3cret");
+                .hasMessageContaining("demo:")
+                .hasMessageNotContaining("s3cret");
         assertThatThrownBy(() -> ProviderProperties.check(PROVIDER, "demo://h", Map.of("n", "x"), Set.of("n"))
-                .ifPresentInt("n", v -> { })).hasMessageContaining("n must be a whole number, got 'x'");
+                        .ifPresentInt("n", v -> {}))
+                .hasMessageContaining("n must be a whole number, got 'x'");
         assertThatThrownBy(() -> ProviderProperties.check(PROVIDER, "demo://h", Map.of("b", "yes"), Set.of("b"))
-                .ifPresentBoolean("b", v -> { })).hasMessageContaining("b must be true or false, got 'yes'");
+                        .ifPresentBoolean("b", v -> {}))
+                .hasMessageContaining("b must be true or false, got 'yes'");
     }
 }

@@ -3,7 +3,6 @@ package io.fencelock.bench;
 import io.fencelock.LockClient;
 import io.fencelock.LockOptions;
 import io.fencelock.spi.LockBackend;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -92,11 +91,20 @@ public abstract class BackendUnderTest implements AutoCloseable {
     /** fencelock, its provider alone, the raw primitive, then the peers: everything measured on this backend. */
     public List<LockContender.Factory> contenders() {
         List<LockContender.Factory> all = new ArrayList<>();
-        all.add(new LockContender.Factory(FencelockContender.LABEL, LockContender.Kind.FENCELOCK,
-                waitsBy, () -> new FencelockContender(LockClient.create(openBackend(), LockOptions.defaults()))));
-        all.add(new LockContender.Factory(ProviderSpiContender.LABEL, LockContender.Kind.FENCELOCK,
-                RawContender.WAITS_BY, () -> new ProviderSpiContender(openBackend())));
-        all.add(new LockContender.Factory("raw primitive", LockContender.Kind.RAW, RawContender.WAITS_BY,
+        all.add(new LockContender.Factory(
+                FencelockContender.LABEL,
+                LockContender.Kind.FENCELOCK,
+                waitsBy,
+                () -> new FencelockContender(LockClient.create(openBackend(), LockOptions.defaults()))));
+        all.add(new LockContender.Factory(
+                ProviderSpiContender.LABEL,
+                LockContender.Kind.FENCELOCK,
+                RawContender.WAITS_BY,
+                () -> new ProviderSpiContender(openBackend())));
+        all.add(new LockContender.Factory(
+                "raw primitive",
+                LockContender.Kind.RAW,
+                RawContender.WAITS_BY,
                 () -> new RawContender(openRaw(), WORK_TTL)));
         all.addAll(peers());
         return all;
@@ -105,5 +113,4 @@ public abstract class BackendUnderTest implements AutoCloseable {
     /** Stops what this backend started itself (the shared servers stop in the fixtures' shutdown hooks). */
     @Override
     public abstract void close();
-
 }

@@ -24,18 +24,31 @@ import java.util.Set;
 record BenchSettings(boolean quick, Set<String> backends, Path out, Path projectRoot, Path matrixDir) {
     static final List<String> ALL_BACKENDS = List.of("postgres", "mariadb", "redis", "etcd", "mongo", "zookeeper");
     /** What the report calls each backend. */
-    static final Map<String, String> TITLES = Map.of("postgres", "PostgreSQL", "mariadb", "MySQL / MariaDB",
-            "redis", "Redis", "etcd", "etcd", "mongo", "MongoDB", "zookeeper", "ZooKeeper");
+    static final Map<String, String> TITLES = Map.of(
+            "postgres",
+            "PostgreSQL",
+            "mariadb",
+            "MySQL / MariaDB",
+            "redis",
+            "Redis",
+            "etcd",
+            "etcd",
+            "mongo",
+            "MongoDB",
+            "zookeeper",
+            "ZooKeeper");
 
     static BenchSettings fromSystemProperties() {
         boolean quick = Boolean.parseBoolean(System.getProperty("fencelock.bench.quick", "false"));
         Set<String> backends = parseBackends(System.getProperty("fencelock.bench.backends", "all"));
-        Path root = Path.of(System.getProperty("fencelock.bench.projectRoot", ".")).toAbsolutePath().normalize();
+        Path root = Path.of(System.getProperty("fencelock.bench.projectRoot", "."))
+                .toAbsolutePath()
+                .normalize();
         String out = System.getProperty("fencelock.bench.out", "");
         Path outDir = out.isBlank() ? root.resolve("lock-bench/target/fencelock-compare") : Path.of(out);
         String matrix = System.getProperty("fencelock.bench.matrix", "");
-        return new BenchSettings(quick, backends, outDir.toAbsolutePath().normalize(), root,
-                matrix.isBlank() ? null : Path.of(matrix));
+        return new BenchSettings(
+                quick, backends, outDir.toAbsolutePath().normalize(), root, matrix.isBlank() ? null : Path.of(matrix));
     }
 
     static Set<String> parseBackends(String list) {
@@ -128,12 +141,15 @@ record BenchSettings(boolean quick, Set<String> backends, Path out, Path project
     }
 
     String describe() {
-        return (quick ? "quick mode" : "full mode") + ": latency " + latencyCycles() + " cycles after " + latencyWarmup()
-                + " warm-up, interleaved in 5 rounds of alternating order; throughput " + throughputTime().toMillis() + " ms per cell after "
+        return (quick ? "quick mode" : "full mode") + ": latency " + latencyCycles() + " cycles after "
+                + latencyWarmup()
+                + " warm-up, interleaved in 5 rounds of alternating order; throughput "
+                + throughputTime().toMillis() + " ms per cell after "
                 + throughputWarmup().toMillis() + " ms warm-up at " + clientCounts() + " clients, best of "
                 + throughputRounds() + " pass(es) in alternating order; hand-off "
                 + handOffSamples() + " samples; renewal " + renewalLeaseCounts() + " leases, TTL "
-                + renewalTtl().toMillis() + " ms; takeover TTL " + takeoverTtl().toSeconds() + " s x " + takeoverSamples()
+                + renewalTtl().toMillis() + " ms; takeover TTL " + takeoverTtl().toSeconds() + " s x "
+                + takeoverSamples()
                 + "; scale " + scaleSmall() + " vs " + (quick ? "20000" : "up to 1000000") + " names, " + scaleCycles()
                 + " cycles";
     }

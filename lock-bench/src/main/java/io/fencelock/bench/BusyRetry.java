@@ -4,8 +4,7 @@ import java.time.Duration;
 
 /** Waiting without a release signal the simplest way: try again at once until the wait runs out. */
 final class BusyRetry {
-    private BusyRetry() {
-    }
+    private BusyRetry() {}
 
     @FunctionalInterface
     interface Attempt {

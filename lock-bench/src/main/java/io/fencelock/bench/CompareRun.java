@@ -3,7 +3,6 @@ package io.fencelock.bench;
 import io.fencelock.Capability;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.Redaction;
-
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -30,9 +29,11 @@ public final class CompareRun {
 
     private static final Map<Capability, String> WITHOUT = Map.of(
             Capability.FENCING, "no fencing tokens: a resource cannot tell a stale holder from the current one",
-            Capability.DURABLE_TOKENS, "tokens are not persisted before a grant returns: after a server restart a new holder may get a lower token",
+            Capability.DURABLE_TOKENS,
+                    "tokens are not persisted before a grant returns: after a server restart a new holder may get a lower token",
             Capability.SERVER_TIME, "expiry depends on a client's clock",
-            Capability.WAKE_ON_RELEASE, "no release signal: waiters poll (with backoff, never past the holder's expiry), so a hand-off costs up to a poll interval",
+            Capability.WAKE_ON_RELEASE,
+                    "no release signal: waiters poll (with backoff, never past the holder's expiry), so a hand-off costs up to a poll interval",
             Capability.BATCH_RENEW, "each lease is renewed in its own round trip",
             Capability.TOKEN_PERIOD, "the token stays the same for the whole lease, however long it is renewed",
             Capability.LINEARIZABLE, "grants are not linearizable across replicas: a failover can lose a lock",
@@ -67,11 +68,19 @@ public final class CompareRun {
         for (String key : settings.backends()) {
             sections.add(run.backend(key, matrix));
         }
-        Figures.Run figures = new Figures.Run(SCHEMA, Instant.now().truncatedTo(ChronoUnit.SECONDS).toString(),
-                Machine.describe(), System.getProperty("java.vm.name") + " " + System.getProperty("java.version"),
-                settings.quick(), settings.describe(), matrix.note(), sections, progress.elapsedSeconds());
+        Figures.Run figures = new Figures.Run(
+                SCHEMA,
+                Instant.now().truncatedTo(ChronoUnit.SECONDS).toString(),
+                Machine.describe(),
+                System.getProperty("java.vm.name") + " " + System.getProperty("java.version"),
+                settings.quick(),
+                settings.describe(),
+                matrix.note(),
+                sections,
+                progress.elapsedSeconds());
         new ReportWriter(figures).writeTo(settings.out());
-        progress.line("bench", String.format(Locale.ROOT, "done in %.0f s: %s", progress.elapsedSeconds(), settings.out()));
+        progress.line(
+                "bench", String.format(Locale.ROOT, "done in %.0f s: %s", progress.elapsedSeconds(), settings.out()));
         return settings.out();
     }
 
@@ -84,12 +93,31 @@ public final class CompareRun {
         } catch (RuntimeException | AssertionError | LinkageError e) {
             // a fixture aborts (TestAbortedException) where no server is found, and fails (CI=true) likewise
             boolean missing = e.getClass().getName().startsWith("org.opentest4j.");
-            String reason = missing ? "not available here: " + Redaction.message(e.getMessage())
+            String reason = missing
+                    ? "not available here: " + Redaction.message(e.getMessage())
                     : "could not be started: " + Measurements.describe(e);
             progress.line(key, reason);
-            return new Figures.BackendSection(key, BenchSettings.TITLES.get(key), false, "", reason, List.of(),
-                    List.of(), "", List.of(), List.of(), List.of(), List.of(), List.of(), List.of(), List.of(), List.of(),
-                    List.of(), List.of(), List.of(), progress.elapsedSeconds() - started);
+            return new Figures.BackendSection(
+                    key,
+                    BenchSettings.TITLES.get(key),
+                    false,
+                    "",
+                    reason,
+                    List.of(),
+                    List.of(),
+                    "",
+                    List.of(),
+                    List.of(),
+                    List.of(),
+                    List.of(),
+                    List.of(),
+                    List.of(),
+                    List.of(),
+                    List.of(),
+                    List.of(),
+                    List.of(),
+                    List.of(),
+                    progress.elapsedSeconds() - started);
         }
         try (backend) {
             return measure(backend, matrix, started);
@@ -128,7 +156,10 @@ public final class CompareRun {
         }
         List<LockContender.Factory> contenders = backend.contenders();
 
-        progress.line(key, "latency: " + contenders.stream().map(LockContender.Factory::label).toList());
+        progress.line(
+                key,
+                "latency: "
+                        + contenders.stream().map(LockContender.Factory::label).toList());
         List<Figures.Latency> latency = measurements.latency(contenders, errors);
 
         // cell key (contender, names, clients) -> the best pass, in the order first measured
@@ -143,16 +174,25 @@ public final class CompareRun {
                 if (failed.contains(f.label())) {
                     continue;
                 }
-                progress.line(key, "throughput: " + f.label() + (settings.throughputRounds() > 1
-                        ? " (pass " + (round + 1) + " of " + settings.throughputRounds() + ")" : ""));
+                progress.line(
+                        key,
+                        "throughput: " + f.label()
+                                + (settings.throughputRounds() > 1
+                                        ? " (pass " + (round + 1) + " of " + settings.throughputRounds() + ")"
+                                        : ""));
                 try (LockContender c = f.open()) {
                     measurements.warm(c);
                     for (boolean hot : new boolean[] {false, true}) {
                         for (int clients : settings.clientCounts()) {
-                            Figures.Throughput cell = new Figures.Throughput(f.label(),
-                                    f.kind().name().toLowerCase(Locale.ROOT), hot ? "one hot name" : "independent names",
-                                    clients, measurements.throughput(c, f.label(), clients, hot));
-                            best.merge(f.label() + '|' + cell.names() + '|' + clients, cell,
+                            Figures.Throughput cell = new Figures.Throughput(
+                                    f.label(),
+                                    f.kind().name().toLowerCase(Locale.ROOT),
+                                    hot ? "one hot name" : "independent names",
+                                    clients,
+                                    measurements.throughput(c, f.label(), clients, hot));
+                            best.merge(
+                                    f.label() + '|' + cell.names() + '|' + clients,
+                                    cell,
                                     (a, b) -> a.cyclesPerSecond() >= b.cyclesPerSecond() ? a : b);
                         }
                     }
@@ -187,7 +227,8 @@ public final class CompareRun {
         }
         if (!leaseCounts.containsAll(settings.renewalLeaseCounts())) {
             notes.add("renewal held at most " + backend.maxRenewedLeases() + " leases here, not "
-                    + settings.renewalLeaseCounts().get(settings.renewalLeaseCounts().size() - 1) + ": "
+                    + settings.renewalLeaseCounts()
+                            .get(settings.renewalLeaseCounts().size() - 1) + ": "
                     + backend.limitReason());
         }
         for (int leases : leaseCounts) {
@@ -202,7 +243,9 @@ public final class CompareRun {
         }
 
         List<Figures.Takeover> takeover = new ArrayList<>();
-        progress.line(key, "takeover after a holder crash, TTL " + settings.takeoverTtl().toSeconds() + " s");
+        progress.line(
+                key,
+                "takeover after a holder crash, TTL " + settings.takeoverTtl().toSeconds() + " s");
         try {
             takeover.add(measurements.takeover(backend, settings.takeoverTtl(), settings.takeoverSamples()));
         } catch (InterruptedException e) {
@@ -212,9 +255,13 @@ public final class CompareRun {
         }
 
         List<Figures.Coordination> coordination = new ArrayList<>();
-        progress.line(key, "leader failover and task rebalance, TTL " + settings.takeoverTtl().toSeconds() + " s");
+        progress.line(
+                key,
+                "leader failover and task rebalance, TTL "
+                        + settings.takeoverTtl().toSeconds() + " s");
         try {
-            coordination.add(CoordinationMeasurements.measure(backend, settings.takeoverTtl(), settings.takeoverSamples()));
+            coordination.add(
+                    CoordinationMeasurements.measure(backend, settings.takeoverTtl(), settings.takeoverSamples()));
         } catch (InterruptedException e) {
             throw e;
         } catch (Exception e) {
@@ -224,8 +271,10 @@ public final class CompareRun {
         List<Figures.Scale> scale = new ArrayList<>();
         long large = settings.scaleLarge(backend);
         if (large < 1_000_000) {
-            notes.add(settings.quick() ? "scale: quick mode fills " + large + " names, not 1M"
-                    : "scale: filled " + large + " names, not 1M: " + backend.limitReason());
+            notes.add(
+                    settings.quick()
+                            ? "scale: quick mode fills " + large + " names, not 1M"
+                            : "scale: filled " + large + " names, not 1M: " + backend.limitReason());
         }
         try {
             long filled = 0;
@@ -244,26 +293,51 @@ public final class CompareRun {
         }
 
         double seconds = progress.elapsedSeconds() - started;
-        progress.line(key, String.format(Locale.ROOT, "done in %.0f s%s", seconds,
-                errors.isEmpty() ? "" : " (" + errors.size() + " error(s), see the report)"));
+        progress.line(
+                key,
+                String.format(
+                        Locale.ROOT,
+                        "done in %.0f s%s",
+                        seconds,
+                        errors.isEmpty() ? "" : " (" + errors.size() + " error(s), see the report)"));
         List<String> capabilityNames = capabilities.stream().map(Enum::name).toList();
-        return new Figures.BackendSection(key, backend.title(), true, backend.description(), "", capabilityNames,
-                notClaimed, backend.rawPrimitiveDescription(), latency, throughput, handOff, renewal, takeover, coordination, scale,
-                notes, backend.peersNotMeasured(), matrix.forPackage(backend.providerPackage()), errors, seconds);
+        return new Figures.BackendSection(
+                key,
+                backend.title(),
+                true,
+                backend.description(),
+                "",
+                capabilityNames,
+                notClaimed,
+                backend.rawPrimitiveDescription(),
+                latency,
+                throughput,
+                handOff,
+                renewal,
+                takeover,
+                coordination,
+                scale,
+                notes,
+                backend.peersNotMeasured(),
+                matrix.forPackage(backend.providerPackage()),
+                errors,
+                seconds);
     }
 
     /** The check at the resource, which no peer library does: what lock-fencing offers for this backend's data. */
     static String whatPeersLeaveToYou(String key) {
         String guard = switch (key) {
-            case "postgres", "mariadb" -> "JdbcFence (one conditional upsert per write) and TableFence (a trigger on"
-                    + " every write path) refuse stale tokens in the database itself";
-            case "redis" -> "RedisFence (SET/HSET/DEL in one Lua script that compares the key's token) refuses them in Redis";
-            default -> "TokenGuard (the Fencing-Token header) refuses them in the service that owns the data,"
-                    + " or JdbcFence / RedisFence where it lives in SQL or Redis";
+            case "postgres", "mariadb" ->
+                "JdbcFence (one conditional upsert per write) and TableFence (a trigger on"
+                        + " every write path) refuse stale tokens in the database itself";
+            case "redis" ->
+                "RedisFence (SET/HSET/DEL in one Lua script that compares the key's token) refuses them in Redis";
+            default ->
+                "TokenGuard (the Fencing-Token header) refuses them in the service that owns the data,"
+                        + " or JdbcFence / RedisFence where it lives in SQL or Redis";
         };
         return "what peers leave to you: checking the fencing token where the data lives. ShedLock and Spring"
                 + " Integration hand out no token, Redisson's RFencedLock and jetcd a token nothing checks;"
                 + " lock-fencing's " + guard + ".";
     }
-
 }

@@ -5,7 +5,6 @@ import io.fencelock.LockOptions;
 import io.fencelock.coordination.LeaderElection;
 import io.fencelock.coordination.TaskSpreader;
 import io.fencelock.spi.LockBackend;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -24,8 +23,7 @@ final class CoordinationMeasurements {
     private static final Duration BOUND = Duration.ofSeconds(30);
     private static final int TASKS = 6;
 
-    private CoordinationMeasurements() {
-    }
+    private CoordinationMeasurements() {}
 
     static Figures.Coordination measure(BackendUnderTest backend, Duration ttl, int samples) throws Exception {
         Duration monitor = ttl.dividedBy(4);
@@ -41,17 +39,29 @@ final class CoordinationMeasurements {
             taskTakeover[i] = tasks[0];
             join[i] = tasks[1];
         }
-        return new Figures.Coordination(ttl.toMillis(), monitor.toMillis(), samples, median(failover), median(resign),
-                median(taskTakeover), median(join));
+        return new Figures.Coordination(
+                ttl.toMillis(),
+                monitor.toMillis(),
+                samples,
+                median(failover),
+                median(resign),
+                median(taskTakeover),
+                median(join));
     }
 
     private static double leaderFailoverMs(BackendUnderTest backend, String group, Duration ttl) throws Exception {
         LockBackend doomedBackend = backend.openBackend();
         LockClient doomed = LockClient.create(doomedBackend, options(ttl));
         try (LockClient other = LockClient.create(backend.openBackend(), options(ttl));
-             LeaderElection first = LeaderElection.builder(doomed, group).candidate("first").build().start()) {
+                LeaderElection first = LeaderElection.builder(doomed, group)
+                        .candidate("first")
+                        .build()
+                        .start()) {
             await("the first candidate to lead", first::isLeader);
-            try (LeaderElection second = LeaderElection.builder(other, group).candidate("second").build().start()) {
+            try (LeaderElection second = LeaderElection.builder(other, group)
+                    .candidate("second")
+                    .build()
+                    .start()) {
                 long crashed = System.nanoTime();
                 doomedBackend.close();
                 await("the second candidate to lead after the leader crashed", second::isLeader);
@@ -64,10 +74,14 @@ final class CoordinationMeasurements {
 
     private static double resignHandOverMs(BackendUnderTest backend, String group, Duration ttl) throws Exception {
         try (LockClient a = LockClient.create(backend.openBackend(), options(ttl));
-             LockClient b = LockClient.create(backend.openBackend(), options(ttl));
-             LeaderElection first = LeaderElection.builder(a, group).candidate("first").build().start()) {
+                LockClient b = LockClient.create(backend.openBackend(), options(ttl));
+                LeaderElection first = LeaderElection.builder(a, group)
+                        .candidate("first")
+                        .build()
+                        .start()) {
             await("the first candidate to lead", first::isLeader);
-            try (LeaderElection second = LeaderElection.builder(b, group).candidate("second").build().start()) {
+            try (LeaderElection second =
+                    LeaderElection.builder(b, group).candidate("second").build().start()) {
                 Thread.sleep(50); // the second candidate is waiting for the lock, as a standby does
                 long resigned = System.nanoTime();
                 first.resign();
@@ -78,7 +92,8 @@ final class CoordinationMeasurements {
     }
 
     /** [tasks of a crashed instance all running elsewhere, a joining instance holding its share], in ms. */
-    private static double[] taskMovesMs(BackendUnderTest backend, String group, Duration ttl, Duration monitor) throws Exception {
+    private static double[] taskMovesMs(BackendUnderTest backend, String group, Duration ttl, Duration monitor)
+            throws Exception {
         Set<String> keys = new TreeSet<>();
         for (int i = 0; i < TASKS; i++) {
             keys.add("t" + i);
@@ -93,8 +108,14 @@ final class CoordinationMeasurements {
                 LockBackend b = id.equals("c") ? doomedBackend : backend.openBackend();
                 LockClient client = LockClient.create(b, options(ttl));
                 clients.add(client);
-                TaskSpreader s = TaskSpreader.builder(client, group).instance(id).ttl(ttl).monitorPeriod(monitor).tasks(keys)
-                        .work((key, lease) -> Thread.sleep(Long.MAX_VALUE)).build().start();
+                TaskSpreader s = TaskSpreader.builder(client, group)
+                        .instance(id)
+                        .ttl(ttl)
+                        .monitorPeriod(monitor)
+                        .tasks(keys)
+                        .work((key, lease) -> Thread.sleep(Long.MAX_VALUE))
+                        .build()
+                        .start();
                 spreaders.add(s);
                 if (id.equals("c")) {
                     doomed = s;
@@ -103,20 +124,34 @@ final class CoordinationMeasurements {
                 }
             }
             TaskSpreader c = doomed;
-            await("the tasks to spread", () -> live.get(0).holdingKeys().size() == 2 && live.get(1).holdingKeys().size() == 2
-                    && c.holdingKeys().size() == 2);
+            await(
+                    "the tasks to spread",
+                    () -> live.get(0).holdingKeys().size() == 2
+                            && live.get(1).holdingKeys().size() == 2
+                            && c.holdingKeys().size() == 2);
             long crashed = System.nanoTime();
             doomedBackend.close();
-            await("the crashed instance's tasks to run elsewhere",
-                    () -> live.get(0).holdingKeys().size() + live.get(1).holdingKeys().size() == TASKS);
+            await(
+                    "the crashed instance's tasks to run elsewhere",
+                    () -> live.get(0).holdingKeys().size()
+                                    + live.get(1).holdingKeys().size()
+                            == TASKS);
             double takeover = (System.nanoTime() - crashed) / 1e6;
             LockClient joinerClient = LockClient.create(backend.openBackend(), options(ttl));
             clients.add(joinerClient);
             long joined = System.nanoTime();
-            TaskSpreader joiner = TaskSpreader.builder(joinerClient, group).instance("d").ttl(ttl).monitorPeriod(monitor)
-                    .tasks(keys).work((key, lease) -> Thread.sleep(Long.MAX_VALUE)).build().start();
+            TaskSpreader joiner = TaskSpreader.builder(joinerClient, group)
+                    .instance("d")
+                    .ttl(ttl)
+                    .monitorPeriod(monitor)
+                    .tasks(keys)
+                    .work((key, lease) -> Thread.sleep(Long.MAX_VALUE))
+                    .build()
+                    .start();
             spreaders.add(joiner);
-            await("the joining instance to hold its share", () -> joiner.holdingKeys().size() == 2);
+            await(
+                    "the joining instance to hold its share",
+                    () -> joiner.holdingKeys().size() == 2);
             return new double[] {takeover, (System.nanoTime() - joined) / 1e6};
         } finally {
             spreaders.forEach(TaskSpreader::close);

@@ -1,14 +1,13 @@
 package io.fencelock.bench;
 
-import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.framework.recipes.locks.InterProcessMutex;
-import org.apache.curator.retry.RetryNTimes;
-
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.retry.RetryNTimes;
 
 /**
  * Apache Curator's {@code InterProcessMutex}: per acquire an ephemeral sequential znode under the lock's
@@ -22,8 +21,12 @@ final class CuratorMutexPeer implements LockContender {
     private final ConcurrentHashMap<String, InterProcessMutex> mutexes = new ConcurrentHashMap<>();
 
     private CuratorMutexPeer(String connectString) throws InterruptedException {
-        this.client = CuratorFrameworkFactory.builder().connectString(connectString).sessionTimeoutMs(SESSION_MILLIS)
-                .connectionTimeoutMs(10_000).retryPolicy(new RetryNTimes(3, 100)).build();
+        this.client = CuratorFrameworkFactory.builder()
+                .connectString(connectString)
+                .sessionTimeoutMs(SESSION_MILLIS)
+                .connectionTimeoutMs(10_000)
+                .retryPolicy(new RetryNTimes(3, 100))
+                .build();
         client.start();
         if (!client.blockUntilConnected(10, TimeUnit.SECONDS)) {
             client.close();
@@ -32,13 +35,17 @@ final class CuratorMutexPeer implements LockContender {
     }
 
     static Factory factory(Supplier<String> connectString) {
-        return new Factory("Curator InterProcessMutex", Kind.PEER, "watch on the previous waiter's znode",
+        return new Factory(
+                "Curator InterProcessMutex",
+                Kind.PEER,
+                "watch on the previous waiter's znode",
                 () -> new CuratorMutexPeer(connectString.get()));
     }
 
     @Override
     public Held acquire(String name, Duration wait) throws Exception {
-        InterProcessMutex mutex = mutexes.computeIfAbsent(name, n -> new InterProcessMutex(client, "/bench-curator/" + n));
+        InterProcessMutex mutex =
+                mutexes.computeIfAbsent(name, n -> new InterProcessMutex(client, "/bench-curator/" + n));
         if (!mutex.acquire(wait.toNanos(), TimeUnit.NANOSECONDS)) {
             return null;
         }

@@ -11,7 +11,6 @@ import io.etcd.jetcd.options.PutOption;
 import io.fencelock.etcd.EtcdLockBackend;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.testservers.etcd.EtcdServer;
-
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -43,7 +42,9 @@ final class EtcdUnderTest extends BackendUnderTest {
     }
 
     Client openClient() {
-        return Client.builder().endpoints(server.endpoints().toArray(String[]::new)).build();
+        return Client.builder()
+                .endpoints(server.endpoints().toArray(String[]::new))
+                .build();
     }
 
     static ByteSequence bytes(String s) {
@@ -54,23 +55,33 @@ final class EtcdUnderTest extends BackendUnderTest {
     protected RawPrimitive openRaw() throws Exception {
         Client client = openClient();
         KV kv = client.getKVClient();
-        long lease = client.getLeaseClient().grant(RAW_LEASE_SECONDS).get(10, TimeUnit.SECONDS).getID();
+        long lease = client.getLeaseClient()
+                .grant(RAW_LEASE_SECONDS)
+                .get(10, TimeUnit.SECONDS)
+                .getID();
         return new RawPrimitive() {
             @Override
             public boolean tryAcquire(String name, String owner, Duration ttl) throws Exception {
                 ByteSequence key = bytes("bench-raw/" + name);
-                TxnResponse r = kv.txn().If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
-                        .Then(Op.put(key, bytes(owner), PutOption.builder().withLeaseId(lease).build()))
-                        .commit().get(10, TimeUnit.SECONDS);
+                TxnResponse r = kv.txn()
+                        .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
+                        .Then(Op.put(
+                                key,
+                                bytes(owner),
+                                PutOption.builder().withLeaseId(lease).build()))
+                        .commit()
+                        .get(10, TimeUnit.SECONDS);
                 return r.isSucceeded();
             }
 
             @Override
             public void release(String name, String owner) throws Exception {
                 ByteSequence key = bytes("bench-raw/" + name);
-                kv.txn().If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.value(bytes(owner))))
+                kv.txn()
+                        .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.value(bytes(owner))))
                         .Then(Op.delete(key, io.etcd.jetcd.options.DeleteOption.DEFAULT))
-                        .commit().get(10, TimeUnit.SECONDS);
+                        .commit()
+                        .get(10, TimeUnit.SECONDS);
             }
 
             @Override
@@ -102,7 +113,10 @@ final class EtcdUnderTest extends BackendUnderTest {
     @Override
     public void fill(long from, long to) throws Exception {
         try (Client client = openClient()) {
-            long lease = client.getLeaseClient().grant(RAW_LEASE_SECONDS).get(10, TimeUnit.SECONDS).getID();
+            long lease = client.getLeaseClient()
+                    .grant(RAW_LEASE_SECONDS)
+                    .get(10, TimeUnit.SECONDS)
+                    .getID();
             PutOption withLease = PutOption.builder().withLeaseId(lease).build();
             ByteSequence value = bytes("bench-fill");
             List<CompletableFuture<TxnResponse>> inFlight = new ArrayList<>();
@@ -111,7 +125,8 @@ final class EtcdUnderTest extends BackendUnderTest {
                 for (long i = start; i < Math.min(to, start + OPS_PER_TXN); i++) {
                     puts.add(Op.put(bytes("fencelock/" + FILL_PREFIX + i), value, withLease));
                 }
-                inFlight.add(client.getKVClient().txn().Then(puts.toArray(Op[]::new)).commit());
+                inFlight.add(
+                        client.getKVClient().txn().Then(puts.toArray(Op[]::new)).commit());
                 if (inFlight.size() == TXNS_IN_FLIGHT) {
                     for (CompletableFuture<TxnResponse> f : inFlight) {
                         f.get(30, TimeUnit.SECONDS);
@@ -126,6 +141,5 @@ final class EtcdUnderTest extends BackendUnderTest {
     }
 
     @Override
-    public void close() {
-    }
+    public void close() {}
 }

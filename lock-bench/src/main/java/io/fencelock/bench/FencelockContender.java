@@ -2,7 +2,6 @@ package io.fencelock.bench;
 
 import io.fencelock.Lease;
 import io.fencelock.LockClient;
-
 import java.time.Duration;
 import java.util.Optional;
 

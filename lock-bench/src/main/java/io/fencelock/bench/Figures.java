@@ -4,56 +4,82 @@ import java.util.List;
 
 /** What one comparison run found: plain records, written to report.json as they are. */
 public final class Figures {
-    private Figures() {
-    }
+    private Figures() {}
 
     /** Uncontended acquire + release cycles of one contender, in microseconds. */
-    public record Latency(String contender, String kind, long cycles, double p50Us, double p99Us, double p999Us,
-                          double meanUs) {
-    }
+    public record Latency(
+            String contender, String kind, long cycles, double p50Us, double p99Us, double p999Us, double meanUs) {}
 
     /** Completed acquire + release cycles per second. */
-    public record Throughput(String contender, String kind, String names, int clients, double cyclesPerSecond) {
-    }
+    public record Throughput(String contender, String kind, String names, int clients, double cyclesPerSecond) {}
 
     /** Release by the holder to the waiting client holding the lock, in milliseconds. */
-    public record HandOff(String contender, String kind, String waitsBy, int samples, double p50Ms, double p99Ms,
-                          double maxMs) {
-    }
+    public record HandOff(
+            String contender, String kind, String waitsBy, int samples, double p50Ms, double p99Ms, double maxMs) {}
 
     /**
      * One client holding {@code leases} leases: renew round trips per renewal interval (TTL / 3), the
      * mean and largest batch, how long the watchdog's largest batch took (median), and how many leases
      * were lost on the way (renewals that could not keep up).
      */
-    public record Renewal(int leases, double roundTripsPerInterval, double meanBatch, int largestBatch,
-                          double renewCallMs, double acquireAllSeconds, int leasesLost) {
-    }
+    public record Renewal(
+            int leases,
+            double roundTripsPerInterval,
+            double meanBatch,
+            int largestBatch,
+            double renewCallMs,
+            double acquireAllSeconds,
+            int leasesLost) {}
 
     /** A holder that crashed (never renews, never releases): when did a waiter get the lock. */
-    public record Takeover(long ttlMs, int samples, double medianTakeoverMs, double medianAfterTtlMs, double maxAfterTtlMs) {
-    }
+    public record Takeover(
+            long ttlMs, int samples, double medianTakeoverMs, double medianAfterTtlMs, double maxAfterTtlMs) {}
 
     /** Leader election and task spreading (fencelock): medians of the time leadership and tasks take to move. */
-    public record Coordination(long ttlMs, long monitorPeriodMs, int samples, double leaderFailoverMs,
-                               double resignHandOverMs, double crashedInstanceTasksMovedMs, double joinRebalanceMs) {
-    }
+    public record Coordination(
+            long ttlMs,
+            long monitorPeriodMs,
+            int samples,
+            double leaderFailoverMs,
+            double resignHandOverMs,
+            double crashedInstanceTasksMovedMs,
+            double joinRebalanceMs) {}
 
     /** fencelock acquire + release with {@code existingNames} lock records on the backend. */
-    public record Scale(long existingNames, double fillSeconds, long cycles, double p50Us, double p99Us) {
-    }
+    public record Scale(long existingNames, double fillSeconds, long cycles, double p50Us, double p99Us) {}
 
     /** One backend's section of the report. */
-    public record BackendSection(String key, String title, boolean available, String description,
-                                 String unavailableReason, List<String> capabilities, List<String> notClaimed,
-                                 String rawPrimitive, List<Latency> latency, List<Throughput> throughput,
-                                 List<HandOff> handOff, List<Renewal> renewal, List<Takeover> takeover,
-                                 List<Coordination> coordination, List<Scale> scale, List<String> notes, List<String> peersNotMeasured,
-                                 List<TckMatrices.Suite> guarantees, List<String> errors, double seconds) {
-    }
+    public record BackendSection(
+            String key,
+            String title,
+            boolean available,
+            String description,
+            String unavailableReason,
+            List<String> capabilities,
+            List<String> notClaimed,
+            String rawPrimitive,
+            List<Latency> latency,
+            List<Throughput> throughput,
+            List<HandOff> handOff,
+            List<Renewal> renewal,
+            List<Takeover> takeover,
+            List<Coordination> coordination,
+            List<Scale> scale,
+            List<String> notes,
+            List<String> peersNotMeasured,
+            List<TckMatrices.Suite> guarantees,
+            List<String> errors,
+            double seconds) {}
 
     /** The whole run. */
-    public record Run(String schema, String generatedAt, String machine, String java, boolean quick,
-                      String settings, String matrixNote, List<BackendSection> backends, double seconds) {
-    }
+    public record Run(
+            String schema,
+            String generatedAt,
+            String machine,
+            String java,
+            boolean quick,
+            String settings,
+            String matrixNote,
+            List<BackendSection> backends,
+            double seconds) {}
 }

@@ -2,8 +2,7 @@ package io.fencelock.bench;
 
 /** Escaping for the HTML report. */
 final class Html {
-    private Html() {
-    }
+    private Html() {}
 
     static String escape(String s) {
         if (s == null) {

@@ -2,7 +2,6 @@ package io.fencelock.bench;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
@@ -43,7 +42,8 @@ final class JdbcRawPrimitive implements RawPrimitive {
 
     @Override
     public boolean tryAcquire(String name, String owner, Duration ttl) throws Exception {
-        try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(acquireSql)) {
+        try (Connection c = pool.getConnection();
+                PreparedStatement ps = c.prepareStatement(acquireSql)) {
             ps.setString(1, name);
             ps.setString(2, owner);
             ps.setLong(3, ttl.toNanos() / 1000);
@@ -53,7 +53,8 @@ final class JdbcRawPrimitive implements RawPrimitive {
 
     @Override
     public void release(String name, String owner) throws Exception {
-        try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(releaseSql)) {
+        try (Connection c = pool.getConnection();
+                PreparedStatement ps = c.prepareStatement(releaseSql)) {
             ps.setString(1, name);
             ps.setString(2, owner);
             ps.execute(); // an UPDATE, or a SELECT of pg_notify over one

@@ -2,11 +2,10 @@ package io.fencelock.bench;
 
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
+import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
 import io.etcd.jetcd.lock.LockResponse;
 import io.etcd.jetcd.support.CloseableClient;
 import io.grpc.stub.StreamObserver;
-import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
-
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -26,31 +25,31 @@ final class JetcdLockPeer implements LockContender {
 
     private JetcdLockPeer(Client client) throws Exception {
         this.client = client;
-        this.lease = client.getLeaseClient().grant(LEASE_SECONDS).get(10, TimeUnit.SECONDS).getID();
+        this.lease = client.getLeaseClient()
+                .grant(LEASE_SECONDS)
+                .get(10, TimeUnit.SECONDS)
+                .getID();
         this.keepAlive = client.getLeaseClient().keepAlive(lease, new StreamObserver<>() {
             @Override
-            public void onNext(LeaseKeepAliveResponse value) {
-            }
+            public void onNext(LeaseKeepAliveResponse value) {}
 
             @Override
-            public void onError(Throwable t) {
-            }
+            public void onError(Throwable t) {}
 
             @Override
-            public void onCompleted() {
-            }
+            public void onCompleted() {}
         });
     }
 
     static Factory factory(Supplier<Client> clients) {
-        return new Factory("jetcd Lock", Kind.PEER, "server-side wait (Lock service)",
-                () -> new JetcdLockPeer(clients.get()));
+        return new Factory(
+                "jetcd Lock", Kind.PEER, "server-side wait (Lock service)", () -> new JetcdLockPeer(clients.get()));
     }
 
     @Override
     public Held acquire(String name, Duration wait) throws Exception {
-        CompletableFuture<LockResponse> call = client.getLockClient()
-                .lock(EtcdUnderTest.bytes("bench-jetcd-lock/" + name), lease);
+        CompletableFuture<LockResponse> call =
+                client.getLockClient().lock(EtcdUnderTest.bytes("bench-jetcd-lock/" + name), lease);
         LockResponse granted;
         try {
             granted = call.get(wait.toNanos(), TimeUnit.NANOSECONDS);

@@ -36,7 +36,11 @@ public interface LockContender extends AutoCloseable {
         }
     }
 
-    enum Kind { FENCELOCK, RAW, PEER }
+    enum Kind {
+        FENCELOCK,
+        RAW,
+        PEER
+    }
 
     @FunctionalInterface
     interface Opener {

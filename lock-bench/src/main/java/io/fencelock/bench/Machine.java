@@ -7,8 +7,7 @@ import java.util.stream.Stream;
 
 /** The machine a run was on, for the report: CPU model, cores, memory, OS. */
 final class Machine {
-    private Machine() {
-    }
+    private Machine() {}
 
     static String describe() {
         String cpu = firstValue(Path.of("/proc/cpuinfo"), "model name");
@@ -23,7 +22,9 @@ final class Machine {
             return "";
         }
         try (Stream<String> lines = Files.lines(file)) {
-            return lines.filter(l -> l.startsWith(key)).map(l -> l.substring(l.indexOf(':') + 1).trim()).findFirst()
+            return lines.filter(l -> l.startsWith(key))
+                    .map(l -> l.substring(l.indexOf(':') + 1).trim())
+                    .findFirst()
                     .orElse("");
         } catch (IOException | RuntimeException e) {
             return "";

@@ -5,8 +5,6 @@ import io.fencelock.LockClient;
 import io.fencelock.LockOptions;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.tck.InstrumentedBackend;
-import org.HdrHistogram.Histogram;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -18,6 +16,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import org.HdrHistogram.Histogram;
 
 /**
  * The workloads. Every contender of a backend gets the same operations on the same server, after the
@@ -36,7 +35,8 @@ final class Measurements {
     }
 
     /** Uncontended acquire + release, one client each, on one name per contender. */
-    List<Figures.Latency> latency(List<LockContender.Factory> factories, List<String> errors) throws InterruptedException {
+    List<Figures.Latency> latency(List<LockContender.Factory> factories, List<String> errors)
+            throws InterruptedException {
         List<LockContender> open = new ArrayList<>();
         List<LockContender.Factory> measured = new ArrayList<>();
         List<Histogram> histograms = new ArrayList<>();
@@ -74,9 +74,14 @@ final class Measurements {
         for (int i = 0; i < measured.size(); i++) {
             Histogram h = histograms.get(i);
             if (h.getTotalCount() > 0) {
-                figures.add(new Figures.Latency(measured.get(i).label(), measured.get(i).kind().name().toLowerCase(),
-                        h.getTotalCount(), micros(h.getValueAtPercentile(50)), micros(h.getValueAtPercentile(99)),
-                        micros(h.getValueAtPercentile(99.9)), h.getMean() / 1000.0));
+                figures.add(new Figures.Latency(
+                        measured.get(i).label(),
+                        measured.get(i).kind().name().toLowerCase(),
+                        h.getTotalCount(),
+                        micros(h.getValueAtPercentile(50)),
+                        micros(h.getValueAtPercentile(99)),
+                        micros(h.getValueAtPercentile(99.9)),
+                        h.getMean() / 1000.0));
             }
         }
         return figures;
@@ -149,7 +154,8 @@ final class Measurements {
     Figures.HandOff handOff(LockContender.Factory factory) throws Exception {
         double[] samples = new double[settings.handOffSamples()];
         ExecutorService waiterThread = Executors.newSingleThreadExecutor();
-        try (LockContender holder = factory.open(); LockContender waiter = factory.open()) {
+        try (LockContender holder = factory.open();
+                LockContender waiter = factory.open()) {
             String name = "bench-handoff";
             for (int i = 0; i < samples.length; i++) {
                 LockContender.Held held = holder.acquire(name, LONG_WAIT);
@@ -174,8 +180,14 @@ final class Measurements {
             waiterThread.shutdownNow();
         }
         Arrays.sort(samples);
-        return new Figures.HandOff(factory.label(), factory.kind().name().toLowerCase(), factory.waitsBy(),
-                samples.length, percentile(samples, 50), percentile(samples, 99), samples[samples.length - 1]);
+        return new Figures.HandOff(
+                factory.label(),
+                factory.kind().name().toLowerCase(),
+                factory.waitsBy(),
+                samples.length,
+                percentile(samples, 50),
+                percentile(samples, 99),
+                samples[samples.length - 1]);
     }
 
     /** One client holds {@code leases} leases; counts renew round trips per watchdog tick and times one batch. */
@@ -184,7 +196,8 @@ final class Measurements {
         InstrumentedBackend counted = new InstrumentedBackend(backend.openBackend());
         RenewTimer timed = new RenewTimer(counted);
         long acquireStart = System.nanoTime();
-        try (LockClient client = LockClient.create(timed.backend(), LockOptions.builder().ttl(ttl).build())) {
+        try (LockClient client = LockClient.create(
+                timed.backend(), LockOptions.builder().ttl(ttl).build())) {
             for (int i = 0; i < leases; i++) {
                 if (client.tryAcquire("bench-renew-" + leases + "-" + i).isEmpty()) {
                     throw new IllegalStateException("could not take bench-renew-" + leases + "-" + i);
@@ -198,17 +211,23 @@ final class Measurements {
             while (counted.renewBatchSizes().size() == callsBefore && System.nanoTime() - deadline < 0) {
                 Thread.sleep(50); // a batch still running from before the window: wait for the next one
             }
-            double intervals = (System.nanoTime() - windowStart) / (double) ttl.dividedBy(3).toNanos();
+            double intervals = (System.nanoTime() - windowStart)
+                    / (double) ttl.dividedBy(3).toNanos();
             List<Integer> batches = counted.renewBatchSizes();
             List<Integer> during = batches.subList(callsBefore, batches.size());
             double perInterval = during.size() / intervals;
-            double meanBatch = during.stream().mapToInt(Integer::intValue).average().orElse(Double.NaN);
+            double meanBatch =
+                    during.stream().mapToInt(Integer::intValue).average().orElse(Double.NaN);
             int largest = during.stream().mapToInt(Integer::intValue).max().orElse(0);
             int lost = leases - client.held().size();
 
             // the watchdog's calls in the window that renewed the most leases at once: a full tick
-            double[] fullTicks = timed.calls().stream().skip(callsBefore).filter(c -> c.size() == largest)
-                    .mapToDouble(c -> c.nanos() / 1e6).sorted().toArray();
+            double[] fullTicks = timed.calls().stream()
+                    .skip(callsBefore)
+                    .filter(c -> c.size() == largest)
+                    .mapToDouble(c -> c.nanos() / 1e6)
+                    .sorted()
+                    .toArray();
             double renewMs = fullTicks.length == 0 ? Double.NaN : percentile(fullTicks, 50);
             return new Figures.Renewal(leases, perInterval, meanBatch, largest, renewMs, acquireAll, lost);
         }
@@ -246,8 +265,8 @@ final class Measurements {
         }
         Arrays.sort(took);
         double median = percentile(took, 50);
-        return new Figures.Takeover(ttl.toMillis(), samples, median, median - ttl.toMillis(),
-                took[took.length - 1] - ttl.toMillis());
+        return new Figures.Takeover(
+                ttl.toMillis(), samples, median, median - ttl.toMillis(), took[took.length - 1] - ttl.toMillis());
     }
 
     /** fencelock acquire + release on a rotating set of names, with {@code existing} records around them. */
@@ -263,7 +282,11 @@ final class Measurements {
                 cycles(c, "bench-scale-" + existing + "-" + (i % names), 1, h);
             }
         }
-        return new Figures.Scale(existing, fillSeconds, h.getTotalCount(), micros(h.getValueAtPercentile(50)),
+        return new Figures.Scale(
+                existing,
+                fillSeconds,
+                h.getTotalCount(),
+                micros(h.getValueAtPercentile(50)),
                 micros(h.getValueAtPercentile(99)));
     }
 

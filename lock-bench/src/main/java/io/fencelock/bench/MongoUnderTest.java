@@ -10,18 +10,17 @@ import com.mongodb.client.model.FindOneAndUpdateOptions;
 import io.fencelock.mongo.MongoLockBackend;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.testservers.mongo.MongoServer;
-import org.bson.Document;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Date;
 import java.util.List;
+import org.bson.Document;
 
 /** MongoDB from lock-tck's fixture (env URI, Testcontainers, or the in-JVM mongo-java-server). */
 final class MongoUnderTest extends BackendUnderTest {
     private static final int FILL_BATCH = 10_000;
-    private static final Document EXPIRED = new Document("$lte",
-            List.of(new Document("$add", List.of("$grantedAt", "$ttlMs")), "$$NOW"));
+    private static final Document EXPIRED =
+            new Document("$lte", List.of(new Document("$add", List.of("$grantedAt", "$ttlMs")), "$$NOW"));
 
     private final MongoServer server;
     private final String database;
@@ -59,11 +58,15 @@ final class MongoUnderTest extends BackendUnderTest {
             @Override
             public boolean tryAcquire(String name, String owner, Duration ttl) {
                 try {
-                    locks.findOneAndUpdate(new Document("_id", name).append("$or",
-                                    List.of(new Document("owner", null), new Document("$expr", EXPIRED))),
+                    locks.findOneAndUpdate(
+                            new Document("_id", name)
+                                    .append(
+                                            "$or",
+                                            List.of(new Document("owner", null), new Document("$expr", EXPIRED))),
                             new Document("$set", new Document("owner", owner).append("ttlMs", ttl.toMillis()))
                                     .append("$currentDate", new Document("grantedAt", true))
-                                    .append("$inc", new Document("token", 1L)), upsert);
+                                    .append("$inc", new Document("token", 1L)),
+                            upsert);
                     return true;
                 } catch (MongoCommandException | MongoWriteException e) {
                     if (isDuplicateKey(e)) {
@@ -75,7 +78,8 @@ final class MongoUnderTest extends BackendUnderTest {
 
             @Override
             public void release(String name, String owner) {
-                locks.updateOne(new Document("_id", name).append("owner", owner),
+                locks.updateOne(
+                        new Document("_id", name).append("owner", owner),
                         new Document("$set", new Document("owner", null)));
             }
 
@@ -110,9 +114,11 @@ final class MongoUnderTest extends BackendUnderTest {
 
     @Override
     public String limitReason() {
-        return server.isRealMongoDb() ? "" : "the in-JVM mongo-java-server answers in time that grows with the"
-                + " collection and the batch (a real mongod uses its _id index); name a real server with"
-                + " FENCELOCK_MONGO_URI for the full figures";
+        return server.isRealMongoDb()
+                ? ""
+                : "the in-JVM mongo-java-server answers in time that grows with the"
+                        + " collection and the batch (a real mongod uses its _id index); name a real server with"
+                        + " FENCELOCK_MONGO_URI for the full figures";
     }
 
     /** mongo-java-server renews a batch in time that grows with batch and collection: 10,000 outlive a 3 s TTL. */
@@ -128,8 +134,12 @@ final class MongoUnderTest extends BackendUnderTest {
             Date now = new Date();
             List<Document> batch = new ArrayList<>();
             for (long i = from; i < to; i++) {
-                batch.add(new Document("_id", FILL_PREFIX + i).append("owner", null).append("token", 1L)
-                        .append("grantedAt", now).append("ttlMs", 0L).append("tokenAt", now));
+                batch.add(new Document("_id", FILL_PREFIX + i)
+                        .append("owner", null)
+                        .append("token", 1L)
+                        .append("grantedAt", now)
+                        .append("ttlMs", 0L)
+                        .append("tokenAt", now));
                 if (batch.size() == FILL_BATCH || i == to - 1) {
                     locks.insertMany(batch);
                     batch.clear();
@@ -139,6 +149,5 @@ final class MongoUnderTest extends BackendUnderTest {
     }
 
     @Override
-    public void close() {
-    }
+    public void close() {}
 }

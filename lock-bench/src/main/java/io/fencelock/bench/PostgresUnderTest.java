@@ -4,7 +4,6 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.fencelock.postgres.PostgresLockBackend;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.testservers.postgres.PostgresServer;
-
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.Statement;
@@ -22,15 +21,22 @@ final class PostgresUnderTest extends BackendUnderTest {
         super("postgres", "io.fencelock.postgres", "LISTEN/NOTIFY");
         this.server = PostgresServer.shared();
         this.url = server.createDatabase("bench");
-        PostgresLockBackend.builder().jdbcUrl(url).user(server.user()).password(server.password())
-                .createTable(true).build().close();
-        try (Connection c = server.connect(url); Statement s = c.createStatement()) {
+        PostgresLockBackend.builder()
+                .jdbcUrl(url)
+                .user(server.user())
+                .password(server.password())
+                .createTable(true)
+                .build()
+                .close();
+        try (Connection c = server.connect(url);
+                Statement s = c.createStatement()) {
             // the provider's table shape and sequence, for the raw primitive alone
             s.execute("CREATE SEQUENCE " + RAW_TABLE + "_seq AS bigint CACHE 1;"
                     + "CREATE TABLE " + RAW_TABLE + " (name text PRIMARY KEY, lease_id text, token bigint NOT NULL,"
                     + " token_issued_at timestamptz NOT NULL, expires_at timestamptz NOT NULL)");
         } catch (Exception e) {
-            throw new IllegalStateException("cannot create the raw primitive's table on " + description() + ": " + e, e);
+            throw new IllegalStateException(
+                    "cannot create the raw primitive's table on " + description() + ": " + e, e);
         }
     }
 
@@ -41,7 +47,11 @@ final class PostgresUnderTest extends BackendUnderTest {
 
     @Override
     public LockBackend openBackend() {
-        return PostgresLockBackend.builder().jdbcUrl(url).user(server.user()).password(server.password()).build();
+        return PostgresLockBackend.builder()
+                .jdbcUrl(url)
+                .user(server.user())
+                .password(server.password())
+                .build();
     }
 
     HikariDataSource openPool(String name) {
@@ -56,7 +66,8 @@ final class PostgresUnderTest extends BackendUnderTest {
 
     private RawPrimitive openRaw(String releaseSql) {
         String next = "nextval('" + RAW_TABLE + "_seq')";
-        return new JdbcRawPrimitive(openPool("bench-raw-postgres"),
+        return new JdbcRawPrimitive(
+                openPool("bench-raw-postgres"),
                 "INSERT INTO " + RAW_TABLE + " AS l (name, lease_id, token, token_issued_at, expires_at)"
                         + " VALUES (?, ?, " + next + ", clock_timestamp(), clock_timestamp() + ?" + MICROS + ")"
                         + " ON CONFLICT (name) DO UPDATE SET lease_id = EXCLUDED.lease_id, token = " + next + ","
@@ -82,8 +93,12 @@ final class PostgresUnderTest extends BackendUnderTest {
 
     @Override
     protected List<LockContender.Factory> peers() {
-        return List.of(new LockContender.Factory("raw primitive, release with pg_notify", LockContender.Kind.RAW,
-                        RawContender.WAITS_BY, () -> new RawContender(openRawNotifying(), WORK_TTL)),
+        return List.of(
+                new LockContender.Factory(
+                        "raw primitive, release with pg_notify",
+                        LockContender.Kind.RAW,
+                        RawContender.WAITS_BY,
+                        () -> new RawContender(openRawNotifying(), WORK_TTL)),
                 ShedLockPeer.jdbc(this::openPool, "TIMESTAMP"),
                 SpringIntegrationPeer.jdbc(this::openPool, "postgresql"));
     }
@@ -91,9 +106,11 @@ final class PostgresUnderTest extends BackendUnderTest {
     @Override
     public void fill(long from, long to) throws Exception {
         try (Connection c = server.connect(url);
-             PreparedStatement ps = c.prepareStatement("INSERT INTO fencelock_locks (name, lease_id, token, token_issued_at,"
-                     + " expires_at) SELECT '" + FILL_PREFIX + "' || g, NULL, nextval('fencelock_locks_token_seq'),"
-                     + " clock_timestamp(), clock_timestamp() FROM generate_series(?::bigint, ?::bigint) g")) {
+                PreparedStatement ps = c.prepareStatement(
+                        "INSERT INTO fencelock_locks (name, lease_id, token, token_issued_at,"
+                                + " expires_at) SELECT '" + FILL_PREFIX
+                                + "' || g, NULL, nextval('fencelock_locks_token_seq'),"
+                                + " clock_timestamp(), clock_timestamp() FROM generate_series(?::bigint, ?::bigint) g")) {
             ps.setLong(1, from);
             ps.setLong(2, to - 1);
             ps.executeUpdate();

@@ -1,7 +1,6 @@
 package io.fencelock.bench;
 
 import io.fencelock.spi.LockBackend;
-
 import java.time.Duration;
 import java.util.UUID;
 
@@ -24,7 +23,8 @@ final class ProviderSpiContender implements LockContender {
         return BusyRetry.until(wait, () -> {
             String leaseId = UUID.randomUUID().toString();
             return backend.tryAcquire(name, leaseId, BackendUnderTest.WORK_TTL).acquired()
-                    ? () -> backend.release(name, leaseId) : null;
+                    ? () -> backend.release(name, leaseId)
+                    : null;
         });
     }
 

@@ -8,7 +8,6 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SetArgs;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
-
 import java.time.Duration;
 import java.util.List;
 
@@ -21,6 +20,7 @@ final class RedisUnderTest extends BackendUnderTest {
             end
             return 1
             """;
+
     private static final long FILL_CHUNK = 50_000; // one script blocks Redis: keep each one short
 
     private final RedisServer server;
@@ -48,7 +48,9 @@ final class RedisUnderTest extends BackendUnderTest {
         return new RawPrimitive() {
             @Override
             public boolean tryAcquire(String name, String owner, Duration ttl) {
-                return "OK".equals(redis.set("bench-raw:" + name, owner, SetArgs.Builder.nx().px(ttl.toMillis())));
+                return "OK"
+                        .equals(redis.set(
+                                "bench-raw:" + name, owner, SetArgs.Builder.nx().px(ttl.toMillis())));
             }
 
             @Override
@@ -71,8 +73,11 @@ final class RedisUnderTest extends BackendUnderTest {
 
     @Override
     protected List<LockContender.Factory> peers() {
-        return List.of(RedissonPeer.rLock(server.uri()), RedissonPeer.fencedLock(server.uri()),
-                ShedLockPeer.redis(server.uri()), SpringIntegrationPeer.redis(server.uri()));
+        return List.of(
+                RedissonPeer.rLock(server.uri()),
+                RedissonPeer.fencedLock(server.uri()),
+                ShedLockPeer.redis(server.uri()),
+                SpringIntegrationPeer.redis(server.uri()));
     }
 
     @Override
@@ -81,8 +86,15 @@ final class RedisUnderTest extends BackendUnderTest {
         try (StatefulRedisConnection<String, String> connection = client.connect()) {
             for (long start = from; start < to; start += FILL_CHUNK) {
                 long end = Math.min(to, start + FILL_CHUNK) - 1;
-                connection.sync().eval(FILL_SCRIPT, ScriptOutputType.INTEGER, new String[0],
-                        Long.toString(start), Long.toString(end), FILL_PREFIX);
+                connection
+                        .sync()
+                        .eval(
+                                FILL_SCRIPT,
+                                ScriptOutputType.INTEGER,
+                                new String[0],
+                                Long.toString(start),
+                                Long.toString(end),
+                                FILL_PREFIX);
             }
         } finally {
             client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
@@ -90,6 +102,5 @@ final class RedisUnderTest extends BackendUnderTest {
     }
 
     @Override
-    public void close() {
-    }
+    public void close() {}
 }

@@ -1,15 +1,14 @@
 package io.fencelock.bench;
 
 import io.lettuce.core.RedisURI;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import org.redisson.Redisson;
 import org.redisson.api.RFencedLock;
 import org.redisson.api.RLock;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 import org.redisson.config.SingleServerConfig;
-
-import java.time.Duration;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Redisson's {@code RLock} and {@code RFencedLock} (with a token) on the same Redis, waiting by

@@ -1,7 +1,6 @@
 package io.fencelock.bench;
 
 import io.fencelock.spi.LockBackend;
-
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.util.List;
@@ -15,15 +14,14 @@ import java.util.concurrent.CopyOnWriteArrayList;
  */
 final class RenewTimer {
     /** One renew call: how many leases, how long. */
-    record Call(int size, long nanos) {
-    }
+    record Call(int size, long nanos) {}
 
     private final List<Call> calls = new CopyOnWriteArrayList<>();
     private final LockBackend timed;
 
     RenewTimer(LockBackend delegate) {
-        this.timed = (LockBackend) Proxy.newProxyInstance(LockBackend.class.getClassLoader(),
-                new Class<?>[] {LockBackend.class}, (proxy, method, args) -> {
+        this.timed = (LockBackend) Proxy.newProxyInstance(
+                LockBackend.class.getClassLoader(), new Class<?>[] {LockBackend.class}, (proxy, method, args) -> {
                     long start = System.nanoTime();
                     try {
                         return method.invoke(delegate, args);

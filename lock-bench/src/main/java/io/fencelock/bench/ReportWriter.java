@@ -2,7 +2,6 @@ package io.fencelock.bench;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -24,23 +23,17 @@ final class ReportWriter {
     private final Figures.Run run;
 
     /** A piece of the report: a heading, a paragraph, a list, a table or a chart (HTML only). */
-    private sealed interface Block permits Heading, Text, Bullets, Table, Chart {
-    }
+    private sealed interface Block permits Heading, Text, Bullets, Table, Chart {}
 
-    private record Heading(int level, String text) implements Block {
-    }
+    private record Heading(int level, String text) implements Block {}
 
-    private record Text(String text) implements Block {
-    }
+    private record Text(String text) implements Block {}
 
-    private record Bullets(List<String> items) implements Block {
-    }
+    private record Bullets(List<String> items) implements Block {}
 
-    private record Table(List<String> header, List<List<String>> rows) implements Block {
-    }
+    private record Table(List<String> header, List<List<String>> rows) implements Block {}
 
-    private record Chart(String svg) implements Block {
-    }
+    private record Chart(String svg) implements Block {}
 
     ReportWriter(Figures.Run run) {
         this.run = run;
@@ -48,7 +41,9 @@ final class ReportWriter {
 
     void writeTo(Path dir) throws IOException {
         Files.createDirectories(dir);
-        new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(dir.resolve("report.json").toFile(), run);
+        new ObjectMapper()
+                .enable(SerializationFeature.INDENT_OUTPUT)
+                .writeValue(dir.resolve("report.json").toFile(), run);
         List<Block> blocks = blocks();
         Files.writeString(dir.resolve("report.md"), markdown(blocks), StandardCharsets.UTF_8);
         Files.writeString(dir.resolve("index.html"), html(blocks), StandardCharsets.UTF_8);
@@ -59,7 +54,8 @@ final class ReportWriter {
             return "–";
         }
         double a = Math.abs(v);
-        return a >= 100 ? String.format(Locale.ROOT, "%,.0f", v)
+        return a >= 100
+                ? String.format(Locale.ROOT, "%,.0f", v)
                 : a >= 10 ? String.format(Locale.ROOT, "%.1f", v) : String.format(Locale.ROOT, "%.2f", v);
     }
 
@@ -95,15 +91,32 @@ final class ReportWriter {
             Optional<Figures.Latency> raw = latencyOf(s, Kind.RAW);
             double tpF = throughputOf(s, "fencelock", 8, false);
             double tpR = throughputOf(s, "raw primitive", 8, false);
-            String handOff = s.handOff().stream().filter(h -> h.kind().equals("fencelock")).findFirst()
-                    .map(h -> number(h.p50Ms()) + " ms").orElse("–");
-            rows.add(List.of(s.title(), fl.map(l -> number(l.p50Us()) + " µs").orElse("–"),
+            String handOff = s.handOff().stream()
+                    .filter(h -> h.kind().equals("fencelock"))
+                    .findFirst()
+                    .map(h -> number(h.p50Ms()) + " ms")
+                    .orElse("–");
+            rows.add(List.of(
+                    s.title(),
+                    fl.map(l -> number(l.p50Us()) + " µs").orElse("–"),
                     raw.map(l -> number(l.p50Us()) + " µs").orElse("–"),
-                    fl.isPresent() && raw.isPresent() ? ratio(fl.get().p50Us(), raw.get().p50Us()) : "–",
-                    number(tpF) + " /s (" + ratio(tpF, tpR) + " of raw)", handOff, String.join(" ", s.capabilities())));
+                    fl.isPresent() && raw.isPresent()
+                            ? ratio(fl.get().p50Us(), raw.get().p50Us())
+                            : "–",
+                    number(tpF) + " /s (" + ratio(tpF, tpR) + " of raw)",
+                    handOff,
+                    String.join(" ", s.capabilities())));
         }
-        b.add(new Table(List.of("backend", "fencelock acquire+release p50", "raw primitive p50", "overhead",
-                "throughput, 8 clients, own names", "hand-off p50", "capabilities"), rows));
+        b.add(new Table(
+                List.of(
+                        "backend",
+                        "fencelock acquire+release p50",
+                        "raw primitive p50",
+                        "overhead",
+                        "throughput, 8 clients, own names",
+                        "hand-off p50",
+                        "capabilities"),
+                rows));
         targets(b);
         b.add(new Text("Guarantee matrix: " + run.matrixNote() + "."));
         List<Svg.Bar> bars = new ArrayList<>();
@@ -125,30 +138,55 @@ final class ReportWriter {
             Optional<Figures.Latency> fl = latencyOf(s, Kind.FENCELOCK);
             Optional<Figures.Latency> raw = latencyOf(s, Kind.RAW);
             String overhead = fl.isPresent() && raw.isPresent()
-                    ? verdict(fl.get().p50Us() / raw.get().p50Us() <= 1.15, ratio(fl.get().p50Us(), raw.get().p50Us())) : "–";
-            String handOff = !s.capabilities().contains("WAKE_ON_RELEASE") ? "no signal: polls"
-                    : s.handOff().stream().filter(h -> h.kind().equals("fencelock")).findFirst()
-                    .map(h -> verdict(h.p50Ms() <= 1.5, number(h.p50Ms()) + " ms")).orElse("–");
+                    ? verdict(
+                            fl.get().p50Us() / raw.get().p50Us() <= 1.15,
+                            ratio(fl.get().p50Us(), raw.get().p50Us()))
+                    : "–";
+            String handOff = !s.capabilities().contains("WAKE_ON_RELEASE")
+                    ? "no signal: polls"
+                    : s.handOff().stream()
+                            .filter(h -> h.kind().equals("fencelock"))
+                            .findFirst()
+                            .map(h -> verdict(h.p50Ms() <= 1.5, number(h.p50Ms()) + " ms"))
+                            .orElse("–");
             double tpRatio = throughputOf(s, "fencelock", 8, false) / throughputOf(s, "raw primitive", 8, false);
-            String throughput = Double.isNaN(tpRatio) ? "–" : verdict(tpRatio >= 0.8, String.format(Locale.ROOT, "%.2fx", tpRatio));
-            double worstTrips = s.renewal().stream().mapToDouble(Figures.Renewal::roundTripsPerInterval).max().orElse(Double.NaN);
-            int lost = s.renewal().stream().mapToInt(Figures.Renewal::leasesLost).sum();
-            int most = s.renewal().stream().mapToInt(Figures.Renewal::leases).max().orElse(0);
+            String throughput =
+                    Double.isNaN(tpRatio) ? "–" : verdict(tpRatio >= 0.8, String.format(Locale.ROOT, "%.2fx", tpRatio));
+            double worstTrips = s.renewal().stream()
+                    .mapToDouble(Figures.Renewal::roundTripsPerInterval)
+                    .max()
+                    .orElse(Double.NaN);
+            int lost =
+                    s.renewal().stream().mapToInt(Figures.Renewal::leasesLost).sum();
+            int most =
+                    s.renewal().stream().mapToInt(Figures.Renewal::leases).max().orElse(0);
             // the tick count is estimated from the renewed leases, so allow for a tick cut in two
-            String renewal = Double.isNaN(worstTrips) ? "–"
-                    : verdict(worstTrips <= 1.5 && lost == 0, number(worstTrips) + " per interval, up to "
-                    + String.format(Locale.ROOT, "%,d", most) + " leases" + (lost == 0 ? "" : ", " + lost + " lost"));
-            String scale = s.scale().size() < 2 ? "–" : verdict(
-                    s.scale().get(1).p50Us() <= 1.25 * s.scale().get(0).p50Us(),
-                    ratio(s.scale().get(1).p50Us(), s.scale().get(0).p50Us()) + " at "
-                            + String.format(Locale.ROOT, "%,d", s.scale().get(1).existingNames()) + " names");
+            String renewal = Double.isNaN(worstTrips)
+                    ? "–"
+                    : verdict(
+                            worstTrips <= 1.5 && lost == 0,
+                            number(worstTrips) + " per interval, up to " + String.format(Locale.ROOT, "%,d", most)
+                                    + " leases" + (lost == 0 ? "" : ", " + lost + " lost"));
+            String scale = s.scale().size() < 2
+                    ? "–"
+                    : verdict(
+                            s.scale().get(1).p50Us() <= 1.25 * s.scale().get(0).p50Us(),
+                            ratio(s.scale().get(1).p50Us(), s.scale().get(0).p50Us()) + " at "
+                                    + String.format(
+                                            Locale.ROOT, "%,d", s.scale().get(1).existingNames()) + " names");
             rows.add(List.of(s.title(), overhead, handOff, throughput, renewal, scale));
         }
         if (!rows.isEmpty()) {
             b.add(new Text("Design targets (docs/design.md, Performance), as measured in this run:"));
-            b.add(new Table(List.of("backend", "acquire+release ≤ 1.15x raw (p50)", "hand-off p50 ≤ 1.5 ms",
-                    "throughput ≥ 0.8x raw (8 clients, own names)", "about 1 renew round trip per interval",
-                    "acquire flat from 1k names (p50 within 1.25x)"), rows));
+            b.add(new Table(
+                    List.of(
+                            "backend",
+                            "acquire+release ≤ 1.15x raw (p50)",
+                            "hand-off p50 ≤ 1.5 ms",
+                            "throughput ≥ 0.8x raw (8 clients, own names)",
+                            "about 1 renew round trip per interval",
+                            "acquire flat from 1k names (p50 within 1.25x)"),
+                    rows));
         }
     }
 
@@ -156,7 +194,10 @@ final class ReportWriter {
         return (met ? "met: " : "MISSED: ") + value;
     }
 
-    private enum Kind { FENCELOCK, RAW }
+    private enum Kind {
+        FENCELOCK,
+        RAW
+    }
 
     private static Optional<Figures.Latency> latencyOf(Figures.BackendSection s, Kind kind) {
         String k = kind.name().toLowerCase(Locale.ROOT);
@@ -164,9 +205,13 @@ final class ReportWriter {
     }
 
     private static double throughputOf(Figures.BackendSection s, String label, int clients, boolean hot) {
-        return s.throughput().stream().filter(t -> t.contender().equals(label)
-                        && t.clients() == clients && t.names().equals(hot ? "one hot name" : "independent names"))
-                .mapToDouble(Figures.Throughput::cyclesPerSecond).findFirst().orElse(Double.NaN);
+        return s.throughput().stream()
+                .filter(t -> t.contender().equals(label)
+                        && t.clients() == clients
+                        && t.names().equals(hot ? "one hot name" : "independent names"))
+                .mapToDouble(Figures.Throughput::cyclesPerSecond)
+                .findFirst()
+                .orElse(Double.NaN);
     }
 
     private void section(List<Block> b, Figures.BackendSection s) {
@@ -178,9 +223,11 @@ final class ReportWriter {
         b.add(new Text("Server: " + s.description() + ". Raw primitive: " + s.rawPrimitive() + "."));
 
         b.add(new Heading(3, "Guarantees"));
-        b.add(new Text("Capabilities declared: " + (s.capabilities().isEmpty() ? "none" : String.join(", ", s.capabilities())) + "."));
+        b.add(new Text("Capabilities declared: "
+                + (s.capabilities().isEmpty() ? "none" : String.join(", ", s.capabilities())) + "."));
         if (!s.notClaimed().isEmpty()) {
-            b.add(new Bullets(s.notClaimed().stream().map(n -> "Not claimed: " + n).toList()));
+            b.add(new Bullets(
+                    s.notClaimed().stream().map(n -> "Not claimed: " + n).toList()));
         }
         if (s.guarantees().isEmpty()) {
             b.add(new Text("TCK matrix not found for this backend: run `bash scripts/test-all.sh` first."));
@@ -195,11 +242,19 @@ final class ReportWriter {
         List<List<String>> rows = new ArrayList<>();
         for (Figures.Latency l : s.latency()) {
             String vs = switch (l.kind()) {
-                case "fencelock" -> raw.map(r -> ratio(l.p50Us(), r.p50Us()) + " of raw").orElse("–");
-                case "raw" -> raw.get() == l ? "the limit" : ratio(l.p50Us(), raw.get().p50Us()) + " of raw";
-                default -> fl.map(f -> ratio(l.p50Us(), f.p50Us()) + " of fencelock").orElse("–");
+                case "fencelock" ->
+                    raw.map(r -> ratio(l.p50Us(), r.p50Us()) + " of raw").orElse("–");
+                case "raw" ->
+                    raw.get() == l ? "the limit" : ratio(l.p50Us(), raw.get().p50Us()) + " of raw";
+                default ->
+                    fl.map(f -> ratio(l.p50Us(), f.p50Us()) + " of fencelock").orElse("–");
             };
-            rows.add(List.of(l.contender(), number(l.p50Us()), number(l.p99Us()), number(l.p999Us()), vs,
+            rows.add(List.of(
+                    l.contender(),
+                    number(l.p50Us()),
+                    number(l.p99Us()),
+                    number(l.p999Us()),
+                    vs,
                     Long.toString(l.cycles())));
         }
         b.add(new Table(List.of("implementation", "p50 µs", "p99 µs", "p99.9 µs", "p50 ratio", "cycles"), rows));
@@ -216,19 +271,37 @@ final class ReportWriter {
                 }
             }
             double own8 = throughputOf(s, c, 8, false);
-            String kind = s.throughput().stream().filter(t -> t.contender().equals(c)).findFirst()
-                    .map(Figures.Throughput::kind).orElse("peer");
-            row.add(c.equals("raw primitive") ? "the limit"
-                    : kind.equals("peer") ? ratio(own8, throughputOf(s, "fencelock", 8, false)) + " of fencelock"
-                    : ratio(own8, throughputOf(s, "raw primitive", 8, false)) + " of raw");
+            String kind = s.throughput().stream()
+                    .filter(t -> t.contender().equals(c))
+                    .findFirst()
+                    .map(Figures.Throughput::kind)
+                    .orElse("peer");
+            row.add(
+                    c.equals("raw primitive")
+                            ? "the limit"
+                            : kind.equals("peer")
+                                    ? ratio(own8, throughputOf(s, "fencelock", 8, false)) + " of fencelock"
+                                    : ratio(own8, throughputOf(s, "raw primitive", 8, false)) + " of raw");
             rows.add(row);
         }
-        b.add(new Table(List.of("implementation", "own names, 1", "own, 8", "own, 64", "one hot name, 1", "hot, 8",
-                "hot, 64", "own, 8: ratio"), rows));
+        b.add(new Table(
+                List.of(
+                        "implementation",
+                        "own names, 1",
+                        "own, 8",
+                        "own, 64",
+                        "one hot name, 1",
+                        "hot, 8",
+                        "hot, 64",
+                        "own, 8: ratio"),
+                rows));
         List<Svg.Bar> bars = new ArrayList<>();
         for (String c : contenders) {
-            String kind = s.throughput().stream().filter(t -> t.contender().equals(c)).findFirst()
-                    .map(Figures.Throughput::kind).orElse("peer");
+            String kind = s.throughput().stream()
+                    .filter(t -> t.contender().equals(c))
+                    .findFirst()
+                    .map(Figures.Throughput::kind)
+                    .orElse("peer");
             bars.add(new Svg.Bar(c, throughputOf(s, c, 8, false), kind));
         }
         if (!bars.isEmpty()) {
@@ -238,53 +311,105 @@ final class ReportWriter {
         b.add(new Heading(3, "Hand-off: release → the waiting client holds"));
         rows = new ArrayList<>();
         for (Figures.HandOff h : s.handOff()) {
-            rows.add(List.of(h.contender(), h.waitsBy(), number(h.p50Ms()), number(h.p99Ms()), number(h.maxMs()),
+            rows.add(List.of(
+                    h.contender(),
+                    h.waitsBy(),
+                    number(h.p50Ms()),
+                    number(h.p99Ms()),
+                    number(h.maxMs()),
                     Integer.toString(h.samples())));
         }
-        b.add(new Table(List.of("implementation", "waiter learns of the release by", "p50 ms", "p99 ms", "max ms", "samples"), rows));
+        b.add(new Table(
+                List.of("implementation", "waiter learns of the release by", "p50 ms", "p99 ms", "max ms", "samples"),
+                rows));
         if (!s.handOff().isEmpty()) {
-            b.add(new Chart(Svg.bars(s.title() + ": hand-off p50", "ms",
-                    s.handOff().stream().map(h -> new Svg.Bar(h.contender(), h.p50Ms(), h.kind())).toList())));
+            b.add(new Chart(Svg.bars(
+                    s.title() + ": hand-off p50",
+                    "ms",
+                    s.handOff().stream()
+                            .map(h -> new Svg.Bar(h.contender(), h.p50Ms(), h.kind()))
+                            .toList())));
         }
 
         b.add(new Heading(3, "Renewal cost (fencelock)"));
         rows = new ArrayList<>();
         for (Figures.Renewal r : s.renewal()) {
-            rows.add(List.of(String.format(Locale.ROOT, "%,d", r.leases()), number(r.roundTripsPerInterval()),
-                    number(r.meanBatch()), String.format(Locale.ROOT, "%,d", r.largestBatch()), number(r.renewCallMs()),
-                    number(r.acquireAllSeconds()), Integer.toString(r.leasesLost())));
+            rows.add(List.of(
+                    String.format(Locale.ROOT, "%,d", r.leases()),
+                    number(r.roundTripsPerInterval()),
+                    number(r.meanBatch()),
+                    String.format(Locale.ROOT, "%,d", r.largestBatch()),
+                    number(r.renewCallMs()),
+                    number(r.acquireAllSeconds()),
+                    Integer.toString(r.leasesLost())));
         }
-        b.add(new Table(List.of("held leases", "renew round trips per interval (TTL/3)", "mean batch", "largest batch",
-                "largest batch took, ms (median)", "taking them all, s", "leases lost"), rows));
+        b.add(new Table(
+                List.of(
+                        "held leases",
+                        "renew round trips per interval (TTL/3)",
+                        "mean batch",
+                        "largest batch",
+                        "largest batch took, ms (median)",
+                        "taking them all, s",
+                        "leases lost"),
+                rows));
         b.add(new Text("Leases taken one after the other over several seconds fall due at different moments, so"
                 + " the watchdog may renew them in more than one batch per interval; every batch is one round trip."));
 
         b.add(new Heading(3, "Takeover after a holder crash (fencelock)"));
         rows = new ArrayList<>();
         for (Figures.Takeover t : s.takeover()) {
-            rows.add(List.of(Long.toString(t.ttlMs()), number(t.medianTakeoverMs()), number(t.medianAfterTtlMs()),
-                    number(t.maxAfterTtlMs()), Integer.toString(t.samples())));
+            rows.add(List.of(
+                    Long.toString(t.ttlMs()),
+                    number(t.medianTakeoverMs()),
+                    number(t.medianAfterTtlMs()),
+                    number(t.maxAfterTtlMs()),
+                    Integer.toString(t.samples())));
         }
-        b.add(new Table(List.of("TTL ms", "median: acquire → waiter holds, ms", "median after the TTL, ms",
-                "worst after the TTL, ms", "samples"), rows));
+        b.add(new Table(
+                List.of(
+                        "TTL ms",
+                        "median: acquire → waiter holds, ms",
+                        "median after the TTL, ms",
+                        "worst after the TTL, ms",
+                        "samples"),
+                rows));
 
         b.add(new Heading(3, "Leader election and task spreading (fencelock)"));
         rows = new ArrayList<>();
         for (Figures.Coordination c : s.coordination()) {
-            rows.add(List.of(Long.toString(c.ttlMs()), Long.toString(c.monitorPeriodMs()), number(c.leaderFailoverMs()),
-                    number(c.resignHandOverMs()), number(c.crashedInstanceTasksMovedMs()), number(c.joinRebalanceMs()),
+            rows.add(List.of(
+                    Long.toString(c.ttlMs()),
+                    Long.toString(c.monitorPeriodMs()),
+                    number(c.leaderFailoverMs()),
+                    number(c.resignHandOverMs()),
+                    number(c.crashedInstanceTasksMovedMs()),
+                    number(c.joinRebalanceMs()),
                     Integer.toString(c.samples())));
         }
-        b.add(new Table(List.of("TTL ms", "monitor period ms", "leader crashed → next leads, ms", "leader resigned → next leads, ms",
-                "instance crashed → its tasks run elsewhere, ms", "instance joined → holds its share, ms", "samples"), rows));
-        b.add(new Text("Medians. A crash is the connections going away under a running client: only the backend's expiry"
-                + " frees its locks. Three instances share six tasks; a fourth joins after the crash."));
+        b.add(new Table(
+                List.of(
+                        "TTL ms",
+                        "monitor period ms",
+                        "leader crashed → next leads, ms",
+                        "leader resigned → next leads, ms",
+                        "instance crashed → its tasks run elsewhere, ms",
+                        "instance joined → holds its share, ms",
+                        "samples"),
+                rows));
+        b.add(new Text(
+                "Medians. A crash is the connections going away under a running client: only the backend's expiry"
+                        + " frees its locks. Three instances share six tasks; a fourth joins after the crash."));
 
         b.add(new Heading(3, "Scale: acquire + release with many lock names (fencelock)"));
         rows = new ArrayList<>();
         for (Figures.Scale sc : s.scale()) {
-            rows.add(List.of(String.format(Locale.ROOT, "%,d", sc.existingNames()), number(sc.p50Us()), number(sc.p99Us()),
-                    number(sc.fillSeconds()), Long.toString(sc.cycles())));
+            rows.add(List.of(
+                    String.format(Locale.ROOT, "%,d", sc.existingNames()),
+                    number(sc.p50Us()),
+                    number(sc.p99Us()),
+                    number(sc.fillSeconds()),
+                    Long.toString(sc.cycles())));
         }
         b.add(new Table(List.of("existing names", "p50 µs", "p99 µs", "fill time s", "cycles"), rows));
         if (!s.notes().isEmpty()) {
@@ -309,8 +434,9 @@ final class ReportWriter {
         List<String> plain = new ArrayList<>();
         for (TckMatrices.Entry e : suite.results()) {
             faults.add(e.fault());
-            byProperty.computeIfAbsent(e.property(), p -> new LinkedHashMap<>()).merge(e.fault(), e.verdict(),
-                    (x, y) -> x + ", " + y);
+            byProperty
+                    .computeIfAbsent(e.property(), p -> new LinkedHashMap<>())
+                    .merge(e.fault(), e.verdict(), (x, y) -> x + ", " + y);
             if (!e.plain().isBlank()) {
                 plain.add(e.property() + ": " + e.plain());
             }
@@ -343,7 +469,10 @@ final class ReportWriter {
                 md.append("| ").append(String.join(" | ", cells(t.header()))).append(" |\n|");
                 t.header().forEach(x -> md.append("---|"));
                 md.append('\n');
-                t.rows().forEach(r -> md.append("| ").append(String.join(" | ", cells(r))).append(" |\n"));
+                t.rows()
+                        .forEach(r -> md.append("| ")
+                                .append(String.join(" | ", cells(r)))
+                                .append(" |\n"));
                 md.append('\n');
             } // a Chart is in index.html only; the tables carry the same numbers
         }
@@ -367,13 +496,20 @@ final class ReportWriter {
                 """);
         for (Block block : blocks) {
             if (block instanceof Heading x) {
-                h.append("<h").append(x.level()).append('>').append(Html.escape(x.text())).append("</h").append(x.level())
+                h.append("<h")
+                        .append(x.level())
+                        .append('>')
+                        .append(Html.escape(x.text()))
+                        .append("</h")
+                        .append(x.level())
                         .append(">\n");
             } else if (block instanceof Text t) {
                 h.append("<p>").append(code(Html.escape(t.text()))).append("</p>\n");
             } else if (block instanceof Bullets l) {
                 h.append("<ul>");
-                l.items().forEach(i -> h.append("<li>").append(code(Html.escape(i))).append("</li>"));
+                l.items()
+                        .forEach(i ->
+                                h.append("<li>").append(code(Html.escape(i))).append("</li>"));
                 h.append("</ul>\n");
             } else if (block instanceof Table t) {
                 h.append("<table><tr>");

@@ -2,14 +2,6 @@ package io.fencelock.bench;
 
 import com.mongodb.client.MongoClient;
 import com.zaxxer.hikari.HikariDataSource;
-import net.javacrumbs.shedlock.core.LockConfiguration;
-import net.javacrumbs.shedlock.core.LockProvider;
-import net.javacrumbs.shedlock.core.SimpleLock;
-import net.javacrumbs.shedlock.provider.jdbc.JdbcLockProvider;
-import net.javacrumbs.shedlock.provider.mongo.MongoLockProvider;
-import net.javacrumbs.shedlock.provider.redis.spring.RedisLockProvider;
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
-
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
@@ -17,6 +9,13 @@ import java.time.Instant;
 import java.util.Optional;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import net.javacrumbs.shedlock.core.LockConfiguration;
+import net.javacrumbs.shedlock.core.LockProvider;
+import net.javacrumbs.shedlock.core.SimpleLock;
+import net.javacrumbs.shedlock.provider.jdbc.JdbcLockProvider;
+import net.javacrumbs.shedlock.provider.mongo.MongoLockProvider;
+import net.javacrumbs.shedlock.provider.redis.spring.RedisLockProvider;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
  * ShedLock (net.javacrumbs.shedlock) on the same server: a lock is held until {@code lockAtMostFor}
@@ -37,7 +36,8 @@ final class ShedLockPeer implements LockContender {
     static Factory jdbc(Function<String, HikariDataSource> pools, String timestampType) {
         return new Factory("ShedLock (JDBC)", Kind.PEER, WAITS_BY, () -> {
             HikariDataSource pool = pools.apply("bench-shedlock");
-            try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
+            try (Connection c = pool.getConnection();
+                    Statement s = c.createStatement()) {
                 s.execute("CREATE TABLE IF NOT EXISTS shedlock (name VARCHAR(64) NOT NULL, lock_until " + timestampType
                         + " NOT NULL, locked_at " + timestampType + " NOT NULL, locked_by VARCHAR(255) NOT NULL,"
                         + " PRIMARY KEY (name))");
@@ -64,8 +64,8 @@ final class ShedLockPeer implements LockContender {
     @Override
     public Held acquire(String name, Duration wait) throws Exception {
         return BusyRetry.until(wait, () -> {
-            Optional<SimpleLock> lock = provider.lock(new LockConfiguration(Instant.now(), name,
-                    BackendUnderTest.WORK_TTL, Duration.ZERO));
+            Optional<SimpleLock> lock =
+                    provider.lock(new LockConfiguration(Instant.now(), name, BackendUnderTest.WORK_TTL, Duration.ZERO));
             return lock.<Held>map(l -> l::unlock).orElse(null);
         });
     }

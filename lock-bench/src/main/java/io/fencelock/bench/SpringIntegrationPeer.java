@@ -2,14 +2,6 @@ package io.fencelock.bench;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.lettuce.core.RedisURI;
-import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
-import org.springframework.integration.jdbc.lock.DefaultLockRepository;
-import org.springframework.integration.jdbc.lock.JdbcLockRegistry;
-import org.springframework.integration.redis.util.RedisLockRegistry;
-import org.springframework.integration.support.locks.LockRegistry;
-import org.springframework.jdbc.support.JdbcTransactionManager;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -21,6 +13,13 @@ import java.util.concurrent.locks.Lock;
 import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.integration.jdbc.lock.DefaultLockRepository;
+import org.springframework.integration.jdbc.lock.JdbcLockRegistry;
+import org.springframework.integration.redis.util.RedisLockRegistry;
+import org.springframework.integration.support.locks.LockRegistry;
+import org.springframework.jdbc.support.JdbcTransactionManager;
 
 /**
  * Spring Integration's lock registries, outside a Spring context, configured as their defaults
@@ -30,8 +29,8 @@ import java.util.regex.Pattern;
 final class SpringIntegrationPeer implements LockContender {
     private static final String WAITS_BY = "polling every 100 ms (default)";
     private static final int TTL_MILLIS = (int) BackendUnderTest.WORK_TTL.toMillis();
-    private static final Pattern INT_LOCK_DDL = Pattern.compile("CREATE TABLE INT_LOCK\\s*\\(.*?\\)[^;]*;",
-            Pattern.DOTALL | Pattern.CASE_INSENSITIVE);
+    private static final Pattern INT_LOCK_DDL =
+            Pattern.compile("CREATE TABLE INT_LOCK\\s*\\(.*?\\)[^;]*;", Pattern.DOTALL | Pattern.CASE_INSENSITIVE);
 
     private final LockRegistry registry;
     private final AutoCloseable connections;
@@ -48,7 +47,8 @@ final class SpringIntegrationPeer implements LockContender {
     static Factory jdbc(Function<String, HikariDataSource> pools, String schemaDialect) {
         return new Factory("Spring Integration JdbcLockRegistry", Kind.PEER, WAITS_BY, () -> {
             HikariDataSource pool = pools.apply("bench-spring-jdbc");
-            try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
+            try (Connection c = pool.getConnection();
+                    Statement s = c.createStatement()) {
                 s.execute(intLockDdl(schemaDialect).replaceFirst("(?i)CREATE TABLE", "CREATE TABLE IF NOT EXISTS"));
             }
             DefaultLockRepository repository = new DefaultLockRepository(pool);

@@ -3,14 +3,6 @@ package io.fencelock.bench;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.testservers.zookeeper.ZooKeeperServer;
 import io.fencelock.zookeeper.ZooKeeperLockBackendProvider;
-import org.apache.zookeeper.CreateMode;
-import org.apache.zookeeper.KeeperException;
-import org.apache.zookeeper.Op;
-import org.apache.zookeeper.Watcher;
-import org.apache.zookeeper.ZooDefs;
-import org.apache.zookeeper.ZooKeeper;
-import org.apache.zookeeper.client.ZKClientConfig;
-
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -18,6 +10,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Op;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.client.ZKClientConfig;
 
 /** ZooKeeper from lock-tck's fixture (FENCELOCK_ZOOKEEPER_URL, or a server from the Maven artifact in a child JVM). */
 final class ZooKeeperUnderTest extends BackendUnderTest {
@@ -48,11 +47,15 @@ final class ZooKeeperUnderTest extends BackendUnderTest {
         CountDownLatch connected = new CountDownLatch(1);
         ZKClientConfig config = new ZKClientConfig();
         config.setProperty(ZKClientConfig.ENABLE_CLIENT_SASL_KEY, "false");
-        ZooKeeper zk = new ZooKeeper(server.connectString(), sessionMillis, e -> {
-            if (e.getState() == Watcher.Event.KeeperState.SyncConnected) {
-                connected.countDown();
-            }
-        }, config);
+        ZooKeeper zk = new ZooKeeper(
+                server.connectString(),
+                sessionMillis,
+                e -> {
+                    if (e.getState() == Watcher.Event.KeeperState.SyncConnected) {
+                        connected.countDown();
+                    }
+                },
+                config);
         if (!connected.await(10, TimeUnit.SECONDS)) {
             zk.close();
             throw new IllegalStateException("no ZooKeeper server answered at " + server.connectString());
@@ -80,7 +83,10 @@ final class ZooKeeperUnderTest extends BackendUnderTest {
             @Override
             public boolean tryAcquire(String name, String owner, Duration ttl) throws Exception {
                 try {
-                    zk.create(RAW_BASE + "/" + name, owner.getBytes(StandardCharsets.UTF_8), ZooDefs.Ids.OPEN_ACL_UNSAFE,
+                    zk.create(
+                            RAW_BASE + "/" + name,
+                            owner.getBytes(StandardCharsets.UTF_8),
+                            ZooDefs.Ids.OPEN_ACL_UNSAFE,
                             CreateMode.EPHEMERAL);
                     return true;
                 } catch (KeeperException.NodeExistsException e) {
@@ -131,7 +137,8 @@ final class ZooKeeperUnderTest extends BackendUnderTest {
         for (long start = from; start < to; start += FILL_PER_MULTI) {
             List<Op> creates = new ArrayList<>();
             for (long i = start; i < Math.min(to, start + FILL_PER_MULTI); i++) {
-                creates.add(Op.create("/fencelock/" + FILL_PREFIX + i, value, ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.EPHEMERAL));
+                creates.add(Op.create(
+                        "/fencelock/" + FILL_PREFIX + i, value, ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.EPHEMERAL));
             }
             zk.multi(creates);
         }

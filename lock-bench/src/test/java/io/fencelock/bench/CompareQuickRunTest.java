@@ -1,16 +1,15 @@
 package io.fencelock.bench;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The README's comparison command in its quick mode, end to end, against whatever servers this
@@ -28,7 +27,8 @@ class CompareQuickRunTest {
 
         assertThat(report.resolve("index.html")).isRegularFile();
         assertThat(report.resolve("report.md")).isRegularFile();
-        JsonNode json = new ObjectMapper().readTree(report.resolve("report.json").toFile());
+        JsonNode json =
+                new ObjectMapper().readTree(report.resolve("report.json").toFile());
         assertThat(json.path("schema").asText()).isEqualTo(CompareRun.SCHEMA);
         List<String> keys = new ArrayList<>();
         json.path("backends").forEach(b -> keys.add(b.path("key").asText()));
@@ -41,7 +41,9 @@ class CompareQuickRunTest {
             assertThat(markdown).contains("## " + title);
             assertThat(html).contains("<h2>" + Html.escape(title) + "</h2>");
             if (backend.path("available").asBoolean()) {
-                assertThat(backend.path("latency").size()).as(title + " latency rows").isPositive();
+                assertThat(backend.path("latency").size())
+                        .as(title + " latency rows")
+                        .isPositive();
             }
         }
         // the embedded defaults are always there, whatever else is installed
@@ -53,8 +55,8 @@ class CompareQuickRunTest {
     @Test
     void unknownBackendNamesAreRejectedWithTheRule() {
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> BenchSettings.parseBackends("postgres,oracle"))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'oracle'")
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'oracle'")
                 .hasMessageContaining("postgres, mariadb, redis, etcd, mongo");
     }
-
 }

@@ -8,7 +8,6 @@ import io.fencelock.fencing.SqlDialect;
 import io.fencelock.fencing.StaleTokenException;
 import io.fencelock.postgres.PostgresLockBackend;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
-
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -26,24 +25,28 @@ import javax.sql.DataSource;
  */
 public final class Demo {
     private static final String LOCK = "demo:nightly-report";
-    private static final JdbcFence FENCE = JdbcFence.builder(SqlDialect.POSTGRESQL).build();
+    private static final JdbcFence FENCE =
+            JdbcFence.builder(SqlDialect.POSTGRESQL).build();
     private static DataSource storage;
 
-    private Demo() {
-    }
+    private Demo() {}
 
     public static void main(String[] args) throws Exception {
         System.out.println("Starting an embedded PostgreSQL...");
         try (EmbeddedPostgres pg = EmbeddedPostgres.builder().start()) {
             String url = pg.getJdbcUrl("postgres", "postgres");
             storage = pg.getPostgresDatabase();
-            try (Connection c = storage.getConnection(); Statement s = c.createStatement()) {
+            try (Connection c = storage.getConnection();
+                    Statement s = c.createStatement()) {
                 FENCE.createTable(c);
                 s.execute("CREATE TABLE IF NOT EXISTS report (id INT PRIMARY KEY, written_by TEXT NOT NULL)");
             }
-            LockOptions options = LockOptions.builder().ttl(Duration.ofSeconds(2)).build();
-            try (LockClient a = client(pg, options); LockClient b = client(pg, options)) {
-                System.out.println("PostgreSQL at " + url.replaceAll("\\?.*", "") + "; capabilities " + a.capabilities());
+            LockOptions options =
+                    LockOptions.builder().ttl(Duration.ofSeconds(2)).build();
+            try (LockClient a = client(pg, options);
+                    LockClient b = client(pg, options)) {
+                System.out.println(
+                        "PostgreSQL at " + url.replaceAll("\\?.*", "") + "; capabilities " + a.capabilities());
                 System.out.println();
                 contend(a, b);
                 takeover(pg, b);
@@ -98,7 +101,8 @@ public final class Demo {
             write("worker-A", zombie.fencingToken());
             long start = System.nanoTime();
             Lease next = b.acquire(LOCK, Duration.ofSeconds(10)).orElseThrow();
-            System.out.printf("   worker-B took over after %d ms (TTL %d ms) with token %d%n",
+            System.out.printf(
+                    "   worker-B took over after %d ms (TTL %d ms) with token %d%n",
                     (System.nanoTime() - start) / 1_000_000, frozen.ttl().toMillis(), next.fencingToken());
             write("worker-B", next.fencingToken());
             System.out.println("   worker-A wakes up, its lease valid? " + zombie.isValid() + " — it writes anyway:");
@@ -119,7 +123,8 @@ public final class Demo {
             });
             System.out.printf("   %s holds the lock with token %d -> write accepted%n", worker, token);
         } catch (StaleTokenException e) {
-            System.out.printf("   %s writes with stale token %d (the report table has accepted %d) -> write REJECTED%n",
+            System.out.printf(
+                    "   %s writes with stale token %d (the report table has accepted %d) -> write REJECTED%n",
                     worker, e.offeredToken(), e.currentToken());
         } catch (SQLException e) {
             throw new IllegalStateException("cannot write the report: " + e.getMessage(), e);

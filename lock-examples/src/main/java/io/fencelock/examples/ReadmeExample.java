@@ -2,14 +2,12 @@ package io.fencelock.examples;
 
 import io.fencelock.Lease;
 import io.fencelock.LockClient;
-
 import java.time.Duration;
 import java.util.Optional;
 
 /** The README's usage example, compiled and run by {@code ReadmeExampleTest} so it never rots. */
 public final class ReadmeExample {
-    private ReadmeExample() {
-    }
+    private ReadmeExample() {}
 
     /** Storage that rejects writes carrying a token lower than one it has seen. */
     public interface Storage {
@@ -17,6 +15,7 @@ public final class ReadmeExample {
     }
 
     public static void run(String jdbcUrl, String user, String password, Storage storage) throws Exception {
+        // spotless:off (the README shows this block as written here, aligned comments and all)
         // README:start
         try (LockClient locks = LockClient.builder()
                 .uri(jdbcUrl)                                   // jdbc:postgresql://host:5432/db
@@ -33,5 +32,6 @@ public final class ReadmeExample {
                     held -> { storage.write("again", held.fencingToken()); return null; });
         }
         // README:end
+        // spotless:on
     }
 }

@@ -5,12 +5,12 @@ import io.fencelock.spi.LockBackendProvider;
 
 /** Run by {@link ModulePathTest} in a child JVM whose fencelock jars are on the module path. */
 public final class ModulePathProbe {
-    private ModulePathProbe() {
-    }
+    private ModulePathProbe() {}
 
     public static void main(String[] args) {
         for (LockBackendProvider provider : LockClient.providers()) {
-            System.out.println(provider.name() + " in " + provider.getClass().getModule().getName());
+            System.out.println(
+                    provider.name() + " in " + provider.getClass().getModule().getName());
         }
     }
 }

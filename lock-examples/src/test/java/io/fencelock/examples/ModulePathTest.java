@@ -1,6 +1,6 @@
 package io.fencelock.examples;
 
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.File;
 import java.nio.charset.StandardCharsets;
@@ -9,8 +9,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
 
 /**
  * The module descriptors work: with lock-api, the PostgreSQL provider and their dependencies on
@@ -18,21 +17,34 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code provides} in {@code module-info.java}.
  */
 class ModulePathTest {
-    private static final List<String> MODULE_JARS = List.of("lock-api", "lock-provider-postgres", "slf4j-api",
-            "postgresql-", "checker-qual", "HikariCP");
+    private static final List<String> MODULE_JARS =
+            List.of("lock-api", "lock-provider-postgres", "slf4j-api", "postgresql-", "checker-qual", "HikariCP");
 
     @Test
     void theProviderLoadsFromTheModulePath() throws Exception {
         List<String> classPath = List.of(System.getProperty("java.class.path").split(File.pathSeparator));
         String modulePath = classPath.stream()
-                .filter(e -> MODULE_JARS.stream().anyMatch(m -> e.contains(File.separator + m) || e.contains(m + File.separator)))
+                .filter(e -> MODULE_JARS.stream()
+                        .anyMatch(m -> e.contains(File.separator + m) || e.contains(m + File.separator)))
                 .filter(e -> !e.contains("test-classes") && !e.contains("lock-tck"))
                 .collect(Collectors.joining(File.pathSeparator));
-        String probeClasses = classPath.stream().filter(e -> e.endsWith("test-classes")).findFirst().orElseThrow();
+        String probeClasses = classPath.stream()
+                .filter(e -> e.endsWith("test-classes"))
+                .findFirst()
+                .orElseThrow();
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Process child = new ProcessBuilder(Stream.of(java, "-p", modulePath, "--add-modules", "ALL-MODULE-PATH",
-                        "-cp", probeClasses, ModulePathProbe.class.getName()).collect(Collectors.toList()))
-                .redirectErrorStream(true).start();
+        Process child = new ProcessBuilder(Stream.of(
+                                java,
+                                "-p",
+                                modulePath,
+                                "--add-modules",
+                                "ALL-MODULE-PATH",
+                                "-cp",
+                                probeClasses,
+                                ModulePathProbe.class.getName())
+                        .collect(Collectors.toList()))
+                .redirectErrorStream(true)
+                .start();
         assertThat(child.waitFor(60, TimeUnit.SECONDS)).as("child JVM finished").isTrue();
         String out = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(out).as("module path " + modulePath).contains("postgres in io.fencelock.postgres");

@@ -1,16 +1,15 @@
 package io.fencelock.examples;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.fencelock.LockClient;
 import io.fencelock.tck.FencedResource;
 import io.fencelock.testservers.postgres.PostgresServer;
-import org.junit.jupiter.api.Test;
-
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
 
 class ReadmeExampleTest {
 
@@ -31,11 +30,14 @@ class ReadmeExampleTest {
     @Test
     void theReadmeShowsTheExampleVerbatim() throws Exception {
         String source = Files.readString(Path.of("src/main/java/io/fencelock/examples/ReadmeExample.java"));
-        String block = source.substring(source.indexOf("// README:start\n") + "// README:start\n".length(),
+        String block = source.substring(
+                source.indexOf("// README:start\n") + "// README:start\n".length(),
                 source.indexOf("        // README:end"));
         String readme = Files.readString(Path.of("../README.md"));
-        String unindented = block.lines().map(l -> l.length() >= 8 ? l.substring(8) : l.strip())
-                .reduce((a, b) -> a + "\n" + b).orElseThrow();
+        String unindented = block.lines()
+                .map(l -> l.length() >= 8 ? l.substring(8) : l.strip())
+                .reduce((a, b) -> a + "\n" + b)
+                .orElseThrow();
         assertThat(readme).contains(unindented);
     }
 
@@ -49,7 +51,8 @@ class ReadmeExampleTest {
         org.assertj.core.api.Assertions.assertThatThrownBy(
                         () -> LockClient.open("jdbc:oracle:thin:scott/tiger@//db:1521/x?password=tiger"))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("postgres").hasMessageContaining("jdbc:postgresql:")
+                .hasMessageContaining("postgres")
+                .hasMessageContaining("jdbc:postgresql:")
                 .hasMessageNotContaining("tiger");
     }
 

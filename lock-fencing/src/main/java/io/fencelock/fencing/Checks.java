@@ -5,8 +5,7 @@ final class Checks {
     /** Longest value quoted back in a message: keys and header values may come from untrusted clients. */
     private static final int QUOTED = 80;
 
-    private Checks() {
-    }
+    private Checks() {}
 
     /** Fencing tokens from fencelock (and from most lock services) are positive longs. */
     static long token(long token) {

@@ -63,8 +63,9 @@ public final class JdbcFence {
         this.qualifiedTable = dialect.qualified(schema, "table", table);
         String t = qualifiedTable;
         if (dialect == SqlDialect.POSTGRESQL) {
-            this.ddl = "CREATE TABLE IF NOT EXISTS " + t + " (resource VARCHAR(" + MAX_RESOURCE_LENGTH + ") PRIMARY KEY,"
-                    + " fence_token BIGINT NOT NULL CHECK (fence_token > 0), accepted_writes BIGINT NOT NULL)";
+            this.ddl =
+                    "CREATE TABLE IF NOT EXISTS " + t + " (resource VARCHAR(" + MAX_RESOURCE_LENGTH + ") PRIMARY KEY,"
+                            + " fence_token BIGINT NOT NULL CHECK (fence_token > 0), accepted_writes BIGINT NOT NULL)";
             // RETURNING yields a row only when the insert or the conditional update happened
             this.claimSql = "INSERT INTO " + t + " AS f (resource, fence_token, accepted_writes) VALUES (?, ?, 1)"
                     + " ON CONFLICT (resource) DO UPDATE SET fence_token = EXCLUDED.fence_token,"
@@ -79,11 +80,12 @@ public final class JdbcFence {
             // token when accepted, REFUSED plus the current token when not. Assignments run left to
             // right, so accepted_writes still sees the old token; it changes on every accepted write,
             // so an accepted equal token is an affected row with or without useAffectedRows.
-            this.claimSql = "INSERT INTO " + t + " (resource, fence_token, accepted_writes) VALUES (?, LAST_INSERT_ID(?), 1)"
-                    + " ON DUPLICATE KEY UPDATE"
-                    + " accepted_writes = IF(fence_token <= ?, accepted_writes + 1, accepted_writes),"
-                    + " fence_token = IF(fence_token <= ?, LAST_INSERT_ID(?),"
-                    + " fence_token + 0 * LAST_INSERT_ID(" + REFUSED + " + fence_token))";
+            this.claimSql =
+                    "INSERT INTO " + t + " (resource, fence_token, accepted_writes) VALUES (?, LAST_INSERT_ID(?), 1)"
+                            + " ON DUPLICATE KEY UPDATE"
+                            + " accepted_writes = IF(fence_token <= ?, accepted_writes + 1, accepted_writes),"
+                            + " fence_token = IF(fence_token <= ?, LAST_INSERT_ID(?),"
+                            + " fence_token + 0 * LAST_INSERT_ID(" + REFUSED + " + fence_token))";
         }
         this.currentSql = "SELECT fence_token FROM " + t + " WHERE resource = ?";
     }
@@ -150,10 +152,14 @@ public final class JdbcFence {
         Checks.notNull("connection", connection);
         Checks.key("resource key", resource, MAX_RESOURCE_LENGTH);
         Checks.token(token);
-        long current = dialect == SqlDialect.POSTGRESQL ? claimPostgres(connection, resource, token)
+        long current = dialect == SqlDialect.POSTGRESQL
+                ? claimPostgres(connection, resource, token)
                 : claimMySql(connection, resource, token);
         if (current != ACCEPTED) {
-            throw new StaleTokenException(resource, token, current > 0 ? current : currentToken(connection, resource).orElse(0));
+            throw new StaleTokenException(
+                    resource,
+                    token,
+                    current > 0 ? current : currentToken(connection, resource).orElse(0));
         }
     }
 
@@ -206,7 +212,9 @@ public final class JdbcFence {
                 return;
             } catch (SQLException e) {
                 // a deadlock rolled back our own transaction, in which nothing else ran yet
-                if (attempt >= DEADLOCK_ATTEMPTS || e.getSQLState() == null || !e.getSQLState().startsWith("40")) {
+                if (attempt >= DEADLOCK_ATTEMPTS
+                        || e.getSQLState() == null
+                        || !e.getSQLState().startsWith("40")) {
                     throw e;
                 }
                 connection.rollback();

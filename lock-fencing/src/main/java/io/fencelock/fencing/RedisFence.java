@@ -3,7 +3,6 @@ package io.fencelock.fencing;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.sync.RedisScriptingCommands;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -32,7 +31,8 @@ public final class RedisFence {
     // KEYS[1] the data key, KEYS[2] its token key; ARGV[1] the token, ARGV[2] the operation, then its arguments.
     // Decimal strings without leading zeros compare as numbers by length, then character by character.
     // The token is stored after the write, so a write that fails (WRONGTYPE) leaves everything as it was.
-    private static final String SCRIPT = String.join("\n",
+    private static final String SCRIPT = String.join(
+            "\n",
             "local offered = ARGV[1]",
             "local current = redis.call('GET', KEYS[2])",
             "if current and (#offered < #current or (#offered == #current and offered < current)) then",

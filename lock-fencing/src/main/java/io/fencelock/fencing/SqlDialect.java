@@ -1,7 +1,6 @@
 package io.fencelock.fencing;
 
 import io.fencelock.jdbc.SqlIdentifiers;
-
 import java.util.Locale;
 
 /** The SQL databases the JDBC guards speak to. */

@@ -20,8 +20,10 @@ public final class StaleTokenException extends RuntimeException {
      */
     public StaleTokenException(String resource, long offeredToken, long currentToken) {
         super("stale fencing token " + offeredToken + " for " + Checks.quote(String.valueOf(resource))
-                + (currentToken > 0 ? ": the resource has already accepted token " + currentToken
-                : ": the resource has already accepted a higher token") + "; nothing was written");
+                + (currentToken > 0
+                        ? ": the resource has already accepted token " + currentToken
+                        : ": the resource has already accepted a higher token")
+                + "; nothing was written");
         this.resource = resource;
         this.offeredToken = offeredToken;
         this.currentToken = currentToken;

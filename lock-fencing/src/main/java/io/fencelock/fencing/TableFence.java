@@ -1,7 +1,6 @@
 package io.fencelock.fencing;
 
 import io.fencelock.jdbc.SqlIdentifiers;
-
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -59,7 +58,8 @@ public final class TableFence {
                     "CREATE OR REPLACE FUNCTION " + function + "() RETURNS trigger LANGUAGE plpgsql AS $fence$\n"
                             + "BEGIN\n"
                             + "  IF NEW." + c + " IS NULL OR NEW." + c + " <= 0 THEN\n"
-                            + "    RAISE EXCEPTION 'fencing token missing or not positive on %.%: %', TG_TABLE_SCHEMA, TG_TABLE_NAME, NEW." + c + "\n"
+                            + "    RAISE EXCEPTION 'fencing token missing or not positive on %.%: %', TG_TABLE_SCHEMA, TG_TABLE_NAME, NEW."
+                            + c + "\n"
                             + "      USING ERRCODE = '" + MISSING_TOKEN_SQLSTATE + "';\n"
                             + "  END IF;\n"
                             + "  IF TG_OP = 'UPDATE' THEN\n"
@@ -79,13 +79,14 @@ public final class TableFence {
             String onInsert = dialect.qualified(schema, "trigger", derived(table, "_fence_insert"));
             String onUpdate = dialect.qualified(schema, "trigger", derived(table, "_fence_update"));
             String missing = "  IF NEW." + c + " IS NULL OR NEW." + c + " <= 0 THEN\n"
-                    + "    SIGNAL SQLSTATE '" + MISSING_TOKEN_SQLSTATE + "' SET MESSAGE_TEXT = 'fencing token missing or not positive';\n"
+                    + "    SIGNAL SQLSTATE '" + MISSING_TOKEN_SQLSTATE
+                    + "' SET MESSAGE_TEXT = 'fencing token missing or not positive';\n"
                     + "  END IF;\n";
             this.statements = List.of(
                     "ALTER TABLE " + qualifiedTable + " ADD COLUMN " + c + " BIGINT NULL",
                     "DROP TRIGGER IF EXISTS " + onInsert,
-                    "CREATE TRIGGER " + onInsert + " BEFORE INSERT ON " + qualifiedTable + " FOR EACH ROW\n"
-                            + "BEGIN\n" + missing + "END",
+                    "CREATE TRIGGER " + onInsert + " BEFORE INSERT ON " + qualifiedTable + " FOR EACH ROW\n" + "BEGIN\n"
+                            + missing + "END",
                     "DROP TRIGGER IF EXISTS " + onUpdate,
                     "CREATE TRIGGER " + onUpdate + " BEFORE UPDATE ON " + qualifiedTable + " FOR EACH ROW\n"
                             + "BEGIN\n"
@@ -93,7 +94,8 @@ public final class TableFence {
                             + missing
                             + "  IF NEW." + c + " < OLD." + c + " THEN\n"
                             // SIGNAL takes a variable, not an expression
-                            + "    SET message = CONCAT('stale fencing token ', NEW." + c + ", ': the row has token ', OLD." + c + ");\n"
+                            + "    SET message = CONCAT('stale fencing token ', NEW." + c
+                            + ", ': the row has token ', OLD." + c + ");\n"
                             + "    SIGNAL SQLSTATE '" + STALE_TOKEN_SQLSTATE + "' SET MESSAGE_TEXT = message;\n"
                             + "  END IF;\n"
                             + "END");
@@ -107,7 +109,8 @@ public final class TableFence {
 
     /** A name made from the table's, which must itself fit the identifier rule (at most 63 characters). */
     private static String derived(String table, String suffix) {
-        return SqlIdentifiers.require("name derived from table '" + table + "' (shorten the table name)", table + suffix);
+        return SqlIdentifiers.require(
+                "name derived from table '" + table + "' (shorten the table name)", table + suffix);
     }
 
     /** The statements, in order, one per JDBC execute (trigger bodies included). */
@@ -194,7 +197,8 @@ public final class TableFence {
 
     @Override
     public String toString() {
-        return "TableFence[" + dialect + " " + (schema == null ? "" : schema + ".") + unquoted(table) + "." + unquoted(column) + "]";
+        return "TableFence[" + dialect + " " + (schema == null ? "" : schema + ".") + unquoted(table) + "."
+                + unquoted(column) + "]";
     }
 
     /**

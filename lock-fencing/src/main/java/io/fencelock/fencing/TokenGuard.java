@@ -61,7 +61,8 @@ public final class TokenGuard {
      */
     public void admit(String resource, long token) {
         if (!tryAdmit(resource, token)) {
-            throw new StaleTokenException(resource, token, store.current(resource).orElse(0));
+            throw new StaleTokenException(
+                    resource, token, store.current(resource).orElse(0));
         }
     }
 

@@ -4,15 +4,13 @@ import io.fencelock.tck.ClientConnection;
 import io.fencelock.testservers.mysql.MariaDbServer;
 import io.fencelock.testservers.postgres.PostgresServer;
 import io.fencelock.testservers.redis.RedisServer;
-
 import java.sql.SQLException;
 import java.util.Map;
 import java.util.UUID;
 
 /** Fresh resources on the TCK's shared servers, and the lock connection of the same backend. */
 final class Backends {
-    private Backends() {
-    }
+    private Backends() {}
 
     /** A prepared target of {@code kind} in a database (or key space) of its own. */
     static FencedTarget.Spec fresh(FencedTarget.Kind kind) throws SQLException {
@@ -25,8 +23,8 @@ final class Backends {
                 MariaDbServer db = MariaDbServer.shared();
                 yield new FencedTarget.Spec(kind, db.createDatabase("fencing"), db.user(), db.password(), null);
             }
-            case REDIS -> new FencedTarget.Spec(kind, RedisServer.shared().uri(), null, null,
-                    "fencing-" + UUID.randomUUID());
+            case REDIS ->
+                new FencedTarget.Spec(kind, RedisServer.shared().uri(), null, null, "fencing-" + UUID.randomUUID());
             case GUARD -> new FencedTarget.Spec(kind, null, null, null, null);
         };
         spec.prepare();
@@ -36,8 +34,9 @@ final class Backends {
     /** How to take a lock with the real provider of the backend that holds {@code spec}'s resource. */
     static ClientConnection lockConnection(FencedTarget.Spec spec) {
         return switch (spec.kind()) {
-            case HELPER_POSTGRES, TRIGGER_POSTGRES, HELPER_MYSQL, TRIGGER_MYSQL -> ClientConnection.withCredentials(
-                    spec.url(), spec.user(), spec.password(), Map.of("createTable", "true", "poolSize", "2"));
+            case HELPER_POSTGRES, TRIGGER_POSTGRES, HELPER_MYSQL, TRIGGER_MYSQL ->
+                ClientConnection.withCredentials(
+                        spec.url(), spec.user(), spec.password(), Map.of("createTable", "true", "poolSize", "2"));
             case REDIS -> new ClientConnection(spec.url(), Map.of());
             case GUARD -> throw new IllegalArgumentException("the guard has no backend of its own");
         };

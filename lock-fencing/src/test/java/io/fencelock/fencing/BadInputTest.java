@@ -1,17 +1,16 @@
 package io.fencelock.fencing;
 
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.fencelock.testservers.postgres.PostgresServer;
 import io.fencelock.testservers.redis.RedisServer;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
-import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
-import org.junit.jupiter.api.Test;
-
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.Map;
-
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
+import org.junit.jupiter.api.Test;
 
 /**
  * Bad input is refused with an IllegalArgumentException that names the value and the rule, before
@@ -43,7 +42,10 @@ class BadInputTest {
         refused(() -> fence.claim(closed, "r", 0), "fencing token 0");
         refused(() -> fence.currentToken(closed, null), "resource key is null");
         refused(() -> JdbcFence.builder(null), "dialect is null");
-        refused(() -> JdbcFence.builder(SqlDialect.MYSQL).schema("a.b").build(), "schema 'a.b'", "plain SQL identifier");
+        refused(
+                () -> JdbcFence.builder(SqlDialect.MYSQL).schema("a.b").build(),
+                "schema 'a.b'",
+                "plain SQL identifier");
     }
 
     @Test
@@ -90,7 +92,12 @@ class BadInputTest {
 
     @Test
     void theTableFenceChecksItsNames() {
-        refused(() -> TableFence.builder(SqlDialect.MYSQL).table("t").schema("s-1").build(), "schema 's-1'");
+        refused(
+                () -> TableFence.builder(SqlDialect.MYSQL)
+                        .table("t")
+                        .schema("s-1")
+                        .build(),
+                "schema 's-1'");
         refused(() -> TableFence.builder(null), "dialect is null");
     }
 }

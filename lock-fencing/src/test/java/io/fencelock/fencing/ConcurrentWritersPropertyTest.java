@@ -1,9 +1,8 @@
 package io.fencelock.fencing;
 
-import io.fencelock.tck.TckSettings;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fencelock.tck.TckSettings;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -14,8 +13,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Many writers with random tokens on one resource at once, for every guard on its real backend:
@@ -34,8 +33,7 @@ class ConcurrentWritersPropertyTest {
     private static final int MAX_TOKEN = 40;
 
     /** One write as it happened: what it carried, when it ran (this JVM's monotonic clock), what came of it. */
-    private record Op(long token, String body, long invokedNanos, long completedNanos, FencedTarget.Outcome outcome) {
-    }
+    private record Op(long token, String body, long invokedNanos, long completedNanos, FencedTarget.Outcome outcome) {}
 
     @ParameterizedTest
     @EnumSource(FencedTarget.Kind.class)
@@ -48,11 +46,13 @@ class ConcurrentWritersPropertyTest {
             long seed = base + round;
             try {
                 List<Op> ops = runRound(kind, seed);
-                accepted += (int) ops.stream().filter(o -> o.outcome().accepted()).count();
-                rejected += (int) ops.stream().filter(o -> o.outcome().rejected()).count();
+                accepted +=
+                        (int) ops.stream().filter(o -> o.outcome().accepted()).count();
+                rejected +=
+                        (int) ops.stream().filter(o -> o.outcome().rejected()).count();
             } catch (AssertionError e) {
-                throw new AssertionError(kind + ", seed " + seed + " (replay: -Dfencelock.tck.seed=" + seed + "): "
-                        + e.getMessage(), e);
+                throw new AssertionError(
+                        kind + ", seed " + seed + " (replay: -Dfencelock.tck.seed=" + seed + "): " + e.getMessage(), e);
             }
         }
         // not vacuous: writes went both ways
@@ -119,17 +119,24 @@ class ConcurrentWritersPropertyTest {
 
     private static void check(List<Op> ops, List<Long> seen, FencedTarget observer) throws Exception {
         List<Op> accepted = ops.stream().filter(o -> o.outcome().accepted()).toList();
-        List<Op> failed = ops.stream().filter(o -> !o.outcome().accepted() && !o.outcome().rejected()).toList();
+        List<Op> failed = ops.stream()
+                .filter(o -> !o.outcome().accepted() && !o.outcome().rejected())
+                .toList();
         // InnoDB may pick a writer in a transaction of its own as a deadlock victim: the caller's to retry
-        assertThat(failed).as("writes that failed otherwise than by a refusal")
-                .allMatch(o -> o.outcome().detail().toLowerCase(java.util.Locale.ROOT).contains("deadlock"));
+        assertThat(failed)
+                .as("writes that failed otherwise than by a refusal")
+                .allMatch(o ->
+                        o.outcome().detail().toLowerCase(java.util.Locale.ROOT).contains("deadlock"));
         for (int i = 1; i < seen.size(); i++) {
-            assertThat(seen.get(i)).as("stored token read " + i + " after " + seen.get(i - 1)).isGreaterThanOrEqualTo(seen.get(i - 1));
+            assertThat(seen.get(i))
+                    .as("stored token read " + i + " after " + seen.get(i - 1))
+                    .isGreaterThanOrEqualTo(seen.get(i - 1));
         }
         for (Op a : accepted) {
             for (Op b : accepted) {
                 if (a.completedNanos() < b.invokedNanos()) {
-                    assertThat(b.token()).as("accepted " + b.body() + " began after accepted " + a.body() + " ended")
+                    assertThat(b.token())
+                            .as("accepted " + b.body() + " began after accepted " + a.body() + " ended")
                             .isGreaterThanOrEqualTo(a.token());
                 }
             }
@@ -137,24 +144,31 @@ class ConcurrentWritersPropertyTest {
         List<Long> acceptedTokens = accepted.stream().map(Op::token).toList();
         for (Op r : ops) {
             if (r.outcome().rejected()) {
-                assertThat(r.outcome().current()).as("refusal of " + r.body() + " names a higher token")
+                assertThat(r.outcome().current())
+                        .as("refusal of " + r.body() + " names a higher token")
                         .isGreaterThan(r.token());
-                assertThat(acceptedTokens).as("refusal of " + r.body() + " names a token some write carried")
+                assertThat(acceptedTokens)
+                        .as("refusal of " + r.body() + " names a token some write carried")
                         .contains(r.outcome().current());
             }
         }
         long highest = acceptedTokens.stream().mapToLong(Long::longValue).max().orElse(0);
         assertThat(observer.storedToken()).as("the stored token at the end").isEqualTo(highest);
         assertThat(accepted.stream().filter(o -> o.token() == highest).map(Op::body))
-                .as("the stored body is that of a write with the highest token").contains(observer.storedBody());
+                .as("the stored body is that of a write with the highest token")
+                .contains(observer.storedBody());
         List<String> history = observer.history();
         if (history != null) {
-            assertThat(history).as("accepted writes as applied").containsExactlyInAnyOrderElementsOf(
-                    accepted.stream().map(Op::body).toList());
+            assertThat(history)
+                    .as("accepted writes as applied")
+                    .containsExactlyInAnyOrderElementsOf(
+                            accepted.stream().map(Op::body).toList());
             long previous = 0;
             for (String body : history) {
                 long token = Long.parseLong(body.substring(body.lastIndexOf("-t") + 2));
-                assertThat(token).as("token of " + body + " in the order writes were applied").isGreaterThanOrEqualTo(previous);
+                assertThat(token)
+                        .as("token of " + body + " in the order writes were applied")
+                        .isGreaterThanOrEqualTo(previous);
                 previous = token;
             }
         }

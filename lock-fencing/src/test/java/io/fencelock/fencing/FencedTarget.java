@@ -2,7 +2,6 @@ package io.fencelock.fencing;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
-
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -26,7 +25,11 @@ abstract class FencedTarget implements AutoCloseable {
 
     /** What a write came to: accepted, refused as stale (with the resource's current token), or failed otherwise. */
     record Outcome(Kind kind, long current, String detail) {
-        enum Kind { ACCEPTED, REJECTED, FAILED }
+        enum Kind {
+            ACCEPTED,
+            REJECTED,
+            FAILED
+        }
 
         static Outcome ok() {
             return new Outcome(Kind.ACCEPTED, 0, "");
@@ -49,7 +52,14 @@ abstract class FencedTarget implements AutoCloseable {
         }
     }
 
-    enum Kind { HELPER_POSTGRES, HELPER_MYSQL, TRIGGER_POSTGRES, TRIGGER_MYSQL, REDIS, GUARD }
+    enum Kind {
+        HELPER_POSTGRES,
+        HELPER_MYSQL,
+        TRIGGER_POSTGRES,
+        TRIGGER_MYSQL,
+        REDIS,
+        GUARD
+    }
 
     /**
      * Where a target lives; travels to a child JVM on stdin (it may hold a password). {@code space}
@@ -76,14 +86,17 @@ abstract class FencedTarget implements AutoCloseable {
         }
 
         SqlDialect dialect() {
-            return kind == Kind.HELPER_POSTGRES || kind == Kind.TRIGGER_POSTGRES ? SqlDialect.POSTGRESQL : SqlDialect.MYSQL;
+            return kind == Kind.HELPER_POSTGRES || kind == Kind.TRIGGER_POSTGRES
+                    ? SqlDialect.POSTGRESQL
+                    : SqlDialect.MYSQL;
         }
 
         /** Creates the tables and the fences. */
         void prepare() throws SQLException {
             switch (kind) {
                 case HELPER_POSTGRES, HELPER_MYSQL -> {
-                    try (Connection c = jdbc(); Statement s = c.createStatement()) {
+                    try (Connection c = jdbc();
+                            Statement s = c.createStatement()) {
                         JdbcTarget.FENCE.get(dialect()).createTable(c);
                         boolean pg = dialect() == SqlDialect.POSTGRESQL;
                         s.execute("CREATE TABLE doc (id VARCHAR(40) PRIMARY KEY, body VARCHAR(200) NOT NULL)");
@@ -92,12 +105,16 @@ abstract class FencedTarget implements AutoCloseable {
                     }
                 }
                 case TRIGGER_POSTGRES, TRIGGER_MYSQL -> {
-                    try (Connection c = jdbc(); Statement s = c.createStatement()) {
+                    try (Connection c = jdbc();
+                            Statement s = c.createStatement()) {
                         s.execute("CREATE TABLE fenced_doc (id VARCHAR(40) PRIMARY KEY, body VARCHAR(200) NOT NULL)");
-                        TableFence.builder(dialect()).table("fenced_doc").build().apply(c);
+                        TableFence.builder(dialect())
+                                .table("fenced_doc")
+                                .build()
+                                .apply(c);
                     }
                 }
-                default -> { }
+                default -> {}
             }
         }
 
@@ -155,8 +172,10 @@ abstract class FencedTarget implements AutoCloseable {
             Connection c = spec.jdbc();
             if (zombie) {
                 try (Statement s = c.createStatement()) {
-                    s.execute(spec.dialect() == SqlDialect.POSTGRESQL ? "SET idle_in_transaction_session_timeout = 1000"
-                            : "SET SESSION wait_timeout = 1");
+                    s.execute(
+                            spec.dialect() == SqlDialect.POSTGRESQL
+                                    ? "SET idle_in_transaction_session_timeout = 1000"
+                                    : "SET SESSION wait_timeout = 1");
                 }
             }
             return c;
@@ -182,13 +201,17 @@ abstract class FencedTarget implements AutoCloseable {
         }
 
         long readLong(String sql) throws SQLException {
-            try (Connection c = spec.jdbc(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+            try (Connection c = spec.jdbc();
+                    Statement s = c.createStatement();
+                    ResultSet rs = s.executeQuery(sql)) {
                 return rs.next() ? rs.getLong(1) : 0;
             }
         }
 
         String readString(String sql) throws SQLException {
-            try (Connection c = spec.jdbc(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+            try (Connection c = spec.jdbc();
+                    Statement s = c.createStatement();
+                    ResultSet rs = s.executeQuery(sql)) {
                 return rs.next() ? rs.getString(1) : null;
             }
         }
@@ -248,7 +271,8 @@ abstract class FencedTarget implements AutoCloseable {
         private JdbcFence.Work<Void> work(long token, String body) {
             return c -> {
                 try (PreparedStatement doc = c.prepareStatement(upsert);
-                     PreparedStatement history = c.prepareStatement("INSERT INTO history (body, token) VALUES (?, ?)")) {
+                        PreparedStatement history =
+                                c.prepareStatement("INSERT INTO history (body, token) VALUES (?, ?)")) {
                     doc.setString(1, Spec.RESOURCE);
                     doc.setString(2, body);
                     doc.executeUpdate();
@@ -275,8 +299,9 @@ abstract class FencedTarget implements AutoCloseable {
         @Override
         List<String> history() throws SQLException {
             List<String> bodies = new ArrayList<>();
-            try (Connection c = spec.jdbc(); Statement s = c.createStatement();
-                 ResultSet rs = s.executeQuery("SELECT body FROM history ORDER BY id")) {
+            try (Connection c = spec.jdbc();
+                    Statement s = c.createStatement();
+                    ResultSet rs = s.executeQuery("SELECT body FROM history ORDER BY id")) {
                 while (rs.next()) {
                     bodies.add(rs.getString(1));
                 }
@@ -293,9 +318,9 @@ abstract class FencedTarget implements AutoCloseable {
             super(spec, zombie);
             this.upsert = spec.dialect() == SqlDialect.POSTGRESQL
                     ? "INSERT INTO fenced_doc (id, body, fence_token) VALUES (?, ?, ?)"
-                    + " ON CONFLICT (id) DO UPDATE SET body = EXCLUDED.body, fence_token = EXCLUDED.fence_token"
+                            + " ON CONFLICT (id) DO UPDATE SET body = EXCLUDED.body, fence_token = EXCLUDED.fence_token"
                     : "INSERT INTO fenced_doc (id, body, fence_token) VALUES (?, ?, ?)"
-                    + " ON DUPLICATE KEY UPDATE body = VALUES(body), fence_token = VALUES(fence_token)";
+                            + " ON DUPLICATE KEY UPDATE body = VALUES(body), fence_token = VALUES(fence_token)";
         }
 
         @Override
@@ -410,7 +435,6 @@ abstract class FencedTarget implements AutoCloseable {
         }
 
         @Override
-        public void close() {
-        }
+        public void close() {}
     }
 }

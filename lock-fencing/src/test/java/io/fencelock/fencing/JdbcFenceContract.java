@@ -1,12 +1,13 @@
 package io.fencelock.fencing;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
 import io.fencelock.Lease;
 import io.fencelock.LockClient;
 import io.fencelock.LockOptions;
 import io.fencelock.tck.ClientConnection;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
-
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -14,10 +15,8 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 
 /** {@link JdbcFence} on a real database: the same promises on PostgreSQL and MariaDB. */
 abstract class JdbcFenceContract {
@@ -47,7 +46,8 @@ abstract class JdbcFenceContract {
     }
 
     private long count(String body) throws SQLException {
-        try (Connection c = connect(); PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM history WHERE body = ?")) {
+        try (Connection c = connect();
+                PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM history WHERE body = ?")) {
             ps.setString(1, body);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
@@ -76,7 +76,8 @@ abstract class JdbcFenceContract {
             fence.write(c, resource, 7, x -> insertInto(x, "b"));
             fence.write(c, resource, 9, x -> insertInto(x, "c"));
             AtomicInteger ran = new AtomicInteger();
-            StaleTokenException e = catchThrowableOfType(StaleTokenException.class,
+            StaleTokenException e = catchThrowableOfType(
+                    StaleTokenException.class,
                     () -> fence.write(c, resource, 8, x -> ran.incrementAndGet() + insertInto(x, "stale")));
             assertThat(e.offeredToken()).isEqualTo(8);
             assertThat(e.currentToken()).isEqualTo(9);
@@ -96,7 +97,9 @@ abstract class JdbcFenceContract {
             c.setAutoCommit(false);
             fence.write(c, resource, 5, x -> insertInto(x, "rolled-back"));
             c.rollback();
-            assertThat(fence.currentToken(c, resource)).as("the claim rolled back with the work").isEmpty();
+            assertThat(fence.currentToken(c, resource))
+                    .as("the claim rolled back with the work")
+                    .isEmpty();
 
             fence.write(c, resource, 5, x -> insertInto(x, "kept"));
             // a refusal leaves the caller's transaction usable (on PostgreSQL: not aborted)
@@ -104,7 +107,9 @@ abstract class JdbcFenceContract {
                     .isInstanceOf(StaleTokenException.class);
             insertInto(c, "after-refusal");
             try (Connection other = connect()) {
-                assertThat(fence.currentToken(other, resource)).as("uncommitted, invisible to others").isEmpty();
+                assertThat(fence.currentToken(other, resource))
+                        .as("uncommitted, invisible to others")
+                        .isEmpty();
             }
             c.commit();
             assertThat(c.getAutoCommit()).as("left as the caller set it").isFalse();
@@ -118,9 +123,10 @@ abstract class JdbcFenceContract {
     void aFailingWorkOnAutocommitRecordsNoToken() throws SQLException {
         try (Connection c = connect()) {
             assertThatThrownBy(() -> fence.write(c, resource, 5, x -> {
-                insertInto(x, "half");
-                throw new SQLException("the work failed");
-            })).hasMessage("the work failed");
+                        insertInto(x, "half");
+                        throw new SQLException("the work failed");
+                    }))
+                    .hasMessage("the work failed");
             assertThat(c.getAutoCommit()).isTrue();
             assertThat(fence.currentToken(c, resource)).isEmpty();
         }
@@ -130,10 +136,16 @@ abstract class JdbcFenceContract {
     @Test
     void tokensThatRiseWithinALeaseAreAccepted() throws Exception {
         ClientConnection lock = Backends.lockConnection(spec);
-        LockClient.Builder builder = LockClient.builder().uri(lock.uri()).options(LockOptions.builder()
-                .ttl(Duration.ofSeconds(2)).tokenPeriod(Duration.ofMillis(100)).autoRenew(false).build());
+        LockClient.Builder builder = LockClient.builder()
+                .uri(lock.uri())
+                .options(LockOptions.builder()
+                        .ttl(Duration.ofSeconds(2))
+                        .tokenPeriod(Duration.ofMillis(100))
+                        .autoRenew(false)
+                        .build());
         lock.properties().forEach(builder::property);
-        try (LockClient locks = builder.build(); Connection c = connect()) {
+        try (LockClient locks = builder.build();
+                Connection c = connect()) {
             Lease lease = locks.tryAcquire("fencing/" + resource).orElseThrow();
             long first = lease.fencingToken();
             fence.write(c, resource, first, x -> insertInto(x, "period-1"));
@@ -150,13 +162,17 @@ abstract class JdbcFenceContract {
             assertThat(fence.currentToken(c, resource)).hasValue(second);
             lease.release();
         }
-        assertThat(count("period-1") + count("period-2") + count("period-2-again")).isEqualTo(3);
+        assertThat(count("period-1") + count("period-2") + count("period-2-again"))
+                .isEqualTo(3);
     }
 
     @Test
     void theTableNameIsValidatedAndTheDdlIsIdempotent() throws SQLException {
-        assertThatThrownBy(() -> JdbcFence.builder(spec.dialect()).table("fences; DROP TABLE x").build())
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'fences; DROP TABLE x'")
+        assertThatThrownBy(() -> JdbcFence.builder(spec.dialect())
+                        .table("fences; DROP TABLE x")
+                        .build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'fences; DROP TABLE x'")
                 .hasMessageContaining("plain SQL identifier");
         JdbcFence own = JdbcFence.builder(spec.dialect()).table("Own_Fences").build();
         try (Connection c = connect()) {

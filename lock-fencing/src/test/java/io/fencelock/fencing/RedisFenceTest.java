@@ -1,23 +1,22 @@
 package io.fencelock.fencing;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
 import io.fencelock.testservers.redis.RedisServer;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.cluster.SlotHash;
+import java.time.Duration;
+import java.util.Map;
+import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-
-import java.time.Duration;
-import java.util.Map;
-import java.util.UUID;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /** {@link RedisFence} on a real Redis. */
 class RedisFenceTest {
@@ -89,7 +88,8 @@ class RedisFenceTest {
     @Test
     void aWriteThatFailsLeavesTheTokenAsItWas() {
         fence.set(key, 5, "a string");
-        assertThatThrownBy(() -> fence.hset(key, 9, Map.of("f", "v"))).isInstanceOf(RedisCommandExecutionException.class)
+        assertThatThrownBy(() -> fence.hset(key, 9, Map.of("f", "v")))
+                .isInstanceOf(RedisCommandExecutionException.class)
                 .hasMessageContaining("WRONGTYPE");
         assertThat(fence.currentToken(key)).hasValue(5);
     }

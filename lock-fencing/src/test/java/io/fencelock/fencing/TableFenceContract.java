@@ -1,17 +1,16 @@
 package io.fencelock.fencing;
 
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 
 /** {@link TableFence}'s trigger on a real database: the same promises on PostgreSQL and MariaDB. */
 abstract class TableFenceContract {
@@ -32,7 +31,8 @@ abstract class TableFenceContract {
     }
 
     private String row(Connection c) throws SQLException {
-        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT body, fence_token FROM fenced_doc WHERE id = 'r'")) {
+        try (Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT body, fence_token FROM fenced_doc WHERE id = 'r'")) {
             return rs.next() ? rs.getString(1) + "@" + rs.getLong(2) : null;
         }
     }
@@ -43,7 +43,8 @@ abstract class TableFenceContract {
             update(c, "INSERT INTO fenced_doc (id, body, fence_token) VALUES ('r', 'v5', 5)");
             update(c, "UPDATE fenced_doc SET body = 'v5b', fence_token = 5 WHERE id = 'r'");
             update(c, "UPDATE fenced_doc SET body = 'v8', fence_token = 8 WHERE id = 'r'");
-            SQLException e = catchThrowableOfType(SQLException.class,
+            SQLException e = catchThrowableOfType(
+                    SQLException.class,
                     () -> update(c, "UPDATE fenced_doc SET body = 'stale', fence_token = 7 WHERE id = 'r'"));
             assertThat(e.getSQLState()).isEqualTo(TableFence.STALE_TOKEN_SQLSTATE);
             assertThat(TableFence.isStaleToken(e)).isTrue();
@@ -55,11 +56,12 @@ abstract class TableFenceContract {
     @Test
     void writesWithoutAPositiveTokenAreRefused() throws SQLException {
         try (Connection c = spec.jdbc()) {
-            SQLException missing = catchThrowableOfType(SQLException.class,
-                    () -> update(c, "INSERT INTO fenced_doc (id, body) VALUES ('r', 'none')"));
+            SQLException missing = catchThrowableOfType(
+                    SQLException.class, () -> update(c, "INSERT INTO fenced_doc (id, body) VALUES ('r', 'none')"));
             assertThat(missing.getSQLState()).isEqualTo(TableFence.MISSING_TOKEN_SQLSTATE);
             assertThat(TableFence.isMissingToken(missing)).isTrue();
-            assertThatThrownBy(() -> update(c, "INSERT INTO fenced_doc (id, body, fence_token) VALUES ('r', 'zero', 0)"))
+            assertThatThrownBy(
+                            () -> update(c, "INSERT INTO fenced_doc (id, body, fence_token) VALUES ('r', 'zero', 0)"))
                     .satisfies(t -> assertThat(TableFence.isMissingToken(t)).isTrue());
             assertThat(row(c)).isNull();
         }
@@ -77,13 +79,18 @@ abstract class TableFenceContract {
 
     @Test
     void applyingTwiceChangesNothingAndRowsFromBeforeTheFenceAcceptAnyToken() throws SQLException {
-        try (Connection c = spec.jdbc(); Statement s = c.createStatement()) {
+        try (Connection c = spec.jdbc();
+                Statement s = c.createStatement()) {
             s.execute("CREATE TABLE legacy (id INT PRIMARY KEY, body VARCHAR(20))");
             s.execute("INSERT INTO legacy (id, body) VALUES (1, 'old')");
-            TableFence fence = TableFence.builder(spec.dialect()).table("legacy").column("tok").build();
+            TableFence fence = TableFence.builder(spec.dialect())
+                    .table("legacy")
+                    .column("tok")
+                    .build();
             fence.apply(c);
             fence.apply(c);
-            assertThat(s.executeUpdate("UPDATE legacy SET body = 'new', tok = 3 WHERE id = 1")).isEqualTo(1);
+            assertThat(s.executeUpdate("UPDATE legacy SET body = 'new', tok = 3 WHERE id = 1"))
+                    .isEqualTo(1);
             assertThatThrownBy(() -> s.executeUpdate("UPDATE legacy SET tok = 2 WHERE id = 1"))
                     .satisfies(t -> assertThat(TableFence.isStaleToken(t)).isTrue());
         }
@@ -91,7 +98,10 @@ abstract class TableFenceContract {
 
     @Test
     void theScriptIsWhatApplyRuns() {
-        TableFence fence = TableFence.builder(spec.dialect()).schema("app").table("Invoices").build();
+        TableFence fence = TableFence.builder(spec.dialect())
+                .schema("app")
+                .table("Invoices")
+                .build();
         String script = fence.script();
         for (String statement : fence.statements()) {
             assertThat(script).contains(statement);
@@ -106,16 +116,25 @@ abstract class TableFenceContract {
 
     @Test
     void identifiersAreValidated() {
-        assertThatThrownBy(() -> TableFence.builder(spec.dialect()).table("doc\"; DROP").build())
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("table 'doc\"; DROP'")
+        assertThatThrownBy(() ->
+                        TableFence.builder(spec.dialect()).table("doc\"; DROP").build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("table 'doc\"; DROP'")
                 .hasMessageContaining("plain SQL identifier");
-        assertThatThrownBy(() -> TableFence.builder(spec.dialect()).table("doc").column("fence token").build())
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("token column 'fence token'");
+        assertThatThrownBy(() -> TableFence.builder(spec.dialect())
+                        .table("doc")
+                        .column("fence token")
+                        .build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("token column 'fence token'");
         assertThatThrownBy(() -> TableFence.builder(spec.dialect()).table(null).build())
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("table null");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("table null");
         String longest = "t".repeat(63);
-        assertThatThrownBy(() -> TableFence.builder(spec.dialect()).table(longest).build())
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("derived from table")
+        assertThatThrownBy(
+                        () -> TableFence.builder(spec.dialect()).table(longest).build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("derived from table")
                 .hasMessageContaining("63 characters");
     }
 
@@ -123,16 +142,18 @@ abstract class TableFenceContract {
     void theFenceHoldsForAnUpsertToo() throws SQLException {
         String upsert = spec.dialect() == SqlDialect.POSTGRESQL
                 ? "INSERT INTO fenced_doc (id, body, fence_token) VALUES ('r', ?, ?)"
-                + " ON CONFLICT (id) DO UPDATE SET body = EXCLUDED.body, fence_token = EXCLUDED.fence_token"
+                        + " ON CONFLICT (id) DO UPDATE SET body = EXCLUDED.body, fence_token = EXCLUDED.fence_token"
                 : "INSERT INTO fenced_doc (id, body, fence_token) VALUES ('r', ?, ?)"
-                + " ON DUPLICATE KEY UPDATE body = VALUES(body), fence_token = VALUES(fence_token)";
-        try (Connection c = spec.jdbc(); PreparedStatement ps = c.prepareStatement(upsert)) {
+                        + " ON DUPLICATE KEY UPDATE body = VALUES(body), fence_token = VALUES(fence_token)";
+        try (Connection c = spec.jdbc();
+                PreparedStatement ps = c.prepareStatement(upsert)) {
             ps.setString(1, "v4");
             ps.setLong(2, 4);
             ps.executeUpdate();
             ps.setString(1, "v3");
             ps.setLong(2, 3);
-            assertThatThrownBy(ps::executeUpdate).satisfies(t -> assertThat(TableFence.isStaleToken(t)).isTrue());
+            assertThatThrownBy(ps::executeUpdate)
+                    .satisfies(t -> assertThat(TableFence.isStaleToken(t)).isTrue());
             assertThat(row(c)).isEqualTo("v4@4");
         }
     }

@@ -1,15 +1,14 @@
 package io.fencelock.fencing;
 
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import java.util.HashMap;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicInteger;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import org.junit.jupiter.api.Test;
 
 class TokenGuardTest {
 
@@ -56,7 +55,9 @@ class TokenGuardTest {
         TokenGuard guard = TokenGuard.backedBy(store);
         guard.admit("r", 4);
         assertThat(table).containsEntry("r", 4L);
-        assertThat(TokenGuard.backedBy(store).tryAdmit("r", 3)).as("a second guard on the same store").isFalse();
+        assertThat(TokenGuard.backedBy(store).tryAdmit("r", 3))
+                .as("a second guard on the same store")
+                .isFalse();
     }
 
     @Test
@@ -72,12 +73,18 @@ class TokenGuardTest {
     @Test
     void badHeaderValuesNameTheValueAndTheRule() {
         for (String bad : new String[] {"", "0", "-5", "+5", "1e3", "abc", "9223372036854775808", "12 34"}) {
-            assertThatThrownBy(() -> TokenGuard.parseHeader(bad)).as(bad).isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("'" + bad + "'").hasMessageContaining("positive long");
+            assertThatThrownBy(() -> TokenGuard.parseHeader(bad))
+                    .as(bad)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("'" + bad + "'")
+                    .hasMessageContaining("positive long");
         }
         String huge = "7".repeat(10_000);
-        assertThatThrownBy(() -> TokenGuard.parseHeader(huge)).isInstanceOf(IllegalArgumentException.class)
-                .satisfies(e -> assertThat(e.getMessage().length()).as("an attacker's value is shortened").isLessThan(300));
+        assertThatThrownBy(() -> TokenGuard.parseHeader(huge))
+                .isInstanceOf(IllegalArgumentException.class)
+                .satisfies(e -> assertThat(e.getMessage().length())
+                        .as("an attacker's value is shortened")
+                        .isLessThan(300));
         assertThatThrownBy(() -> TokenGuard.readHeader(name -> "x")).isInstanceOf(IllegalArgumentException.class);
     }
 }

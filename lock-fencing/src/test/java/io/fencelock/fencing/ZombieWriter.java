@@ -2,7 +2,6 @@ package io.fencelock.fencing;
 
 import io.fencelock.tck.ClientConnection;
 import io.fencelock.tck.fault.ProcessSignals;
-
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.OutputStreamWriter;
@@ -26,8 +25,7 @@ import java.util.function.Predicate;
  */
 final class ZombieWriter implements AutoCloseable {
     /** One reported write. */
-    record Write(int seq, FencedTarget.Outcome outcome) {
-    }
+    record Write(int seq, FencedTarget.Outcome outcome) {}
 
     private final Process process;
     private final PrintWriter toChild;
@@ -43,12 +41,20 @@ final class ZombieWriter implements AutoCloseable {
         this.toChild = new PrintWriter(new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8), true);
     }
 
-    static ZombieWriter start(ClientConnection lock, FencedTarget.Spec target, String name, Duration ttl) throws IOException {
+    static ZombieWriter start(ClientConnection lock, FencedTarget.Spec target, String name, Duration ttl)
+            throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Process child = new ProcessBuilder(java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-Dorg.slf4j.simpleLogger.defaultLogLevel=error",
-                "-cp", System.getProperty("java.class.path"), ZombieWriterMain.class.getName())
-                .redirectErrorStream(true).start();
+        Process child = new ProcessBuilder(
+                        java,
+                        "-Xmx256m",
+                        "-XX:+UseSerialGC",
+                        "-XX:TieredStopAtLevel=1",
+                        "-Dorg.slf4j.simpleLogger.defaultLogLevel=error",
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        ZombieWriterMain.class.getName())
+                .redirectErrorStream(true)
+                .start();
         ZombieWriter writer = new ZombieWriter(child);
         Thread reader = new Thread(writer::read, "zombie-writer-out");
         reader.setDaemon(true);
@@ -56,7 +62,8 @@ final class ZombieWriter implements AutoCloseable {
         // connections and credentials go on stdin, never on the command line
         writer.toChild.println("lock " + ZombieWriterMain.encode(lock.uri()));
         for (Map.Entry<String, String> p : lock.properties().entrySet()) {
-            writer.toChild.println("lockprop " + ZombieWriterMain.encode(p.getKey()) + " " + ZombieWriterMain.encode(p.getValue()));
+            writer.toChild.println(
+                    "lockprop " + ZombieWriterMain.encode(p.getKey()) + " " + ZombieWriterMain.encode(p.getValue()));
         }
         writer.toChild.println("target " + target.encode());
         writer.toChild.println("hold " + ZombieWriterMain.encode(name) + " " + ttl.toMillis());
@@ -74,8 +81,10 @@ final class ZombieWriter implements AutoCloseable {
                         token = Long.parseLong(f[1]);
                     } else if (f[0].equals("write")) {
                         String detail = f.length > 4 ? ZombieWriterMain.decode(f[4]) : "";
-                        writes.add(new Write(Integer.parseInt(f[1]), new FencedTarget.Outcome(
-                                FencedTarget.Outcome.Kind.valueOf(f[2]), Long.parseLong(f[3]), detail)));
+                        writes.add(new Write(
+                                Integer.parseInt(f[1]),
+                                new FencedTarget.Outcome(
+                                        FencedTarget.Outcome.Kind.valueOf(f[2]), Long.parseLong(f[3]), detail)));
                     } else if (output.size() < 200) {
                         output.add(line);
                     }
@@ -106,7 +115,8 @@ final class ZombieWriter implements AutoCloseable {
                 long left = deadline - System.nanoTime();
                 if (ended || left <= 0) {
                     throw new AssertionError("the zombie writer never reached: " + what + " (last writes "
-                            + writes.subList(Math.max(0, writes.size() - 20), writes.size()) + ", output " + output + ")");
+                            + writes.subList(Math.max(0, writes.size() - 20), writes.size()) + ", output " + output
+                            + ")");
                 }
                 changed.awaitNanos(left);
             }

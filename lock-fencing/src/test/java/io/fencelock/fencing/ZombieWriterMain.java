@@ -3,7 +3,6 @@ package io.fencelock.fencing;
 import io.fencelock.Lease;
 import io.fencelock.LockClient;
 import io.fencelock.LockOptions;
-
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
@@ -18,8 +17,7 @@ import java.util.Base64;
  * (connection strings with credentials among them) on stdin, reports every write on stdout.
  */
 public final class ZombieWriterMain {
-    private ZombieWriterMain() {
-    }
+    private ZombieWriterMain() {}
 
     public static void main(String[] args) throws Exception {
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
@@ -45,19 +43,24 @@ public final class ZombieWriterMain {
                 default -> throw new IllegalArgumentException("unknown instruction " + f[0]);
             }
         }
-        Thread stop = new Thread(() -> {
-            try {
-                in.readLine(); // "stop", or the parent is gone
-            } catch (java.io.IOException ignored) {
-                // the parent is gone
-            }
-            System.exit(0);
-        }, "zombie-stop");
+        Thread stop = new Thread(
+                () -> {
+                    try {
+                        in.readLine(); // "stop", or the parent is gone
+                    } catch (java.io.IOException ignored) {
+                        // the parent is gone
+                    }
+                    System.exit(0);
+                },
+                "zombie-stop");
         stop.setDaemon(true);
         stop.start();
-        LockOptions options = LockOptions.builder().ttl(Duration.ofMillis(ttlMillis)).autoRenew(true).build();
+        LockOptions options = LockOptions.builder()
+                .ttl(Duration.ofMillis(ttlMillis))
+                .autoRenew(true)
+                .build();
         try (LockClient client = locks.options(options).build();
-             FencedTarget target = spec.open(true, false)) {
+                FencedTarget target = spec.open(true, false)) {
             Lease lease = client.acquire(name, Duration.ofSeconds(20)).orElseThrow();
             long token = lease.fencingToken();
             out.println("holding " + token);

@@ -1,8 +1,6 @@
 package io.fencelock.jdbc;
 
 import io.fencelock.spi.Redaction;
-
-import javax.sql.DataSource;
 import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.Driver;
@@ -10,6 +8,7 @@ import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.util.Properties;
 import java.util.logging.Logger;
+import javax.sql.DataSource;
 
 /**
  * Connections straight from a JDBC driver, for a backend's own pool. The pool gets this instead

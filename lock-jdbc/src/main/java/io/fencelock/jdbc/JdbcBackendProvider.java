@@ -3,7 +3,6 @@ package io.fencelock.jdbc;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.LockBackendProvider;
 import io.fencelock.spi.ProviderProperties;
-
 import java.util.Map;
 import java.util.Set;
 
@@ -21,7 +20,8 @@ public abstract class JdbcBackendProvider implements LockBackendProvider {
     @Override
     public LockBackend open(String uri, Map<String, String> properties) {
         ProviderProperties settings = ProviderProperties.check(this, uri, properties, KEYS);
-        JdbcBuilder<?> builder = builder().jdbcUrl(uri).user(settings.get("user")).password(settings.get("password"));
+        JdbcBuilder<?> builder =
+                builder().jdbcUrl(uri).user(settings.get("user")).password(settings.get("password"));
         settings.ifPresent("schema", builder::schema)
                 .ifPresent("table", builder::table)
                 .ifPresentBoolean("createTable", builder::createTable)

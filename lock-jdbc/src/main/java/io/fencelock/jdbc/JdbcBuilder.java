@@ -1,11 +1,10 @@
 package io.fencelock.jdbc;
 
 import io.fencelock.spi.LockBackend;
-
-import javax.sql.DataSource;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.function.BiConsumer;
+import javax.sql.DataSource;
 
 /**
  * The settings every JDBC lock backend takes, each checked when it is set (an
@@ -123,8 +122,17 @@ public abstract class JdbcBuilder<B extends JdbcBuilder<B>> {
         if ((jdbcUrl == null) == (dataSource == null)) {
             throw new IllegalArgumentException("set exactly one of jdbcUrl and dataSource");
         }
-        return new JdbcSettings(jdbcUrl, user, password, dataSource, schema, table, createTable, poolSize,
-                connectTimeout, socketTimeout);
+        return new JdbcSettings(
+                jdbcUrl,
+                user,
+                password,
+                dataSource,
+                schema,
+                table,
+                createTable,
+                poolSize,
+                connectTimeout,
+                socketTimeout);
     }
 
     @SuppressWarnings("unchecked")

@@ -1,14 +1,13 @@
 package io.fencelock.jdbc;
 
 import io.fencelock.LockInfo;
-
-import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
+import javax.sql.DataSource;
 
 /**
  * Where a JDBC backend's connections come from: its own HikariCP pool over a DataSource that
@@ -41,15 +40,17 @@ public final class JdbcConnections implements AutoCloseable {
      * connection. Opens the first connection now: a failure to connect is a {@code LockBackendException}
      * ({@link JdbcFailures#failure(String, SQLException, String)}, operation "connect").
      */
-    public static JdbcConnections ownPool(DataSource direct, JdbcSettings settings, String poolName, String initSql,
-                                          JdbcFailures failures) {
+    public static JdbcConnections ownPool(
+            DataSource direct, JdbcSettings settings, String poolName, String initSql, JdbcFailures failures) {
         DataSource pool;
         try {
             pool = OwnPool.open(direct, poolName, settings, initSql, failures);
         } catch (NoClassDefFoundError e) {
-            throw new IllegalStateException("a backend built from a jdbcUrl runs its own HikariCP pool, and HikariCP"
-                    + " (com.zaxxer:HikariCP) is not on the class path (on the module path: not resolved, add"
-                    + " --add-modules com.zaxxer.hikari): add it, or build with dataSource(...)", e);
+            throw new IllegalStateException(
+                    "a backend built from a jdbcUrl runs its own HikariCP pool, and HikariCP"
+                            + " (com.zaxxer:HikariCP) is not on the class path (on the module path: not resolved, add"
+                            + " --add-modules com.zaxxer.hikari): add it, or build with dataSource(...)",
+                    e);
         }
         return new JdbcConnections(pool, pool, failures, settings.jdbcUrl());
     }
@@ -91,7 +92,8 @@ public final class JdbcConnections implements AutoCloseable {
      * its own; {@code timed} (or null) learns when the statement went out and its answer was read.
      */
     public List<LockInfo> lockInfos(String operation, String sql, String parameter, SqlTime.Reader time, Timed timed) {
-        try (Connection c = connection(); PreparedStatement ps = c.prepareStatement(sql)) {
+        try (Connection c = connection();
+                PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setString(1, parameter);
             Instant sent = Instant.now();
             List<LockInfo> infos = LockInfoRows.read(ps, time);

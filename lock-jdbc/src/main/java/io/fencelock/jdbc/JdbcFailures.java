@@ -2,7 +2,6 @@ package io.fencelock.jdbc;
 
 import io.fencelock.LockBackendException;
 import io.fencelock.spi.Redaction;
-
 import java.sql.SQLException;
 import java.sql.SQLRecoverableException;
 import java.sql.SQLTransientException;
@@ -45,15 +44,20 @@ public final class JdbcFailures {
 
     /** With the raw {@code url} the failure's connection was made with, whose echoes in the driver's message are redacted. */
     public LockBackendException failure(String operation, SQLException e, String url) {
-        String code = e.getSQLState() == null ? "" : "[" + e.getSQLState() + (showErrorCode ? "/" + e.getErrorCode() : "") + "] ";
-        return new LockBackendException(product + " " + operation + " failed on " + where + ": " + code
-                + Redaction.message(e.getMessage(), url), e, retryable.test(e));
+        String code = e.getSQLState() == null
+                ? ""
+                : "[" + e.getSQLState() + (showErrorCode ? "/" + e.getErrorCode() : "") + "] ";
+        return new LockBackendException(
+                product + " " + operation + " failed on " + where + ": " + code
+                        + Redaction.message(e.getMessage(), url),
+                e,
+                retryable.test(e));
     }
 
     /** A failure of the connection that is not an {@link SQLException} (a pool that could not start). */
     LockBackendException connectFailure(RuntimeException e, String url) {
-        return new LockBackendException(product + " connect failed on " + where + ": "
-                + Redaction.message(e.getMessage(), url), e, true);
+        return new LockBackendException(
+                product + " connect failed on " + where + ": " + Redaction.message(e.getMessage(), url), e, true);
     }
 
     public boolean isRetryable(SQLException e) {
@@ -76,10 +80,12 @@ public final class JdbcFailures {
 
         public boolean test(SQLException e) {
             String state = e.getSQLState();
-            if ((typeFirst || state == null) && (e instanceof SQLTransientException || e instanceof SQLRecoverableException)) {
+            if ((typeFirst || state == null)
+                    && (e instanceof SQLTransientException || e instanceof SQLRecoverableException)) {
                 return true;
             }
-            if (state != null && (states.contains(state) || state.length() > 2 && states.contains(state.substring(0, 2)))) {
+            if (state != null
+                    && (states.contains(state) || state.length() > 2 && states.contains(state.substring(0, 2)))) {
                 return true;
             }
             return errorCodes.contains(e.getErrorCode());

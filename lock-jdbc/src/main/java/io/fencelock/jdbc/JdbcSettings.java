@@ -1,9 +1,8 @@
 package io.fencelock.jdbc;
 
 import io.fencelock.spi.Redaction;
-
-import javax.sql.DataSource;
 import java.time.Duration;
+import javax.sql.DataSource;
 
 /**
  * What a {@link JdbcBuilder} collected, each value already checked: either a URL (with user and
@@ -22,8 +21,17 @@ public final class JdbcSettings {
     private final Duration connectTimeout;
     private final Duration socketTimeout;
 
-    JdbcSettings(String jdbcUrl, String user, String password, DataSource dataSource, String schema, String table,
-                 boolean createTable, int poolSize, Duration connectTimeout, Duration socketTimeout) {
+    JdbcSettings(
+            String jdbcUrl,
+            String user,
+            String password,
+            DataSource dataSource,
+            String schema,
+            String table,
+            boolean createTable,
+            int poolSize,
+            Duration connectTimeout,
+            Duration socketTimeout) {
         this.jdbcUrl = jdbcUrl;
         this.user = user;
         this.password = password;

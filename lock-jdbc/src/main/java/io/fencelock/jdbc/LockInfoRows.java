@@ -1,7 +1,6 @@
 package io.fencelock.jdbc;
 
 import io.fencelock.LockInfo;
-
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -14,8 +13,7 @@ import java.util.List;
  * for a held lock: a free row keeps its last token but has no holder.
  */
 public final class LockInfoRows {
-    private LockInfoRows() {
-    }
+    private LockInfoRows() {}
 
     /** Executes {@code ps} (its parameters bound) and reads every row. */
     public static List<LockInfo> read(PreparedStatement ps, SqlTime.Reader time) throws SQLException {
@@ -23,8 +21,13 @@ public final class LockInfoRows {
         try (ResultSet rs = ps.executeQuery()) {
             while (rs.next()) {
                 boolean held = rs.getBoolean(2);
-                infos.add(new LockInfo(rs.getString(1), held, held ? rs.getString(3) : null, rs.getLong(4),
-                        held ? time.read(rs, 5) : null, time.read(rs, 6)));
+                infos.add(new LockInfo(
+                        rs.getString(1),
+                        held,
+                        held ? rs.getString(3) : null,
+                        rs.getLong(4),
+                        held ? time.read(rs, 5) : null,
+                        time.read(rs, 6)));
             }
         }
         return infos;

@@ -3,19 +3,18 @@ package io.fencelock.jdbc;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import com.zaxxer.hikari.pool.HikariPool;
-
-import javax.sql.DataSource;
 import java.sql.SQLException;
+import javax.sql.DataSource;
 
 /**
  * The only class that names HikariCP, loaded only for a backend built from a URL. Its signature
  * has JDK types only, so that {@link JdbcConnections} links without HikariCP.
  */
 final class OwnPool {
-    private OwnPool() {
-    }
+    private OwnPool() {}
 
-    static DataSource open(DataSource direct, String poolName, JdbcSettings settings, String initSql, JdbcFailures failures) {
+    static DataSource open(
+            DataSource direct, String poolName, JdbcSettings settings, String initSql, JdbcFailures failures) {
         // the pool sees a DataSource only: no URL, user or password in its configuration or its log
         HikariConfig config = new HikariConfig();
         config.setDataSource(direct);

@@ -14,8 +14,7 @@ import java.util.regex.Pattern;
 public final class SqlIdentifiers {
     private static final Pattern PLAIN = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}");
 
-    private SqlIdentifiers() {
-    }
+    private SqlIdentifiers() {}
 
     /** Returns {@code value} if it is a plain identifier, else throws naming {@code what} and the rule. */
     public static String require(String what, String value) {
@@ -32,7 +31,8 @@ public final class SqlIdentifiers {
      */
     public static String sha256(String text) {
         try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
+            return HexFormat.of()
+                    .formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is missing from this JVM", e);
         }

@@ -32,8 +32,7 @@ public final class SqlTime {
         return time == null ? null : time.toInstant(ZoneOffset.UTC);
     };
 
-    private SqlTime() {
-    }
+    private SqlTime() {}
 
     /** {@code d} in whole microseconds (the finest unit both databases store); throws on overflow. */
     public static long micros(Duration d) {

@@ -1,9 +1,9 @@
 package io.fencelock.jdbc;
 
-import org.junit.jupiter.api.Test;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import org.junit.jupiter.api.Test;
 
 class SqlIdentifiersTest {
 
@@ -14,7 +14,8 @@ class SqlIdentifiersTest {
         for (String bad : new String[] {"", "1abc", "a-b", "a.b", "a b", "x\"; drop", "a".repeat(64)}) {
             assertThatThrownBy(() -> SqlIdentifiers.require("table", bad))
                     .isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("table").hasMessageContaining("plain SQL identifier");
+                    .hasMessageContaining("table")
+                    .hasMessageContaining("plain SQL identifier");
         }
         assertThatThrownBy(() -> SqlIdentifiers.require("schema", null)).hasMessageContaining("schema null");
     }

@@ -5,7 +5,6 @@ import io.fencelock.LockBackendException;
 import io.fencelock.spi.Redaction;
 import io.fencelock.spi.Replies;
 import io.grpc.Status;
-
 import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.CancellationException;
@@ -58,7 +57,8 @@ final class EtcdCalls {
             case "UNAVAILABLE", "DEADLINE_EXCEEDED", "ABORTED", "RESOURCE_EXHAUSTED", "CANCELLED" -> true;
             default -> false;
         };
-        String message = cause.getMessage() == null ? cause.getClass().getSimpleName() : Redaction.message(cause.getMessage());
+        String message =
+                cause.getMessage() == null ? cause.getClass().getSimpleName() : Redaction.message(cause.getMessage());
         return new LockBackendException(what + " failed (" + code + "): " + message, cause, retryable);
     }
 

@@ -11,9 +11,6 @@ import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.DeleteOption;
 import io.fencelock.LockBackendException;
 import io.fencelock.spi.RenewRequest;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
@@ -26,6 +23,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One backend's etcd leases and the locks it holds on them. Locks of one TTL share one etcd lease,
@@ -46,6 +45,7 @@ final class EtcdLeases {
     private final ConcurrentHashMap<Long, SharedLease> leaseBySeconds = new ConcurrentHashMap<>();
     /** By fencelock lease id: every grant this backend made or may have made (an acquire of unknown outcome). */
     private final ConcurrentHashMap<String, Hold> holds = new ConcurrentHashMap<>();
+
     private final ReentrantLock granting = new ReentrantLock();
 
     /** An etcd lease shared by the locks of one TTL; {@code validUntil} is a lower bound of its server-side expiry. */
@@ -63,8 +63,7 @@ final class EtcdLeases {
     }
 
     /** A lock this backend granted: on which etcd lease, and until when its holder asked for it (nanoTime). */
-    private record Hold(String name, String leaseId, SharedLease lease, long due) {
-    }
+    private record Hold(String name, String leaseId, SharedLease lease, long due) {}
 
     EtcdLeases(Lease leases, KV kv, EtcdCalls calls, Function<String, ByteSequence> keyOf, String where) {
         this.leases = leases;
@@ -83,7 +82,8 @@ final class EtcdLeases {
      * minimum ({@code 1.5 x election timeout}, 2 s with default settings).
      */
     static long seconds(Duration ttl) {
-        Duration headroom = ttl.dividedBy(2).compareTo(Duration.ofSeconds(1)) < 0 ? ttl.dividedBy(2) : Duration.ofSeconds(1);
+        Duration headroom =
+                ttl.dividedBy(2).compareTo(Duration.ofSeconds(1)) < 0 ? ttl.dividedBy(2) : Duration.ofSeconds(1);
         Duration t = ttl.plus(headroom);
         return Math.max(1, t.getSeconds() + (t.getNano() > 0 ? 1 : 0));
     }
@@ -104,7 +104,8 @@ final class EtcdLeases {
             long sent = System.nanoTime();
             LeaseGrantResponse g = calls.await("grant of an etcd lease of ", seconds + " s", leases.grant(seconds));
             long lives = Math.max(seconds, g.getTTL()); // etcd raises a TTL below its minimum, never lowers one
-            SharedLease fresh = new SharedLease(g.getID(), lives, sent + TimeUnit.SECONDS.toNanos(g.getTTL() > 0 ? g.getTTL() : seconds));
+            SharedLease fresh = new SharedLease(
+                    g.getID(), lives, sent + TimeUnit.SECONDS.toNanos(g.getTTL() > 0 ? g.getTTL() : seconds));
             leaseBySeconds.put(seconds, fresh);
             return fresh;
         } finally {
@@ -130,7 +131,9 @@ final class EtcdLeases {
         Map<Long, SharedLease> known = new LinkedHashMap<>();
         for (RenewRequest q : requests) {
             Hold h = holds.get(q.leaseId());
-            if (h != null && h.name.equals(q.name()) && h.lease.seconds * 1_000_000_000L >= q.ttl().toNanos()) {
+            if (h != null
+                    && h.name.equals(q.name())
+                    && h.lease.seconds * 1_000_000_000L >= q.ttl().toNanos()) {
                 known.putIfAbsent(h.lease.id, h.lease);
             }
         }
@@ -146,11 +149,17 @@ final class EtcdLeases {
         for (Hold h : holds.values()) {
             if (h.lease == l && h.due - sent < 0 && !renewing.contains(h.leaseId) && holds.remove(h.leaseId, h)) {
                 ByteSequence key = keyOf.apply(h.name);
-                kv.txn().If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.value(EtcdLockBackend.bytes(h.leaseId))))
-                        .Then(Op.delete(key, DeleteOption.DEFAULT)).commit()
+                kv.txn()
+                        .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.value(EtcdLockBackend.bytes(h.leaseId))))
+                        .Then(Op.delete(key, DeleteOption.DEFAULT))
+                        .commit()
                         .whenComplete((r, e) -> {
                             if (e != null) {
-                                log.debug("fencelock: dropping the expired hold of '{}' on {} failed: {}", h.name, where, e.toString());
+                                log.debug(
+                                        "fencelock: dropping the expired hold of '{}' on {} failed: {}",
+                                        h.name,
+                                        where,
+                                        e.toString());
                             }
                         });
             }
@@ -171,12 +180,18 @@ final class EtcdLeases {
     /** Whether the keep-alive succeeded; marks the lease dead when etcd no longer knows it. */
     boolean kept(SharedLease l, CompletableFuture<LeaseKeepAliveResponse> keepAlive) {
         try {
-            return calls.await("keep-alive of etcd lease ", Long.toHexString(l.id), keepAlive).getTTL() > 0;
+            return calls.await("keep-alive of etcd lease ", Long.toHexString(l.id), keepAlive)
+                            .getTTL()
+                    > 0;
         } catch (LockBackendException e) {
             if (leaseGone(e)) {
                 l.dead = true;
             }
-            log.debug("fencelock: keep-alive of etcd lease {} on {} failed: {}", Long.toHexString(l.id), where, e.toString());
+            log.debug(
+                    "fencelock: keep-alive of etcd lease {} on {} failed: {}",
+                    Long.toHexString(l.id),
+                    where,
+                    e.toString());
             return false;
         }
     }

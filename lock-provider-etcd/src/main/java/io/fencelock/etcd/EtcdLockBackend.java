@@ -22,12 +22,9 @@ import io.fencelock.LockInfo;
 import io.fencelock.etcd.EtcdLeases.SharedLease;
 import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.LockBackend;
+import io.fencelock.spi.ReleaseFeed;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
-import io.fencelock.spi.ReleaseFeed;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -38,11 +35,12 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The etcd primitive on jetcd. A lock is the key {@code <prefix><name>}, holding the fencelock lease
@@ -74,8 +72,14 @@ public final class EtcdLockBackend implements LockBackend {
     private static final Logger log = LoggerFactory.getLogger(EtcdLockBackend.class);
     /** etcd's default {@code --max-txn-ops}. */
     static final int MAX_TXN_OPS = 128;
-    private static final Set<Capability> CAPABILITIES = Set.copyOf(EnumSet.of(Capability.FENCING, Capability.DURABLE_TOKENS,
-            Capability.SERVER_TIME, Capability.WAKE_ON_RELEASE, Capability.BATCH_RENEW, Capability.LINEARIZABLE));
+
+    private static final Set<Capability> CAPABILITIES = Set.copyOf(EnumSet.of(
+            Capability.FENCING,
+            Capability.DURABLE_TOKENS,
+            Capability.SERVER_TIME,
+            Capability.WAKE_ON_RELEASE,
+            Capability.BATCH_RENEW,
+            Capability.LINEARIZABLE));
 
     private final Client client;
     private final KV kv;
@@ -112,15 +116,18 @@ public final class EtcdLockBackend implements LockBackend {
     private AcquireResult tryAcquire(String name, String leaseId, Duration ttl, boolean mayRetry) {
         long t0 = System.nanoTime();
         SharedLease lease = leases.leaseFor(ttl, t0);
-        CompletableFuture<LeaseKeepAliveResponse> keepAlive = lease.validUntil - t0 < ttl.toNanos()
-                ? leases.keepAlive(lease, t0, Set.of()) : null;
+        CompletableFuture<LeaseKeepAliveResponse> keepAlive =
+                lease.validUntil - t0 < ttl.toNanos() ? leases.keepAlive(lease, t0, Set.of()) : null;
         ByteSequence key = key(name);
         // Recorded before the transaction goes out, so that a grant whose answer never comes is still
         // dropped (owner-checked) once due, instead of living on through the shared lease's keep-alives.
         leases.hold(name, leaseId, lease, t0 + ttl.toNanos());
         CompletableFuture<TxnResponse> txn = kv.txn()
                 .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
-                .Then(Op.put(key, bytes(leaseId), PutOption.builder().withLeaseId(lease.id).build()))
+                .Then(Op.put(
+                        key,
+                        bytes(leaseId),
+                        PutOption.builder().withLeaseId(lease.id).build()))
                 .Else(Op.get(key, GetOption.DEFAULT))
                 .commit();
         TxnResponse r;
@@ -140,12 +147,15 @@ public final class EtcdLockBackend implements LockBackend {
         if (r.isSucceeded()) {
             token = r.getHeader().getRevision(); // the put's revision is the new key's create_revision
         } else {
-            List<KeyValue> found = r.getGetResponses().isEmpty() ? List.of() : r.getGetResponses().get(0).getKvs();
+            List<KeyValue> found = r.getGetResponses().isEmpty()
+                    ? List.of()
+                    : r.getGetResponses().get(0).getKvs();
             KeyValue holder = found.isEmpty() ? null : found.get(0);
             if (holder == null || !holder.getValue().equals(bytes(leaseId)) || holder.getLease() != lease.id) {
                 leases.drop(leaseId);
                 watcher.heldAt(name, r.getHeader().getRevision());
-                return AcquireResult.held(null); // the holder's lease TTL would cost another round trip: the watch wakes us
+                return AcquireResult.held(
+                        null); // the holder's lease TTL would cost another round trip: the watch wakes us
             }
             token = holder.getCreateRevision(); // our own put, answered to an attempt jetcd retried
         }
@@ -155,8 +165,10 @@ public final class EtcdLockBackend implements LockBackend {
             if (mayRetry && lease.dead) {
                 return tryAcquire(name, leaseId, ttl, false);
             }
-            throw new LockBackendException("tryAcquire of '" + name + "' on " + where
-                    + ": the etcd lease could not be kept alive for the TTL asked", true);
+            throw new LockBackendException(
+                    "tryAcquire of '" + name + "' on " + where
+                            + ": the etcd lease could not be kept alive for the TTL asked",
+                    true);
         }
         return AcquireResult.granted(token, EtcdLeases.expiry(lease));
     }
@@ -177,11 +189,16 @@ public final class EtcdLockBackend implements LockBackend {
         List<CompletableFuture<TxnResponse>> reads = new ArrayList<>();
         for (int from = 0; from < requests.size(); from += MAX_TXN_OPS) {
             List<RenewRequest> chunk = requests.subList(from, Math.min(requests.size(), from + MAX_TXN_OPS));
-            reads.add(kv.txn().Then(chunk.stream().map(q -> (Op) Op.get(key(q.name()), GetOption.DEFAULT)).toArray(Op[]::new)).commit());
+            reads.add(kv.txn()
+                    .Then(chunk.stream()
+                            .map(q -> (Op) Op.get(key(q.name()), GetOption.DEFAULT))
+                            .toArray(Op[]::new))
+                    .commit());
         }
         KeyValue[] found = new KeyValue[requests.size()];
         for (int c = 0; c < reads.size(); c++) {
-            List<GetResponse> gets = calls.await("renew of ", requests.size() + " lease(s)", reads.get(c)).getGetResponses();
+            List<GetResponse> gets = calls.await("renew of ", requests.size() + " lease(s)", reads.get(c))
+                    .getGetResponses();
             for (int j = 0; j < gets.size(); j++) {
                 List<KeyValue> kvs = gets.get(j).getKvs();
                 found[c * MAX_TXN_OPS + j] = kvs.isEmpty() ? null : kvs.get(0);
@@ -215,7 +232,8 @@ public final class EtcdLockBackend implements LockBackend {
         return List.of(results);
     }
 
-    private void rebind(List<RenewRequest> requests, KeyValue[] found, List<Integer> which, RenewResult[] results, long t0) {
+    private void rebind(
+            List<RenewRequest> requests, KeyValue[] found, List<Integer> which, RenewResult[] results, long t0) {
         Map<Integer, CompletableFuture<TxnResponse>> puts = new HashMap<>();
         Map<Integer, SharedLease> onto = new HashMap<>();
         for (int i : which) {
@@ -227,9 +245,17 @@ public final class EtcdLockBackend implements LockBackend {
             }
             ByteSequence key = key(q.name());
             onto.put(i, l);
-            puts.put(i, kv.txn().If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.value(bytes(q.leaseId()))),
-                            new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(found[i].getCreateRevision())))
-                    .Then(Op.put(key, bytes(q.leaseId()), PutOption.builder().withLeaseId(l.id).build())).commit());
+            puts.put(
+                    i,
+                    kv.txn()
+                            .If(
+                                    new Cmp(key, Cmp.Op.EQUAL, CmpTarget.value(bytes(q.leaseId()))),
+                                    new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(found[i].getCreateRevision())))
+                            .Then(Op.put(
+                                    key,
+                                    bytes(q.leaseId()),
+                                    PutOption.builder().withLeaseId(l.id).build()))
+                            .commit());
         }
         for (Map.Entry<Integer, CompletableFuture<TxnResponse>> e : puts.entrySet()) {
             int i = e.getKey();
@@ -239,16 +265,23 @@ public final class EtcdLockBackend implements LockBackend {
             if (moved) {
                 leases.hold(q.name(), q.leaseId(), l, t0 + q.ttl().toNanos());
             }
-            results[i] = moved ? RenewResult.renewed(found[i].getCreateRevision(), EtcdLeases.expiry(l)) : RenewResult.rejected();
+            results[i] = moved
+                    ? RenewResult.renewed(found[i].getCreateRevision(), EtcdLeases.expiry(l))
+                    : RenewResult.rejected();
         }
     }
 
     @Override
     public boolean release(String name, String leaseId) {
         ByteSequence key = key(name);
-        boolean freed = calls.await("release of '", name, kv.txn()
-                .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.value(bytes(leaseId))))
-                .Then(Op.delete(key, DeleteOption.DEFAULT)).commit()).isSucceeded();
+        boolean freed = calls.await(
+                        "release of '",
+                        name,
+                        kv.txn()
+                                .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.value(bytes(leaseId))))
+                                .Then(Op.delete(key, DeleteOption.DEFAULT))
+                                .commit())
+                .isSucceeded();
         // Only now: if the release failed, the hold stays and is dropped once due, not carried on by the shared lease.
         leases.drop(leaseId);
         return freed;
@@ -269,15 +302,23 @@ public final class EtcdLockBackend implements LockBackend {
      */
     @Override
     public Optional<LockInfo> inspect(String name) {
-        List<KeyValue> kvs = calls.await("inspect of '", name, kv.get(key(name))).getKvs();
-        return kvs.isEmpty() ? Optional.empty() : Optional.of(infos("inspect of '", name, kvs).get(0));
+        List<KeyValue> kvs =
+                calls.await("inspect of '", name, kv.get(key(name))).getKvs();
+        return kvs.isEmpty()
+                ? Optional.empty()
+                : Optional.of(infos("inspect of '", name, kvs).get(0));
     }
 
     /** One range read of the prefix, then one TTL query per distinct etcd lease, all at once. */
     @Override
     public List<LockInfo> list(String namePrefix) {
-        List<KeyValue> kvs = calls.await("list of '", namePrefix, kv.get(key(namePrefix),
-                GetOption.builder().isPrefix(true).build())).getKvs();
+        List<KeyValue> kvs = calls.await(
+                        "list of '",
+                        namePrefix,
+                        kv.get(
+                                key(namePrefix),
+                                GetOption.builder().isPrefix(true).build()))
+                .getKvs();
         List<LockInfo> infos = new ArrayList<>(infos("list of '", namePrefix, kvs));
         infos.sort(Comparator.comparing(LockInfo::name));
         return infos;
@@ -293,7 +334,9 @@ public final class EtcdLockBackend implements LockBackend {
         Map<Long, Long> seconds = new HashMap<>();
         for (Map.Entry<Long, CompletableFuture<LeaseTimeToLiveResponse>> e : ttls.entrySet()) {
             try {
-                seconds.put(e.getKey(), calls.await(operation, subject, e.getValue()).getTTL());
+                seconds.put(
+                        e.getKey(),
+                        calls.await(operation, subject, e.getValue()).getTTL());
             } catch (LockBackendException ex) {
                 if (!EtcdLeases.leaseGone(ex)) {
                     throw ex;
@@ -306,8 +349,13 @@ public final class EtcdLockBackend implements LockBackend {
         for (KeyValue v : kvs) {
             String key = v.getKey().toString(StandardCharsets.UTF_8);
             long left = Math.max(0, seconds.getOrDefault(v.getLease(), 0L));
-            infos.add(new LockInfo(key.substring(prefix.length()), true, v.getValue().toString(StandardCharsets.UTF_8),
-                    v.getCreateRevision(), now.plusSeconds(left), now));
+            infos.add(new LockInfo(
+                    key.substring(prefix.length()),
+                    true,
+                    v.getValue().toString(StandardCharsets.UTF_8),
+                    v.getCreateRevision(),
+                    now.plusSeconds(left),
+                    now));
         }
         return infos;
     }
@@ -355,8 +403,7 @@ public final class EtcdLockBackend implements LockBackend {
     public static final class Builder {
         private final EtcdSettings settings = new EtcdSettings();
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /** Client endpoints, e.g. {@code http://127.0.0.1:2379}. */
         public Builder endpoints(String... endpoints) {

@@ -3,7 +3,6 @@ package io.fencelock.etcd;
 import io.etcd.jetcd.Client;
 import io.fencelock.spi.ConnectionString;
 import io.fencelock.spi.ProviderProperties;
-
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -36,7 +35,10 @@ final class EtcdSettings {
             // no cause: its message quotes the endpoint
             throw new IllegalArgumentException("etcd endpoint '" + parsed + "' is not a URI");
         }
-        if (!"http".equalsIgnoreCase(u.getScheme()) || u.getHost() == null || u.getPort() <= 0 || parsed.hasUserInfo()) {
+        if (!"http".equalsIgnoreCase(u.getScheme())
+                || u.getHost() == null
+                || u.getPort() <= 0
+                || parsed.hasUserInfo()) {
             throw new IllegalArgumentException("etcd endpoint '" + parsed
                     + "' must be http://host:port (TLS and credentials are not supported yet)");
         }
@@ -65,7 +67,9 @@ final class EtcdSettings {
         if (endpoints.isEmpty()) {
             throw new IllegalArgumentException("no etcd endpoints given");
         }
-        return String.join(",", endpoints.stream().map(u -> u.getHost() + ":" + u.getPort()).toList());
+        return String.join(
+                ",",
+                endpoints.stream().map(u -> u.getHost() + ":" + u.getPort()).toList());
     }
 
     /**
@@ -73,10 +77,12 @@ final class EtcdSettings {
      * longer than the request timeout that bounds the wait for it anyway.
      */
     Client client() {
-        return Client.builder().endpoints(endpoints.toArray(URI[]::new))
+        return Client.builder()
+                .endpoints(endpoints.toArray(URI[]::new))
                 .connectTimeout(requestTimeout)
                 .retryMaxDuration(requestTimeout)
-                .keepaliveTime(Duration.ofSeconds(10)).keepaliveTimeout(Duration.ofSeconds(5))
+                .keepaliveTime(Duration.ofSeconds(10))
+                .keepaliveTimeout(Duration.ofSeconds(5))
                 .build();
     }
 }

@@ -6,12 +6,11 @@ import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
 import io.fencelock.spi.ReleaseFeed;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The release feed of one backend, on its client's watch service: each name with waiters is one
@@ -56,8 +55,14 @@ final class ReleaseWatcher implements ReleaseFeed {
         if (previous != null) {
             previous.close();
         }
-        w.watcher = watch.watch(keyOf.apply(name), WatchOption.builder().withNoPut(true).withCreateNotify(true)
-                .withRequireLeader(true).build(), Watch.listener(w::onNext, w::onError));
+        w.watcher = watch.watch(
+                keyOf.apply(name),
+                WatchOption.builder()
+                        .withNoPut(true)
+                        .withCreateNotify(true)
+                        .withRequireLeader(true)
+                        .build(),
+                Watch.listener(w::onNext, w::onError));
         if (w.done) {
             w.close(); // unwatched or closed while the watch was being made
         }

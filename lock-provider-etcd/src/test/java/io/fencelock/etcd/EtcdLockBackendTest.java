@@ -1,6 +1,9 @@
 package io.fencelock.etcd;
 
-import io.fencelock.tck.SpiChecks;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
 import io.fencelock.Capability;
 import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
@@ -11,12 +14,10 @@ import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
 import io.fencelock.spi.WakeUpSubscription;
 import io.fencelock.tck.CredentialChecks;
+import io.fencelock.tck.SpiChecks;
 import io.fencelock.tck.fault.FaultProxy;
-import io.fencelock.testservers.etcd.EtcdServer;
 import io.fencelock.tck.fixture.ServerControl;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-
+import io.fencelock.testservers.etcd.EtcdServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,10 +27,8 @@ import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.assertj.core.api.Assertions.catchThrowable;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 /** The etcd primitive itself, on a real etcd (the shared single node unless a test needs its own). */
 class EtcdLockBackendTest {
@@ -43,7 +42,8 @@ class EtcdLockBackendTest {
     }
 
     private EtcdLockBackend open(EtcdServer server) {
-        EtcdLockBackend b = EtcdLockBackend.builder().endpoints(server.endpoints()).build();
+        EtcdLockBackend b =
+                EtcdLockBackend.builder().endpoints(server.endpoints()).build();
         opened.add(b);
         return b;
     }
@@ -64,7 +64,9 @@ class EtcdLockBackendTest {
         AcquireResult first = a.tryAcquire(name, id(), Duration.ofSeconds(5));
         assertThat(first.acquired()).isTrue();
         assertThat(a.inspect(name).orElseThrow().token()).isEqualTo(first.token());
-        assertThat(b.tryAcquire(name, id(), Duration.ofSeconds(5)).acquired()).as("held").isFalse();
+        assertThat(b.tryAcquire(name, id(), Duration.ofSeconds(5)).acquired())
+                .as("held")
+                .isFalse();
         String firstId = a.inspect(name).orElseThrow().leaseId();
         assertThat(a.release(name, firstId)).isTrue();
         AcquireResult second = b.tryAcquire(name, id(), Duration.ofMillis(300));
@@ -78,7 +80,8 @@ class EtcdLockBackendTest {
         } while (!third.acquired() && System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10));
         assertThat(third.acquired()).as("taken over after expiry").isTrue();
         assertThat(third.token()).as("after expiry and takeover").isGreaterThan(second.token());
-        System.out.println("[etcd] a 300 ms lock expired on the server after " + (System.nanoTime() - start) / 1_000_000 + " ms");
+        System.out.println(
+                "[etcd] a 300 ms lock expired on the server after " + (System.nanoTime() - start) / 1_000_000 + " ms");
     }
 
     @Test
@@ -88,14 +91,16 @@ class EtcdLockBackendTest {
             org.junit.jupiter.api.Assumptions.assumeTrue(control != null, "needs a server this fixture runs itself");
             String name = name();
             long before;
-            try (EtcdLockBackend b = EtcdLockBackend.builder().endpoints(own.endpoints()).build()) {
+            try (EtcdLockBackend b =
+                    EtcdLockBackend.builder().endpoints(own.endpoints()).build()) {
                 String lease = id();
                 before = b.tryAcquire(name, lease, Duration.ofSeconds(30)).token();
                 assertThat(b.release(name, lease)).isTrue();
             }
             control.kill();
             control.start();
-            try (EtcdLockBackend b = EtcdLockBackend.builder().endpoints(own.endpoints()).build()) {
+            try (EtcdLockBackend b =
+                    EtcdLockBackend.builder().endpoints(own.endpoints()).build()) {
                 AcquireResult after = b.tryAcquire(name, id(), Duration.ofSeconds(30));
                 assertThat(after.acquired()).isTrue();
                 assertThat(after.token()).as("token after SIGKILL and restart").isGreaterThan(before);
@@ -117,8 +122,11 @@ class EtcdLockBackendTest {
         }
         System.out.println("[etcd] 300 acquires took " + (System.nanoTime() - t) / 1_000_000 + " ms");
         List<LockInfo> listed = b.list("test-");
-        assertThat(listed.stream().map(LockInfo::leaseId)).containsAll(requests.stream().map(RenewRequest::leaseId).toList());
-        long leases = listed.stream().filter(i -> requests.stream().anyMatch(r -> r.name().equals(i.name()))).count();
+        assertThat(listed.stream().map(LockInfo::leaseId))
+                .containsAll(requests.stream().map(RenewRequest::leaseId).toList());
+        long leases = listed.stream()
+                .filter(i -> requests.stream().anyMatch(r -> r.name().equals(i.name())))
+                .count();
         assertThat(leases).isEqualTo(300);
         t = System.nanoTime();
         List<RenewResult> results = b.renew(requests);
@@ -140,12 +148,19 @@ class EtcdLockBackendTest {
         b.tryAcquire(x, xl, ttl);
         b.tryAcquire(y, yl, ttl);
         long etcdLease;
-        try (io.etcd.jetcd.Client raw = io.etcd.jetcd.Client.builder().endpoints(server.endpoints().toArray(String[]::new)).build()) {
-            etcdLease = raw.getKVClient().get(io.etcd.jetcd.ByteSequence.from("fencelock/" + x, java.nio.charset.StandardCharsets.UTF_8))
-                    .get(5, TimeUnit.SECONDS).getKvs().get(0).getLease();
+        try (io.etcd.jetcd.Client raw = io.etcd.jetcd.Client.builder()
+                .endpoints(server.endpoints().toArray(String[]::new))
+                .build()) {
+            etcdLease = raw.getKVClient()
+                    .get(io.etcd.jetcd.ByteSequence.from("fencelock/" + x, java.nio.charset.StandardCharsets.UTF_8))
+                    .get(5, TimeUnit.SECONDS)
+                    .getKvs()
+                    .get(0)
+                    .getLease();
             raw.getLeaseClient().revoke(etcdLease).get(5, TimeUnit.SECONDS); // the lease dies on the server
         }
-        List<RenewResult> results = b.renew(List.of(new RenewRequest(x, xl, ttl, null), new RenewRequest(y, yl, ttl, null)));
+        List<RenewResult> results =
+                b.renew(List.of(new RenewRequest(x, xl, ttl, null), new RenewRequest(y, yl, ttl, null)));
         assertThat(results).noneMatch(RenewResult::renewed);
         assertThat(b.inspect(x)).isEmpty();
         // the backend grants a new lease for the next lock of that TTL
@@ -165,11 +180,16 @@ class EtcdLockBackendTest {
         assertThat(b.tryAcquire(dropped, droppedId, ttl).acquired()).isTrue();
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
         while (System.nanoTime() < end) {
-            assertThat(b.renew(List.of(new RenewRequest(kept, keptId, ttl, null))).get(0).renewed()).isTrue();
+            assertThat(b.renew(List.of(new RenewRequest(kept, keptId, ttl, null)))
+                            .get(0)
+                            .renewed())
+                    .isTrue();
             Thread.sleep(150);
         }
         assertThat(b.inspect(kept)).isPresent();
-        assertThat(b.inspect(dropped)).as("the lock its holder stopped renewing").isEmpty();
+        assertThat(b.inspect(dropped))
+                .as("the lock its holder stopped renewing")
+                .isEmpty();
     }
 
     @Test
@@ -177,8 +197,10 @@ class EtcdLockBackendTest {
         EtcdServer server = EtcdServer.shared();
         EtcdLockBackend direct = open(server);
         try (FaultProxy proxy = FaultProxy.start(server.address().orElseThrow())) {
-            EtcdLockBackend b = EtcdLockBackend.builder().endpoints(server.endpointVia(proxy.address()))
-                    .requestTimeout(Duration.ofMillis(1500)).build();
+            EtcdLockBackend b = EtcdLockBackend.builder()
+                    .endpoints(server.endpointVia(proxy.address()))
+                    .requestTimeout(Duration.ofMillis(1500))
+                    .build();
             opened.add(b);
             Duration ttl = Duration.ofSeconds(2);
             String kept = name();
@@ -187,7 +209,9 @@ class EtcdLockBackendTest {
             assertThat(b.tryAcquire(kept, keptId, ttl).acquired()).isTrue();
             proxy.dropResponses(); // etcd applies the transaction, the backend never hears of it
             assertThatThrownBy(() -> b.tryAcquire(ghost, id(), ttl)).isInstanceOf(LockBackendException.class);
-            assertThat(direct.inspect(ghost)).as("the grant whose answer was lost").isPresent();
+            assertThat(direct.inspect(ghost))
+                    .as("the grant whose answer was lost")
+                    .isPresent();
             proxy.heal();
             proxy.reset(); // the HTTP/2 connection lost frames: start a fresh one
             // the holder of its sibling renews on: the shared etcd lease stays alive past the ghost's TTL
@@ -200,8 +224,12 @@ class EtcdLockBackendTest {
                 }
                 Thread.sleep(200); // renewing at a tenth of the TTL
             }
-            assertThat(direct.inspect(kept)).as("the sibling, renewed throughout").isPresent();
-            assertThat(direct.inspect(ghost)).as("the grant nobody knew of, past its TTL").isEmpty();
+            assertThat(direct.inspect(kept))
+                    .as("the sibling, renewed throughout")
+                    .isPresent();
+            assertThat(direct.inspect(ghost))
+                    .as("the grant nobody knew of, past its TTL")
+                    .isEmpty();
         }
     }
 
@@ -211,19 +239,26 @@ class EtcdLockBackendTest {
         EtcdLockBackend waiter = open(EtcdServer.shared());
         String name = name();
         String lease = id();
-        assertThat(holder.tryAcquire(name, lease, Duration.ofSeconds(10)).acquired()).isTrue();
+        assertThat(holder.tryAcquire(name, lease, Duration.ofSeconds(10)).acquired())
+                .isTrue();
         AtomicReference<CountDownLatch> woken = new AtomicReference<>(new CountDownLatch(1));
-        try (WakeUpSubscription ignored = SpiChecks.subscribe(waiter, name, () -> woken.get().countDown())) {
-            assertThat(waiter.tryAcquire(name, id(), Duration.ofSeconds(10)).acquired()).isFalse();
+        try (WakeUpSubscription ignored =
+                SpiChecks.subscribe(waiter, name, () -> woken.get().countDown())) {
+            assertThat(waiter.tryAcquire(name, id(), Duration.ofSeconds(10)).acquired())
+                    .isFalse();
             long bound = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
             while (!waiter.watchConfirmed(name)) {
-                assertThat(System.nanoTime() - bound).as("watch confirmed within 5 s").isNegative();
+                assertThat(System.nanoTime() - bound)
+                        .as("watch confirmed within 5 s")
+                        .isNegative();
                 Thread.onSpinWait();
             }
             woken.set(new CountDownLatch(1)); // only the delete may wake it from here on
             long released = System.nanoTime();
             assertThat(holder.release(name, lease)).isTrue();
-            assertThat(woken.get().await(5, TimeUnit.SECONDS)).as("woken by the delete").isTrue();
+            assertThat(woken.get().await(5, TimeUnit.SECONDS))
+                    .as("woken by the delete")
+                    .isTrue();
             System.out.println("[etcd] release -> watch callback: " + (System.nanoTime() - released) / 1000 + " us");
         }
     }
@@ -243,37 +278,52 @@ class EtcdLockBackendTest {
     @Test
     void badSettingsAreRejectedBeforeAnyIo() {
         for (String bad : new String[] {"", "no-slash", "has space/", "{tag}/", "x".repeat(70) + "/", "é/"}) {
-            assertThatThrownBy(() -> EtcdLockBackend.builder().keyPrefix(bad)).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> EtcdLockBackend.builder().keyPrefix(bad))
+                    .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("keyPrefix");
         }
         assertThatThrownBy(() -> EtcdLockBackend.builder().keyPrefix(null)).hasMessageContaining("null");
-        assertThatThrownBy(() -> EtcdLockBackend.builder().endpoints("https://127.0.0.1:1")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> EtcdLockBackend.builder().endpoints("https://127.0.0.1:1"))
+                .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> EtcdLockBackend.builder().endpoints("http://user:secret@127.0.0.1:1"))
-                .isInstanceOf(IllegalArgumentException.class).message().doesNotContain("secret");
+                .isInstanceOf(IllegalArgumentException.class)
+                .message()
+                .doesNotContain("secret");
         // credentials of every shape (raw special characters, percent-encoded, in parameters) are refused without them
         String special = CredentialChecks.special("etcd");
         LockBackendProvider provider = new EtcdLockBackendProvider();
-        for (String uri : List.of("etcd://user:" + special + "@127.0.0.1:2379", "etcd://user:" + CredentialChecks.encoded(special)
-                + "@127.0.0.1:2379,127.0.0.1:2380", "etcd://:" + special + "@127.0.0.1:2379/x?password1=" + special)) {
+        for (String uri : List.of(
+                "etcd://user:" + special + "@127.0.0.1:2379",
+                "etcd://user:" + CredentialChecks.encoded(special) + "@127.0.0.1:2379,127.0.0.1:2380",
+                "etcd://:" + special + "@127.0.0.1:2379/x?password1=" + special)) {
             Throwable refused = catchThrowable(() -> provider.open(uri, Map.of()));
-            assertThat(refused).as("refused").isInstanceOf(IllegalArgumentException.class).hasMessageContaining("127.0.0.1:2379");
+            assertThat(refused)
+                    .as("refused")
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("127.0.0.1:2379");
             CredentialChecks.assertNoSecret(refused, special);
         }
-        for (String endpoint : List.of("http://user:" + special + "@127.0.0.1:2379", "http://user:"
-                + CredentialChecks.encoded(special) + "@127.0.0.1:2379", "http://:" + special + "@127.0.0.1:2379")) {
+        for (String endpoint : List.of(
+                "http://user:" + special + "@127.0.0.1:2379",
+                "http://user:" + CredentialChecks.encoded(special) + "@127.0.0.1:2379",
+                "http://:" + special + "@127.0.0.1:2379")) {
             Throwable refused = catchThrowable(() -> EtcdLockBackend.builder().endpoints(endpoint));
             assertThat(refused).as("refused").isInstanceOf(IllegalArgumentException.class);
             CredentialChecks.assertNoSecret(refused, special);
         }
         // a port that is no port: refused naming it, before any I/O
         for (String bad : List.of("etcd://127.0.0.1:notaport", "etcd://127.0.0.1:2379,127.0.0.1:0")) {
-            assertThatThrownBy(() -> provider.open(bad, Map.of())).isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("port '").hasMessageContaining("1 to 65535");
+            assertThatThrownBy(() -> provider.open(bad, Map.of()))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("port '")
+                    .hasMessageContaining("1 to 65535");
         }
         assertThatThrownBy(() -> EtcdLockBackend.builder().endpoints("http://127.0.0.1:notaport"))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("port 'notaport'");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("port 'notaport'");
         assertThatThrownBy(() -> EtcdLockBackend.builder().build()).hasMessageContaining("no etcd endpoints");
-        assertThatThrownBy(() -> EtcdLockBackend.builder().requestTimeout(Duration.ZERO)).hasMessageContaining("positive");
+        assertThatThrownBy(() -> EtcdLockBackend.builder().requestTimeout(Duration.ZERO))
+                .hasMessageContaining("positive");
         assertThat(EtcdLeases.seconds(Duration.ofMillis(200))).isEqualTo(1);
         assertThat(EtcdLeases.seconds(Duration.ofMillis(500))).isEqualTo(1);
         assertThat(EtcdLeases.seconds(Duration.ofMillis(900))).isEqualTo(2);
@@ -285,16 +335,28 @@ class EtcdLockBackendTest {
     void theProviderIsFoundAndOpensFromAnEtcdUri() {
         EtcdServer server = EtcdServer.shared();
         LockBackendProvider provider = ServiceLoader.load(LockBackendProvider.class).stream()
-                .map(ServiceLoader.Provider::get).filter(p -> p.name().equals("etcd")).findFirst().orElseThrow();
+                .map(ServiceLoader.Provider::get)
+                .filter(p -> p.name().equals("etcd"))
+                .findFirst()
+                .orElseThrow();
         assertThat(provider.accepts("etcd://127.0.0.1:2379")).isTrue();
-        assertThatThrownBy(() -> provider.open("etcd://127.0.0.1:1", Map.of("keyPrefix", "bad"))).hasMessageContaining("keyPrefix");
-        assertThatThrownBy(() -> provider.open("etcd://127.0.0.1:1", Map.of("nope", "x"))).hasMessageContaining("unknown");
-        String hosts = String.join(",", server.endpoints().stream().map(e -> e.substring("http://".length())).toList());
-        try (LockBackend b = provider.open("etcd://" + hosts, Map.of("keyPrefix", "fencelock-test/", "requestTimeout", "PT3S"))) {
-            assertThat(b.capabilities()).contains(Capability.FENCING, Capability.DURABLE_TOKENS, Capability.WAKE_ON_RELEASE)
+        assertThatThrownBy(() -> provider.open("etcd://127.0.0.1:1", Map.of("keyPrefix", "bad")))
+                .hasMessageContaining("keyPrefix");
+        assertThatThrownBy(() -> provider.open("etcd://127.0.0.1:1", Map.of("nope", "x")))
+                .hasMessageContaining("unknown");
+        String hosts = String.join(
+                ",",
+                server.endpoints().stream()
+                        .map(e -> e.substring("http://".length()))
+                        .toList());
+        try (LockBackend b =
+                provider.open("etcd://" + hosts, Map.of("keyPrefix", "fencelock-test/", "requestTimeout", "PT3S"))) {
+            assertThat(b.capabilities())
+                    .contains(Capability.FENCING, Capability.DURABLE_TOKENS, Capability.WAKE_ON_RELEASE)
                     .doesNotContain(Capability.TOKEN_PERIOD, Capability.PURGE_FREE);
             String name = name();
-            assertThat(b.tryAcquire(name, id(), Duration.ofSeconds(5)).acquired()).isTrue();
+            assertThat(b.tryAcquire(name, id(), Duration.ofSeconds(5)).acquired())
+                    .isTrue();
             assertThat(b.list("").stream().map(LockInfo::name)).contains(name);
         }
     }

@@ -17,8 +17,7 @@ import io.fencelock.spi.Redaction;
  * and a message without credentials.
  */
 final class MongoFailures {
-    private MongoFailures() {
-    }
+    private MongoFailures() {}
 
     static LockBackendException failure(String operation, MongoException e, String where) {
         return failure(operation, e, where, null);
@@ -26,15 +25,21 @@ final class MongoFailures {
 
     /** With the raw {@code uri} the client was made with, whose echoes in the driver's message are redacted. */
     static LockBackendException failure(String operation, MongoException e, String where, String uri) {
-        return new LockBackendException("MongoDB " + operation + " failed on " + where + ": "
-                + (e.getCode() == -1 ? "" : "[" + e.getCode() + "] ") + Redaction.message(e.getMessage(), uri), e, isRetryable(e));
+        return new LockBackendException(
+                "MongoDB " + operation + " failed on " + where + ": "
+                        + (e.getCode() == -1 ? "" : "[" + e.getCode() + "] ") + Redaction.message(e.getMessage(), uri),
+                e,
+                isRetryable(e));
     }
 
     /** Whether the same call may succeed later: the network, an election or a timeout, not a bug or bad credentials. */
     static boolean isRetryable(MongoException e) {
-        return e instanceof MongoSocketException || e instanceof MongoTimeoutException
-                || e instanceof MongoExecutionTimeoutException || e instanceof MongoNotPrimaryException
-                || e instanceof MongoNodeIsRecoveringException || e instanceof MongoWriteConcernException
+        return e instanceof MongoSocketException
+                || e instanceof MongoTimeoutException
+                || e instanceof MongoExecutionTimeoutException
+                || e instanceof MongoNotPrimaryException
+                || e instanceof MongoNodeIsRecoveringException
+                || e instanceof MongoWriteConcernException
                 || e instanceof MongoInterruptedException
                 || e instanceof MongoBulkWriteException bulk && bulk.getWriteConcernError() != null
                 || e.hasErrorLabel("RetryableWriteError")

@@ -17,11 +17,6 @@ import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
-import org.bson.Document;
-import org.bson.conversions.Bson;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -34,6 +29,9 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.bson.Document;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The MongoDB primitive: one document per lock name, {@code _id} = the name, in one collection.
@@ -66,9 +64,13 @@ public final class MongoLockBackend implements LockBackend {
     private static final Document EXPIRY = new Document("$add", List.of("$" + GRANTED_AT, "$" + TTL_MS));
     /** Held by someone: not expired on the server's clock. */
     private static final Document LIVE = new Document("$gt", List.of(EXPIRY, NOW));
+
     private static final Document EXPIRED = new Document("$lte", List.of(EXPIRY, NOW));
-    private static final Document PROJECTION = new Document(OWNER, 1).append(TOKEN, 1).append(GRANTED_AT, 1)
-            .append(TTL_MS, 1).append(RENEWED_BY, 1);
+    private static final Document PROJECTION = new Document(OWNER, 1)
+            .append(TOKEN, 1)
+            .append(GRANTED_AT, 1)
+            .append(TTL_MS, 1)
+            .append(RENEWED_BY, 1);
 
     private final MongoClient ownClient; // null when the application's client is used: theirs to close
     private final MongoCollection<Document> locks;
@@ -77,7 +79,8 @@ public final class MongoLockBackend implements LockBackend {
     private final Set<Capability> capabilities;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private MongoLockBackend(MongoClient ownClient, MongoCollection<Document> locks, String where, MongoServerFacts facts) {
+    private MongoLockBackend(
+            MongoClient ownClient, MongoCollection<Document> locks, String where, MongoServerFacts facts) {
         this.ownClient = ownClient;
         this.locks = locks;
         this.where = where;
@@ -97,17 +100,28 @@ public final class MongoLockBackend implements LockBackend {
     @Override
     public AcquireResult tryAcquire(String name, String leaseId, Duration ttl) {
         // free (released), already ours (an idempotent retry), or expired on the server's clock
-        Document filter = new Document("_id", name).append("$or", List.of(new Document(OWNER, null),
-                new Document(OWNER, leaseId), new Document("$expr", EXPIRED)));
+        Document filter = new Document("_id", name)
+                .append(
+                        "$or",
+                        List.of(
+                                new Document(OWNER, null),
+                                new Document(OWNER, leaseId),
+                                new Document("$expr", EXPIRED)));
         Document update = new Document("$set", new Document(OWNER, leaseId).append(TTL_MS, millis(ttl)))
                 .append("$currentDate", new Document(GRANTED_AT, true).append(TOKEN_AT, true))
                 .append("$inc", new Document(TOKEN, 1L));
         try {
-            Document doc = locks.findOneAndUpdate(filter, update, new FindOneAndUpdateOptions()
-                    .upsert(true).returnDocument(ReturnDocument.AFTER).projection(PROJECTION));
+            Document doc = locks.findOneAndUpdate(
+                    filter,
+                    update,
+                    new FindOneAndUpdateOptions()
+                            .upsert(true)
+                            .returnDocument(ReturnDocument.AFTER)
+                            .projection(PROJECTION));
             if (doc == null) {
-                throw new LockBackendException("MongoDB tryAcquire of '" + name + "' on " + where
-                        + ": the upsert returned no document", false);
+                throw new LockBackendException(
+                        "MongoDB tryAcquire of '" + name + "' on " + where + ": the upsert returned no document",
+                        false);
             }
             return AcquireResult.granted(doc.get(TOKEN, Number.class).longValue(), expiry(doc));
         } catch (MongoServerException e) {
@@ -128,9 +142,14 @@ public final class MongoLockBackend implements LockBackend {
      */
     private Duration holderRemaining(String name) {
         try {
-            Document doc = locks.withReadConcern(ReadConcern.LOCAL).aggregate(List.of(new Document("$match", new Document("_id", name)),
-                    new Document("$project", new Document("remaining", new Document("$subtract", List.of(EXPIRY, NOW)))
-                            .append(OWNER, 1)))).first();
+            Document doc = locks.withReadConcern(ReadConcern.LOCAL)
+                    .aggregate(List.of(
+                            new Document("$match", new Document("_id", name)),
+                            new Document(
+                                    "$project",
+                                    new Document("remaining", new Document("$subtract", List.of(EXPIRY, NOW)))
+                                            .append(OWNER, 1))))
+                    .first();
             if (doc == null || doc.get(OWNER) == null || !(doc.get("remaining") instanceof Number remaining)) {
                 return Duration.ZERO; // freed meanwhile: poll again at once
             }
@@ -159,23 +178,28 @@ public final class MongoLockBackend implements LockBackend {
             if (r.tokenPeriod() != null) {
                 // the token rises when the current one is at least a period old; whichever of the two
                 // updates runs first, the result is the same (both extend, only this one bumps)
-                Document due = new Document("$lte", List.of(new Document("$add", List.of("$" + TOKEN_AT,
-                        millis(r.tokenPeriod()))), NOW));
-                writes.add(new UpdateOneModel<>(new Document("_id", r.name()).append(OWNER, r.leaseId())
-                        .append("$expr", new Document("$and", List.of(LIVE, due))),
-                        new Document("$set", set).append("$inc", new Document(TOKEN, 1L))
+                Document due = new Document(
+                        "$lte", List.of(new Document("$add", List.of("$" + TOKEN_AT, millis(r.tokenPeriod()))), NOW));
+                writes.add(new UpdateOneModel<>(
+                        new Document("_id", r.name())
+                                .append(OWNER, r.leaseId())
+                                .append("$expr", new Document("$and", List.of(LIVE, due))),
+                        new Document("$set", set)
+                                .append("$inc", new Document(TOKEN, 1L))
                                 .append("$currentDate", new Document(GRANTED_AT, true).append(TOKEN_AT, true))));
             }
-            writes.add(new UpdateOneModel<>(new Document("_id", r.name()).append(OWNER, r.leaseId())
-                    .append("$expr", LIVE),
+            writes.add(new UpdateOneModel<>(
+                    new Document("_id", r.name()).append(OWNER, r.leaseId()).append("$expr", LIVE),
                     new Document("$set", set).append("$currentDate", new Document(GRANTED_AT, true))));
         }
-        List<String> names = new ArrayList<>(new LinkedHashSet<>(requests.stream().map(RenewRequest::name).toList()));
+        List<String> names = new ArrayList<>(
+                new LinkedHashSet<>(requests.stream().map(RenewRequest::name).toList()));
         Map<String, Document> docs = new HashMap<>();
         try {
             locks.bulkWrite(writes, new BulkWriteOptions().ordered(false));
             // local read concern: our own acknowledged (majority) writes, without waiting for the majority snapshot
-            for (Document doc : locks.withReadConcern(ReadConcern.LOCAL).find(new Document("_id", new Document("$in", names)))
+            for (Document doc : locks.withReadConcern(ReadConcern.LOCAL)
+                    .find(new Document("_id", new Document("$in", names)))
                     .projection(PROJECTION)) {
                 docs.put(doc.getString("_id"), doc);
             }
@@ -185,9 +209,12 @@ public final class MongoLockBackend implements LockBackend {
         List<RenewResult> results = new ArrayList<>(requests.size());
         for (RenewRequest r : requests) {
             Document doc = docs.get(r.name());
-            boolean renewed = doc != null && r.leaseId().equals(doc.getString(OWNER)) && batch.equals(doc.getString(RENEWED_BY));
-            results.add(renewed ? RenewResult.renewed(doc.get(TOKEN, Number.class).longValue(), expiry(doc))
-                    : RenewResult.rejected());
+            boolean renewed =
+                    doc != null && r.leaseId().equals(doc.getString(OWNER)) && batch.equals(doc.getString(RENEWED_BY));
+            results.add(
+                    renewed
+                            ? RenewResult.renewed(doc.get(TOKEN, Number.class).longValue(), expiry(doc))
+                            : RenewResult.rejected());
         }
         return results;
     }
@@ -196,9 +223,14 @@ public final class MongoLockBackend implements LockBackend {
     public boolean release(String name, String leaseId) {
         try {
             // the document stays: it carries the name's token
-            return locks.updateOne(new Document("_id", name).append(OWNER, leaseId).append("$expr", LIVE),
-                    new Document("$set", new Document(OWNER, null).append(TTL_MS, 0L))
-                            .append("$currentDate", new Document(GRANTED_AT, true))).getMatchedCount() > 0;
+            return locks.updateOne(
+                                    new Document("_id", name)
+                                            .append(OWNER, leaseId)
+                                            .append("$expr", LIVE),
+                                    new Document("$set", new Document(OWNER, null).append(TTL_MS, 0L))
+                                            .append("$currentDate", new Document(GRANTED_AT, true)))
+                            .getMatchedCount()
+                    > 0;
         } catch (MongoException e) {
             throw failure("release of '" + name + "'", e);
         }
@@ -223,7 +255,8 @@ public final class MongoLockBackend implements LockBackend {
     private List<LockInfo> read(String operation, Document match) {
         List<LockInfo> out = new ArrayList<>();
         try {
-            for (Document doc : locks.aggregate(List.of(new Document("$match", match),
+            for (Document doc : locks.aggregate(List.of(
+                    new Document("$match", match),
                     new Document("$sort", new Document("_id", 1)),
                     new Document("$addFields", new Document("serverNow", NOW))))) {
                 Instant now = doc.getDate("serverNow").toInstant();
@@ -231,8 +264,13 @@ public final class MongoLockBackend implements LockBackend {
                 String owner = doc.getString(OWNER);
                 boolean held = owner != null && expiresAt != null && expiresAt.isAfter(now);
                 Number token = doc.get(TOKEN, Number.class);
-                out.add(new LockInfo(doc.getString("_id"), held, held ? owner : null, token == null ? 0 : token.longValue(),
-                        held ? expiresAt : null, now));
+                out.add(new LockInfo(
+                        doc.getString("_id"),
+                        held,
+                        held ? owner : null,
+                        token == null ? 0 : token.longValue(),
+                        held ? expiresAt : null,
+                        now));
             }
         } catch (MongoException e) {
             throw failure(operation, e);
@@ -292,8 +330,7 @@ public final class MongoLockBackend implements LockBackend {
     public static final class Builder {
         private final MongoSettings settings = new MongoSettings();
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /** A {@code mongodb://} or {@code mongodb+srv://} connection string; its database, if any, is the default database. */
         public Builder uri(String uri) {
@@ -351,14 +388,19 @@ public final class MongoLockBackend implements LockBackend {
                 MongoServerFacts facts = MongoServerFacts.of(use.getDatabase("admin"));
                 MongoCollection<Document> locks = settings.lockCollection(use, facts);
                 if (!facts.durable()) {
-                    log.info("fencelock: {} ({}) does not keep tokens across a restart for sure: DURABLE_TOKENS is not declared",
-                            settings.where, facts.describe());
+                    log.info(
+                            "fencelock: {} ({}) does not keep tokens across a restart for sure: DURABLE_TOKENS is not declared",
+                            settings.where,
+                            facts.describe());
                 }
                 return new MongoLockBackend(own, locks, settings.where, facts);
             } catch (MongoException e) {
                 MongoSettings.closeQuietly(own);
-                throw MongoFailures.failure("start-up check of " + settings.databaseName + "." + settings.collection, e,
-                        settings.where, settings.uri);
+                throw MongoFailures.failure(
+                        "start-up check of " + settings.databaseName + "." + settings.collection,
+                        e,
+                        settings.where,
+                        settings.uri);
             } catch (RuntimeException e) {
                 MongoSettings.closeQuietly(own);
                 throw e;

@@ -3,7 +3,6 @@ package io.fencelock.mongo;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.LockBackendProvider;
 import io.fencelock.spi.ProviderProperties;
-
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -29,7 +28,8 @@ public final class MongoLockBackendProvider implements LockBackendProvider {
     @Override
     public LockBackend open(String uri, Map<String, String> properties) {
         ProviderProperties props = ProviderProperties.check(this, uri, properties, KEYS);
-        MongoLockBackend.Builder builder = MongoLockBackend.builder().uri(uri).user(props.get("user")).password(props.get("password"));
+        MongoLockBackend.Builder builder =
+                MongoLockBackend.builder().uri(uri).user(props.get("user")).password(props.get("password"));
         props.ifPresent("database", builder::database).ifPresent("collection", builder::collection);
         return builder.build();
     }

@@ -3,13 +3,12 @@ package io.fencelock.mongo;
 import com.mongodb.MongoServerException;
 import com.mongodb.client.MongoDatabase;
 import io.fencelock.Capability;
-import org.bson.Document;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.util.Collections;
 import java.util.EnumSet;
 import java.util.Set;
+import org.bson.Document;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What the server says about itself at start-up.
@@ -29,8 +28,12 @@ record MongoServerFacts(String product, String topology, Boolean persistent, boo
 
     /** What a backend on this server declares. */
     Set<Capability> capabilities() {
-        EnumSet<Capability> caps = EnumSet.of(Capability.FENCING, Capability.SERVER_TIME, Capability.BATCH_RENEW,
-                Capability.TOKEN_PERIOD, Capability.LINEARIZABLE);
+        EnumSet<Capability> caps = EnumSet.of(
+                Capability.FENCING,
+                Capability.SERVER_TIME,
+                Capability.BATCH_RENEW,
+                Capability.TOKEN_PERIOD,
+                Capability.LINEARIZABLE);
         if (durable()) {
             caps.add(Capability.DURABLE_TOKENS);
         }
@@ -38,8 +41,12 @@ record MongoServerFacts(String product, String topology, Boolean persistent, boo
     }
 
     String describe() {
-        return product + ", " + topology + ", " + (inJvm ? "in memory (nothing survives a restart)"
-                : persistent == null ? "storage persistence unknown" : persistent ? "persistent storage" : "in-memory storage");
+        return product + ", " + topology + ", "
+                + (inJvm
+                        ? "in memory (nothing survives a restart)"
+                        : persistent == null
+                                ? "storage persistence unknown"
+                                : persistent ? "persistent storage" : "in-memory storage");
     }
 
     static MongoServerFacts of(MongoDatabase admin) {
@@ -49,13 +56,17 @@ record MongoServerFacts(String product, String topology, Boolean persistent, boo
         } catch (MongoServerException e) {
             hello = admin.runCommand(new Document("isMaster", 1)); // servers before 4.4.2, and mongo-java-server
         }
-        String version = String.valueOf(admin.runCommand(new Document("buildInfo", 1)).get("version"));
+        String version =
+                String.valueOf(admin.runCommand(new Document("buildInfo", 1)).get("version"));
         Document status = null;
         try {
-            status = admin.runCommand(new Document("serverStatus", 1).append("repl", 0).append("metrics", 0));
+            status = admin.runCommand(
+                    new Document("serverStatus", 1).append("repl", 0).append("metrics", 0));
         } catch (MongoServerException e) {
-            log.warn("fencelock: serverStatus is not allowed ({}): storage persistence unknown, so DURABLE_TOKENS is"
-                    + " not declared (grant the clusterMonitor role to see it)", e.getCode());
+            log.warn(
+                    "fencelock: serverStatus is not allowed ({}): storage persistence unknown, so DURABLE_TOKENS is"
+                            + " not declared (grant the clusterMonitor role to see it)",
+                    e.getCode());
         }
         // mongo-java-server answers serverStatus as process "java", without a storage engine
         boolean inJvm = status != null && "java".equals(status.getString("process"));
@@ -63,7 +74,8 @@ record MongoServerFacts(String product, String topology, Boolean persistent, boo
         if (status != null && status.get("storageEngine") instanceof Document engine) {
             persistent = engine.getBoolean("persistent");
         }
-        String topology = hello.getString("setName") != null ? "replica set " + hello.getString("setName")
+        String topology = hello.getString("setName") != null
+                ? "replica set " + hello.getString("setName")
                 : "isdbgrid".equals(hello.getString("msg")) ? "mongos" : "standalone";
         String product = inJvm ? "mongo-java-server (reports " + version + ")" : "MongoDB " + version;
         return new MongoServerFacts(product, topology, persistent, inJvm);

@@ -11,14 +11,13 @@ import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import io.fencelock.spi.ProviderProperties;
 import io.fencelock.spi.Redaction;
-import org.bson.Document;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
+import org.bson.Document;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What {@link MongoLockBackend.Builder} was told, each value checked before any I/O, and what it
@@ -36,6 +35,7 @@ final class MongoSettings {
     String uri;
     /** The application's client, never closed here. */
     MongoClient client;
+
     private String user;
     private String password;
     private String database;
@@ -43,13 +43,15 @@ final class MongoSettings {
     private Duration timeout = Duration.ofSeconds(10);
     /** Set by {@link #validate()}: the parsed URI (null with a client of the application), where it leads, the database. */
     private ConnectionString connection;
+
     String where;
     String databaseName;
 
     void uri(String uri) {
         Objects.requireNonNull(uri, "uri");
         if (!uri.regionMatches(true, 0, "mongodb://", 0, 10) && !uri.regionMatches(true, 0, "mongodb+srv://", 0, 14)) {
-            throw new IllegalArgumentException("uri must start with mongodb:// or mongodb+srv://, got " + Redaction.uri(uri));
+            throw new IllegalArgumentException(
+                    "uri must start with mongodb:// or mongodb+srv://, got " + Redaction.uri(uri));
         }
         this.uri = uri;
     }
@@ -98,8 +100,8 @@ final class MongoSettings {
             connection = connectionString(uri);
             where = Redaction.uri(uri);
             if ((user != null || password != null) && connection.getCredential() != null) {
-                throw new IllegalArgumentException("credentials are given both in the URI and as user/password: give them once ("
-                        + where + ")");
+                throw new IllegalArgumentException(
+                        "credentials are given both in the URI and as user/password: give them once (" + where + ")");
             }
             if (password != null && user == null) {
                 throw new IllegalArgumentException("a password without a user");
@@ -107,9 +109,11 @@ final class MongoSettings {
         } else if (user != null || password != null) {
             throw new IllegalArgumentException("user/password go with uri(), not with client()");
         }
-        databaseName = database != null ? database
+        databaseName = database != null
+                ? database
                 : connection != null && connection.getDatabase() != null
-                ? requireName("database (from the URI)", connection.getDatabase(), DATABASE, 63) : DEFAULT_DATABASE;
+                        ? requireName("database (from the URI)", connection.getDatabase(), DATABASE, 63)
+                        : DEFAULT_DATABASE;
     }
 
     private static ConnectionString connectionString(String uri) {
@@ -129,14 +133,16 @@ final class MongoSettings {
             return null;
         }
         int ms = (int) Math.min(Integer.MAX_VALUE, timeout.toMillis());
-        MongoClientSettings.Builder settings = MongoClientSettings.builder().applyConnectionString(connection)
+        MongoClientSettings.Builder settings = MongoClientSettings.builder()
+                .applyConnectionString(connection)
                 .applicationName("fencelock")
                 .applyToClusterSettings(c -> c.serverSelectionTimeout(ms, TimeUnit.MILLISECONDS))
-                .applyToSocketSettings(s -> s.connectTimeout(ms, TimeUnit.MILLISECONDS).readTimeout(ms, TimeUnit.MILLISECONDS));
+                .applyToSocketSettings(
+                        s -> s.connectTimeout(ms, TimeUnit.MILLISECONDS).readTimeout(ms, TimeUnit.MILLISECONDS));
         if (user != null) {
             String source = connection.getDatabase() != null ? connection.getDatabase() : "admin";
-            settings.credential(MongoCredential.createCredential(user, source,
-                    password == null ? new char[0] : password.toCharArray()));
+            settings.credential(MongoCredential.createCredential(
+                    user, source, password == null ? new char[0] : password.toCharArray()));
         }
         return MongoClients.create(settings.build());
     }
@@ -147,15 +153,20 @@ final class MongoSettings {
      * a TTL index, which would delete lock documents and so reset tokens.
      */
     MongoCollection<Document> lockCollection(MongoClient use, MongoServerFacts facts) {
-        MongoCollection<Document> locks = use.getDatabase(databaseName).getCollection(collection)
-                .withWriteConcern(WriteConcern.MAJORITY.withJournal(facts.durable()).withWTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS))
+        MongoCollection<Document> locks = use.getDatabase(databaseName)
+                .getCollection(collection)
+                .withWriteConcern(WriteConcern.MAJORITY
+                        .withJournal(facts.durable())
+                        .withWTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS))
                 .withReadConcern(ReadConcern.MAJORITY)
                 .withReadPreference(ReadPreference.primary());
         for (Document index : locks.listIndexes()) {
             if (index.containsKey("expireAfterSeconds")) {
-                throw new IllegalStateException("the lock collection " + locks.getNamespace().getFullName()
+                throw new IllegalStateException("the lock collection "
+                        + locks.getNamespace().getFullName()
                         + " has a TTL index '" + index.getString("name") + "': it would delete lock documents and so"
-                        + " reset their fencing tokens. Drop it (db." + locks.getNamespace().getCollectionName()
+                        + " reset their fencing tokens. Drop it (db."
+                        + locks.getNamespace().getCollectionName()
                         + ".dropIndex('" + index.getString("name") + "'))");
             }
         }

@@ -1,15 +1,14 @@
 package io.fencelock.mongo;
 
+import static io.fencelock.testservers.common.ServerFixture.PROXIED_TIMEOUT;
+
 import io.fencelock.tck.BackendFixture;
 import io.fencelock.tck.ClientConnection;
 import io.fencelock.tck.LockBackendContract;
 import io.fencelock.testservers.common.ServerFixture;
 import io.fencelock.testservers.mongo.MongoServer;
-import org.junit.jupiter.api.AfterAll;
-
 import java.util.Map;
-
-import static io.fencelock.testservers.common.ServerFixture.PROXIED_TIMEOUT;
+import org.junit.jupiter.api.AfterAll;
 
 /**
  * The whole TCK against a Mongo server of its own (an env URI, a mongo:7 replica set, or the in-JVM
@@ -38,9 +37,17 @@ class MongoContractTest extends LockBackendContract {
      */
     static BackendFixture fixtureOn(MongoServer server) {
         String database = server.uniqueDatabase("contract");
-        return ServerFixture.on(server, () -> MongoLockBackend.builder().uri(server.uri()).database(database).build())
+        return ServerFixture.on(
+                        server,
+                        () -> MongoLockBackend.builder()
+                                .uri(server.uri())
+                                .database(database)
+                                .build())
                 .withClient(new ClientConnection(server.uri(), Map.of("database", database)))
-                .withProxy(via -> MongoLockBackend.builder().uri(server.uriVia(via)).database(database)
-                        .timeout(PROXIED_TIMEOUT).build());
+                .withProxy(via -> MongoLockBackend.builder()
+                        .uri(server.uriVia(via))
+                        .database(database)
+                        .timeout(PROXIED_TIMEOUT)
+                        .build());
     }
 }

@@ -5,12 +5,11 @@ import io.fencelock.jdbc.JdbcFailures;
 import io.fencelock.jdbc.JdbcSettings;
 import io.fencelock.spi.ConnectionString;
 import io.fencelock.spi.Redaction;
-
-import javax.sql.DataSource;
 import java.sql.Driver;
 import java.sql.SQLException;
 import java.util.Properties;
 import java.util.Set;
+import javax.sql.DataSource;
 
 /**
  * MySQL Connector/J, the one driver for MySQL and MariaDB: which URLs it takes, which of its
@@ -29,11 +28,10 @@ final class ConnectorJ {
      * connection killed (MariaDB: 1927), maximum statement execution time exceeded, disconnected
      * by the server for inactivity.
      */
-    static final JdbcFailures.Retryable RETRYABLE = new JdbcFailures.Retryable(Set.of("08", "40"),
-            Set.of(1205, 1213, 1040, 1053, 1290, 1836, 1317, 1927, 3024, 4031), true);
+    static final JdbcFailures.Retryable RETRYABLE = new JdbcFailures.Retryable(
+            Set.of("08", "40"), Set.of(1205, 1213, 1040, 1053, 1290, 1836, 1317, 1927, 3024, 4031), true);
 
-    private ConnectorJ() {
-    }
+    private ConnectorJ() {}
 
     static Driver driver() {
         return DriverDataSource.driver("MySQL Connector/J", "com.mysql.cj.jdbc.Driver");
@@ -51,8 +49,8 @@ final class ConnectorJ {
         } else if (url.regionMatches(true, 0, MARIADB_PREFIX, 0, MARIADB_PREFIX.length())) {
             mysql = URL_PREFIX + url.substring(MARIADB_PREFIX.length());
         } else {
-            throw new IllegalArgumentException("jdbcUrl must start with " + URL_PREFIX + " or " + MARIADB_PREFIX
-                    + ", got " + Redaction.uri(url));
+            throw new IllegalArgumentException(
+                    "jdbcUrl must start with " + URL_PREFIX + " or " + MARIADB_PREFIX + ", got " + Redaction.uri(url));
         }
         ConnectionString.parse(mysql).requireValidPorts();
         try {
@@ -76,8 +74,10 @@ final class ConnectorJ {
         }
         // an acquire and its read-back, a renewal and its read-back: one round trip each
         connection.setProperty("allowMultiQueries", "true");
-        connection.setProperty("connectTimeout", Long.toString(settings.connectTimeout().toMillis()));
-        connection.setProperty("socketTimeout", Long.toString(settings.socketTimeout().toMillis()));
+        connection.setProperty(
+                "connectTimeout", Long.toString(settings.connectTimeout().toMillis()));
+        connection.setProperty(
+                "socketTimeout", Long.toString(settings.socketTimeout().toMillis()));
         connection.setProperty("tcpKeepAlive", "true");
         // server-side prepared statements, prepared once per connection: the acquire, release,
         // inspect and list statements skip parsing and planning (measured: about 10% of an
@@ -95,6 +95,7 @@ final class ConnectorJ {
 
     /** Run on each new connection of the own pool: a lock wait ends with a definite error before the socket gives up on the statement. */
     static String initSql(JdbcSettings settings) {
-        return "SET SESSION innodb_lock_wait_timeout = " + Math.max(1, settings.socketTimeout().toSeconds() / 2);
+        return "SET SESSION innodb_lock_wait_timeout = "
+                + Math.max(1, settings.socketTimeout().toSeconds() / 2);
     }
 }

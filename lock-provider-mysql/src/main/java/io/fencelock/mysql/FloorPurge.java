@@ -1,13 +1,13 @@
 package io.fencelock.mysql;
 
+import static io.fencelock.mysql.RoundTrip.placeholders;
+
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
-
-import static io.fencelock.mysql.RoundTrip.placeholders;
 
 /**
  * One {@code purgeFree}: deletes rows free for at least its age, in batches. Each batch is one
@@ -18,6 +18,7 @@ import static io.fencelock.mysql.RoundTrip.placeholders;
 final class FloorPurge {
     /** Rows deleted per purge transaction, so that the floor is held only briefly. */
     static final int PURGE_BATCH = 500;
+
     private static final String NOW = "UTC_TIMESTAMP(6)";
 
     private final LockTable table;
@@ -64,42 +65,60 @@ final class FloorPurge {
         try {
             List<String> names = new ArrayList<>();
             long[] highest = {0};
-            RoundTrip.run(c, combined, List.of(
-                    // the floor first: the same order as every acquire (floor, then row), so no deadlock
-                    RoundTrip.Part.query("SELECT token_floor FROM " + table.qualifiedFloor + " WHERE id = 1 FOR UPDATE",
-                            (ps, i) -> i, rs -> {
-                                if (!rs.next()) {
-                                    throw new SQLException("the floor row of " + table.qualifiedFloor + " is missing", "HY000");
-                                }
-                            }),
-                    RoundTrip.Part.query("SELECT name, token FROM " + table.qualifiedTable + " WHERE name IN ("
-                            + placeholders(candidates.size(), "?") + ") AND " + freeLongEnough + " FOR UPDATE", (ps, i) -> {
-                        for (String n : candidates) {
-                            ps.setString(i++, n);
-                        }
-                        ps.setLong(i++, ageMicros);
-                        return i;
-                    }, rs -> {
-                        while (rs.next()) {
-                            names.add(rs.getString(1));
-                            highest[0] = Math.max(highest[0], rs.getLong(2));
-                        }
-                    })));
+            RoundTrip.run(
+                    c,
+                    combined,
+                    List.of(
+                            // the floor first: the same order as every acquire (floor, then row), so no deadlock
+                            RoundTrip.Part.query(
+                                    "SELECT token_floor FROM " + table.qualifiedFloor + " WHERE id = 1 FOR UPDATE",
+                                    (ps, i) -> i,
+                                    rs -> {
+                                        if (!rs.next()) {
+                                            throw new SQLException(
+                                                    "the floor row of " + table.qualifiedFloor + " is missing",
+                                                    "HY000");
+                                        }
+                                    }),
+                            RoundTrip.Part.query(
+                                    "SELECT name, token FROM " + table.qualifiedTable + " WHERE name IN ("
+                                            + placeholders(candidates.size(), "?") + ") AND " + freeLongEnough
+                                            + " FOR UPDATE",
+                                    (ps, i) -> {
+                                        for (String n : candidates) {
+                                            ps.setString(i++, n);
+                                        }
+                                        ps.setLong(i++, ageMicros);
+                                        return i;
+                                    },
+                                    rs -> {
+                                        while (rs.next()) {
+                                            names.add(rs.getString(1));
+                                            highest[0] = Math.max(highest[0], rs.getLong(2));
+                                        }
+                                    })));
             if (!names.isEmpty()) {
                 // the rows are locked and free: they can only be deleted now, with the floor above them
-                RoundTrip.run(c, combined, List.of(
-                        RoundTrip.Part.update("UPDATE " + table.qualifiedFloor
-                                + " SET token_floor = GREATEST(token_floor, ?) WHERE id = 1", (ps, i) -> {
-                            ps.setLong(i++, highest[0]);
-                            return i;
-                        }),
-                        RoundTrip.Part.update("DELETE FROM " + table.qualifiedTable + " WHERE name IN ("
-                                + placeholders(names.size(), "?") + ")", (ps, i) -> {
-                            for (String n : names) {
-                                ps.setString(i++, n);
-                            }
-                            return i;
-                        })));
+                RoundTrip.run(
+                        c,
+                        combined,
+                        List.of(
+                                RoundTrip.Part.update(
+                                        "UPDATE " + table.qualifiedFloor
+                                                + " SET token_floor = GREATEST(token_floor, ?) WHERE id = 1",
+                                        (ps, i) -> {
+                                            ps.setLong(i++, highest[0]);
+                                            return i;
+                                        }),
+                                RoundTrip.Part.update(
+                                        "DELETE FROM " + table.qualifiedTable + " WHERE name IN ("
+                                                + placeholders(names.size(), "?") + ")",
+                                        (ps, i) -> {
+                                            for (String n : names) {
+                                                ps.setString(i++, n);
+                                            }
+                                            return i;
+                                        })));
             }
             c.commit();
             return names.size();

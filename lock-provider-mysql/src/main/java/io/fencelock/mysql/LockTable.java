@@ -2,7 +2,6 @@ package io.fencelock.mysql;
 
 import io.fencelock.jdbc.JdbcLockTable;
 import io.fencelock.jdbc.SqlIdentifiers;
-
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -30,6 +29,7 @@ final class LockTable implements JdbcLockTable {
 
     /** The schema (database) as given, or null for the connection's current database. */
     final String schema;
+
     final String table;
     final String floor;
     final String qualifiedTable;
@@ -51,9 +51,11 @@ final class LockTable implements JdbcLockTable {
         }
         SqlIdentifiers.require("table", table);
         if (table.length() + FLOOR_SUFFIX.length() > MAX_IDENTIFIER) {
-            throw new IllegalArgumentException("table '" + table + "' is too long: its floor table " + table + FLOOR_SUFFIX
-                    + " must fit " + MAX_IDENTIFIER + " characters, so at most " + (MAX_IDENTIFIER - FLOOR_SUFFIX.length())
-                    + " characters");
+            throw new IllegalArgumentException(
+                    "table '" + table + "' is too long: its floor table " + table + FLOOR_SUFFIX
+                            + " must fit " + MAX_IDENTIFIER + " characters, so at most "
+                            + (MAX_IDENTIFIER - FLOOR_SUFFIX.length())
+                            + " characters");
         }
         return new LockTable(schema, table);
     }
@@ -88,14 +90,17 @@ final class LockTable implements JdbcLockTable {
      */
     @Override
     public void create(Connection c) throws SQLException {
-        String lockName = "fencelock:create:" + SqlIdentifiers.sha256(currentDatabase(c) + "." + table).substring(0, 40);
+        String lockName = "fencelock:create:"
+                + SqlIdentifiers.sha256(currentDatabase(c) + "." + table).substring(0, 40);
         try (PreparedStatement get = c.prepareStatement("SELECT GET_LOCK(?, ?)")) {
             get.setString(1, lockName);
             get.setInt(2, CREATE_LOCK_SECONDS);
             try (ResultSet rs = get.executeQuery()) {
                 if (!rs.next() || rs.getInt(1) != 1) {
-                    throw new SQLException("another process held the table-creation lock " + lockName + " for "
-                            + CREATE_LOCK_SECONDS + " s", "HY000");
+                    throw new SQLException(
+                            "another process held the table-creation lock " + lockName + " for " + CREATE_LOCK_SECONDS
+                                    + " s",
+                            "HY000");
                 }
             }
         }
@@ -121,8 +126,9 @@ final class LockTable implements JdbcLockTable {
         String database = currentDatabase(c);
         Map<String, String> engines = engines(c);
         if (!engines.containsKey(table)) {
-            throw new IllegalStateException("lock table " + describe(database) + " does not exist (or this user cannot see it). "
-                    + "Build the backend with createTable(true), or create it:\n" + ddl());
+            throw new IllegalStateException(
+                    "lock table " + describe(database) + " does not exist (or this user cannot see it). "
+                            + "Build the backend with createTable(true), or create it:\n" + ddl());
         }
         List<String> problems = new ArrayList<>();
         for (String t : List.of(table, floor)) {
@@ -143,8 +149,10 @@ final class LockTable implements JdbcLockTable {
         checkDatetime(problems, columns.get(table + ".expires_at"), "expires_at");
         List<String> key = primaryKey(c, table);
         if (!key.equals(List.of("name"))) {
-            problems.add(key.isEmpty() ? "table " + table + " has no primary key on (name)"
-                    : "the primary key of " + table + " is on " + key + ", expected (name)");
+            problems.add(
+                    key.isEmpty()
+                            ? "table " + table + " has no primary key on (name)"
+                            : "the primary key of " + table + " is on " + key + ", expected (name)");
         }
         if (engines.containsKey(floor)) {
             checkBigint(problems, columns.get(floor + ".token_floor"), floor + ".token_floor");
@@ -166,7 +174,8 @@ final class LockTable implements JdbcLockTable {
         if (schema != null) {
             return schema;
         }
-        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT DATABASE()")) {
+        try (Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT DATABASE()")) {
             rs.next();
             String database = rs.getString(1);
             if (database == null) {
@@ -193,13 +202,17 @@ final class LockTable implements JdbcLockTable {
         boolean text = column.dataType.equals("varchar") || column.dataType.equals("char");
         boolean binary = column.dataType.equals("varbinary") || column.dataType.equals("binary");
         if (!text && !binary) {
-            problems.add("column " + name + " is " + column.columnType + ", expected VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin");
+            problems.add("column " + name + " is " + column.columnType
+                    + ", expected VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin");
             return;
         }
         if (column.maxLength < minLength) {
-            problems.add("column " + name + " is " + column.columnType + ", too short for " + minLength + " characters");
+            problems.add(
+                    "column " + name + " is " + column.columnType + ", too short for " + minLength + " characters");
         }
-        if (text && (column.collation == null || !column.collation.toLowerCase(Locale.ROOT).endsWith("_bin"))) {
+        if (text
+                && (column.collation == null
+                        || !column.collation.toLowerCase(Locale.ROOT).endsWith("_bin"))) {
             // a case-insensitive collation would make 'Lock' and 'lock' one lock, and change the order of list()
             problems.add("column " + name + " has collation " + column.collation
                     + ", expected a binary one (ascii_bin): names and lease ids are case-sensitive");
@@ -233,9 +246,8 @@ final class LockTable implements JdbcLockTable {
         }
     }
 
-    private record Column(String dataType, String columnType, long maxLength, int precision, String collation,
-                          boolean nullable) {
-    }
+    private record Column(
+            String dataType, String columnType, long maxLength, int precision, String collation, boolean nullable) {}
 
     private Map<String, String> engines(Connection c) throws SQLException {
         Map<String, String> found = new HashMap<>();
@@ -255,17 +267,24 @@ final class LockTable implements JdbcLockTable {
 
     private Map<String, Column> columns(Connection c) throws SQLException {
         Map<String, Column> found = new HashMap<>();
-        try (PreparedStatement ps = c.prepareStatement("SELECT table_name, column_name, data_type, column_type,"
-                + " character_maximum_length, datetime_precision, collation_name, is_nullable"
-                + " FROM information_schema.columns WHERE table_schema = COALESCE(?, DATABASE()) AND table_name IN (?, ?)")) {
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT table_name, column_name, data_type, column_type,"
+                        + " character_maximum_length, datetime_precision, collation_name, is_nullable"
+                        + " FROM information_schema.columns WHERE table_schema = COALESCE(?, DATABASE()) AND table_name IN (?, ?)")) {
             ps.setString(1, schema);
             ps.setString(2, table);
             ps.setString(3, floor);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    found.put(rs.getString(1) + "." + rs.getString(2).toLowerCase(Locale.ROOT), new Column(
-                            rs.getString(3).toLowerCase(Locale.ROOT), rs.getString(4), rs.getLong(5), rs.getInt(6),
-                            rs.getString(7), "YES".equalsIgnoreCase(rs.getString(8))));
+                    found.put(
+                            rs.getString(1) + "." + rs.getString(2).toLowerCase(Locale.ROOT),
+                            new Column(
+                                    rs.getString(3).toLowerCase(Locale.ROOT),
+                                    rs.getString(4),
+                                    rs.getLong(5),
+                                    rs.getInt(6),
+                                    rs.getString(7),
+                                    "YES".equalsIgnoreCase(rs.getString(8))));
                 }
             }
         }
@@ -290,7 +309,7 @@ final class LockTable implements JdbcLockTable {
 
     private boolean floorRowExists(Connection c) throws SQLException {
         try (Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM " + qualifiedFloor + " WHERE id = 1")) {
+                ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM " + qualifiedFloor + " WHERE id = 1")) {
             rs.next();
             return rs.getInt(1) == 1;
         }

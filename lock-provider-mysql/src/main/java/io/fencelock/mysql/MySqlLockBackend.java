@@ -1,5 +1,7 @@
 package io.fencelock.mysql;
 
+import static io.fencelock.mysql.RoundTrip.placeholders;
+
 import io.fencelock.Capability;
 import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
@@ -13,10 +15,6 @@ import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.Redaction;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
-import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -36,8 +34,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
-
-import static io.fencelock.mysql.RoundTrip.placeholders;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The MySQL / MariaDB primitive: each operation is one autocommit {@code INSERT ... ON DUPLICATE
@@ -60,6 +59,7 @@ public final class MySqlLockBackend implements LockBackend {
     private static final Logger log = LoggerFactory.getLogger(MySqlLockBackend.class);
     /** Renewals per UPDATE statement: 3 parameters each stays far below the 65,535 placeholders of a prepared statement. */
     static final int RENEW_CHUNK = 5_000;
+
     static final int PURGE_BATCH = FloorPurge.PURGE_BATCH;
     private static final int ER_LOCK_WAIT_TIMEOUT = 1205;
     private static final int ER_LOCK_DEADLOCK = 1213;
@@ -89,8 +89,13 @@ public final class MySqlLockBackend implements LockBackend {
         this.combined = facts.multiStatements();
         this.server = facts.version();
         this.serverClock = facts.clock();
-        EnumSet<Capability> caps = EnumSet.of(Capability.FENCING, Capability.SERVER_TIME, Capability.BATCH_RENEW,
-                Capability.TOKEN_PERIOD, Capability.LINEARIZABLE, Capability.PURGE_FREE);
+        EnumSet<Capability> caps = EnumSet.of(
+                Capability.FENCING,
+                Capability.SERVER_TIME,
+                Capability.BATCH_RENEW,
+                Capability.TOKEN_PERIOD,
+                Capability.LINEARIZABLE,
+                Capability.PURGE_FREE);
         if (facts.durableCommits()) {
             caps.add(Capability.DURABLE_TOKENS);
         }
@@ -122,7 +127,8 @@ public final class MySqlLockBackend implements LockBackend {
                 + NOW + " FROM " + t + " WHERE ";
         this.inspectSql = info + "name = ?";
         // binary collation: ORDER BY is Java's order of the (ASCII) names, LIKE is case-sensitive
-        this.listSql = info + "lease_id IS NOT NULL AND expires_at > " + NOW + " AND name LIKE ? ESCAPE '!' ORDER BY name";
+        this.listSql =
+                info + "lease_id IS NOT NULL AND expires_at > " + NOW + " AND name LIKE ? ESCAPE '!' ORDER BY name";
     }
 
     public static Builder builder() {
@@ -139,7 +145,7 @@ public final class MySqlLockBackend implements LockBackend {
         long ttlMicros = SqlTime.micros(ttl);
         Instant sent = serverClock.now();
         try (Connection c = connections.connection();
-             PreparedStatement ps = c.prepareStatement(acquireSql, Statement.RETURN_GENERATED_KEYS)) {
+                PreparedStatement ps = c.prepareStatement(acquireSql, Statement.RETURN_GENERATED_KEYS)) {
             int i = 1;
             ps.setString(i++, name);
             ps.setString(i++, leaseId);
@@ -169,13 +175,20 @@ public final class MySqlLockBackend implements LockBackend {
             if (e.getErrorCode() == ER_LOCK_DEADLOCK || e.getErrorCode() == ER_LOCK_WAIT_TIMEOUT) {
                 // InnoDB rolled the statement back whole (autocommit): a definite "not acquired".
                 // The engine's waiters poll again within their wait.
-                log.debug("fencelock: acquire of '{}' lost an InnoDB lock conflict ({}); not acquired", name, e.getErrorCode());
+                log.debug(
+                        "fencelock: acquire of '{}' lost an InnoDB lock conflict ({}); not acquired",
+                        name,
+                        e.getErrorCode());
                 return AcquireResult.held(null);
             }
             throw failures.failure("tryAcquire of '" + name + "'", e);
         } catch (NumberFormatException e) {
-            throw new LockBackendException("MySQL tryAcquire of '" + name + "' on " + connections.where()
-                    + ": the driver reported no usable LAST_INSERT_ID (" + Redaction.message(e.getMessage()) + ")", e, false);
+            throw new LockBackendException(
+                    "MySQL tryAcquire of '" + name + "' on " + connections.where()
+                            + ": the driver reported no usable LAST_INSERT_ID (" + Redaction.message(e.getMessage())
+                            + ")",
+                    e,
+                    false);
         }
     }
 
@@ -190,28 +203,36 @@ public final class MySqlLockBackend implements LockBackend {
         Map<List<Long>, List<RenewRequest>> groups = new LinkedHashMap<>();
         for (RenewRequest r : requests) {
             long period = r.tokenPeriod() == null ? 0 : SqlTime.micros(r.tokenPeriod());
-            groups.computeIfAbsent(List.of(SqlTime.micros(r.ttl()), period), k -> new ArrayList<>()).add(r);
+            groups.computeIfAbsent(List.of(SqlTime.micros(r.ttl()), period), k -> new ArrayList<>())
+                    .add(r);
         }
         List<RoundTrip.Part> parts = new ArrayList<>();
         groups.forEach((key, group) -> {
             for (int from = 0; from < group.size(); from += RENEW_CHUNK) {
-                parts.add(renewPart(group.subList(from, Math.min(group.size(), from + RENEW_CHUNK)), key.get(0), key.get(1)));
+                parts.add(renewPart(
+                        group.subList(from, Math.min(group.size(), from + RENEW_CHUNK)), key.get(0), key.get(1)));
             }
         });
-        List<String> names = new ArrayList<>(new LinkedHashSet<>(requests.stream().map(RenewRequest::name).toList()));
+        List<String> names = new ArrayList<>(
+                new LinkedHashSet<>(requests.stream().map(RenewRequest::name).toList()));
         Map<String, Row> rows = new HashMap<>();
         Instant[] serverTime = new Instant[1];
         for (int from = 0; from < names.size(); from += RENEW_CHUNK) {
             List<String> chunk = names.subList(from, Math.min(names.size(), from + RENEW_CHUNK));
-            parts.add(RoundTrip.Part.query("SELECT name, lease_id, token, expires_at, expires_at > " + NOW + ", " + NOW
-                    + " FROM " + table.qualifiedTable + " WHERE name IN (" + placeholders(chunk.size(), "?") + ")", (ps, i) -> {
+            parts.add(RoundTrip.Part.query(
+                    "SELECT name, lease_id, token, expires_at, expires_at > " + NOW + ", " + NOW + " FROM "
+                            + table.qualifiedTable + " WHERE name IN (" + placeholders(chunk.size(), "?") + ")",
+                    (ps, i) -> {
                         for (String n : chunk) {
                             ps.setString(i++, n);
                         }
                         return i;
-                    }, rs -> {
+                    },
+                    rs -> {
                         while (rs.next()) {
-                            rows.put(rs.getString(1), new Row(rs.getString(2), rs.getLong(3), TIME.read(rs, 4), rs.getBoolean(5)));
+                            rows.put(
+                                    rs.getString(1),
+                                    new Row(rs.getString(2), rs.getLong(3), TIME.read(rs, 4), rs.getBoolean(5)));
                             serverTime[0] = TIME.read(rs, 6);
                         }
                     }));
@@ -228,14 +249,15 @@ public final class MySqlLockBackend implements LockBackend {
         List<RenewResult> results = new ArrayList<>(requests.size());
         for (RenewRequest r : requests) {
             Row row = rows.get(r.name());
-            results.add(row != null && row.live && r.leaseId().equals(row.leaseId)
-                    ? RenewResult.renewed(row.token, row.expiresAt) : RenewResult.rejected());
+            results.add(
+                    row != null && row.live && r.leaseId().equals(row.leaseId)
+                            ? RenewResult.renewed(row.token, row.expiresAt)
+                            : RenewResult.rejected());
         }
         return results;
     }
 
-    private record Row(String leaseId, long token, Instant expiresAt, boolean live) {
-    }
+    private record Row(String leaseId, long token, Instant expiresAt, boolean live) {}
 
     /**
      * Extends the leases of one TTL that still hold their lock. With a token period, the token rises
@@ -272,7 +294,8 @@ public final class MySqlLockBackend implements LockBackend {
 
     @Override
     public boolean release(String name, String leaseId) {
-        try (Connection c = connections.connection(); PreparedStatement ps = c.prepareStatement(releaseSql)) {
+        try (Connection c = connections.connection();
+                PreparedStatement ps = c.prepareStatement(releaseSql)) {
             ps.setString(1, name);
             ps.setString(2, leaseId);
             return ps.executeUpdate() > 0; // the holder always changes to NULL: 1 with or without useAffectedRows
@@ -304,7 +327,8 @@ public final class MySqlLockBackend implements LockBackend {
     /** Deletes rows free for at least {@code freeFor}, raising the token floor above them first: see {@link FloorPurge}. */
     @Override
     public int purgeFree(Duration freeFor) {
-        FloorPurge purge = new FloorPurge(table, combined, SqlTime.micros(SqlTime.requireNotNegative("freeFor", freeFor)));
+        FloorPurge purge =
+                new FloorPurge(table, combined, SqlTime.micros(SqlTime.requireNotNegative("freeFor", freeFor)));
         try (Connection c = connections.connection()) {
             return purge.run(c);
         } catch (SQLException e) {
@@ -376,11 +400,15 @@ public final class MySqlLockBackend implements LockBackend {
             LockTable lockTable = LockTable.of(settings.schema(), settings.table());
             JdbcFailures failures = new JdbcFailures("MySQL", settings.where(), ConnectorJ.RETRYABLE, true);
             JdbcConnections connections = settings.ownPool()
-                    ? JdbcConnections.ownPool(ConnectorJ.direct(settings), settings, "fencelock-mysql",
-                            ConnectorJ.initSql(settings), failures)
+                    ? JdbcConnections.ownPool(
+                            ConnectorJ.direct(settings),
+                            settings,
+                            "fencelock-mysql",
+                            ConnectorJ.initSql(settings),
+                            failures)
                     : JdbcConnections.application(settings.dataSource(), failures);
-            ServerFacts facts = connections.startUp(lockTable, settings.createTable(),
-                    c -> ServerFacts.read(c, settings.where()));
+            ServerFacts facts =
+                    connections.startUp(lockTable, settings.createTable(), c -> ServerFacts.read(c, settings.where()));
             return new MySqlLockBackend(connections, lockTable, facts);
         }
     }

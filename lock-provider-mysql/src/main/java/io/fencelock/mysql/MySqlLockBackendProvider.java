@@ -1,7 +1,6 @@
 package io.fencelock.mysql;
 
 import io.fencelock.jdbc.JdbcBackendProvider;
-
 import java.util.List;
 
 /**

@@ -40,8 +40,7 @@ final class RoundTrip {
         }
     }
 
-    private RoundTrip() {
-    }
+    private RoundTrip() {}
 
     /** Runs {@code parts} in order and returns the update count of each ({@code -1} for queries). */
     static int[] run(Connection c, boolean combined, List<Part> parts) throws SQLException {
@@ -87,8 +86,9 @@ final class RoundTrip {
 
     private static int collect(PreparedStatement ps, boolean isQuery, Part part) throws SQLException {
         if (isQuery != (part.reader() != null)) {
-            throw new SQLException("expected " + (part.reader() != null ? "rows" : "an update count")
-                    + " from: " + part.sql(), "HY000");
+            throw new SQLException(
+                    "expected " + (part.reader() != null ? "rows" : "an update count") + " from: " + part.sql(),
+                    "HY000");
         }
         if (!isQuery) {
             return ps.getUpdateCount();

@@ -16,8 +16,7 @@ final class ServerClock {
     private static final long MAX_AGE_NANOS = TimeUnit.MINUTES.toNanos(1);
 
     /** The server read its clock somewhere within {@code roundTripMicros}; the offset assumes the middle. */
-    private record Sample(long offsetMicros, long roundTripMicros, long takenNanos) {
-    }
+    private record Sample(long offsetMicros, long roundTripMicros, long takenNanos) {}
 
     private volatile Sample best;
 
@@ -33,10 +32,13 @@ final class ServerClock {
         }
         long now = System.nanoTime();
         Sample current = best;
-        if (current == null || roundTrip <= current.roundTripMicros + current.roundTripMicros / 2 + 100
+        if (current == null
+                || roundTrip <= current.roundTripMicros + current.roundTripMicros / 2 + 100
                 || now - current.takenNanos > MAX_AGE_NANOS) {
-            best = new Sample(ChronoUnit.MICROS.between(sentAt.plus(roundTrip / 2, ChronoUnit.MICROS), serverTime),
-                    roundTrip, now);
+            best = new Sample(
+                    ChronoUnit.MICROS.between(sentAt.plus(roundTrip / 2, ChronoUnit.MICROS), serverTime),
+                    roundTrip,
+                    now);
         }
     }
 

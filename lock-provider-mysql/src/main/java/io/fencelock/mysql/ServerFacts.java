@@ -2,15 +2,14 @@ package io.fencelock.mysql;
 
 import io.fencelock.jdbc.SqlTime;
 import io.fencelock.spi.Redaction;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Instant;
 import java.util.Locale;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What the start-up check learned about the server: its product and version, whether a commit
@@ -42,8 +41,11 @@ record ServerFacts(String version, boolean durableCommits, boolean multiStatemen
         boolean durable = "1".equals(flush);
         if (!durable) {
             // 0 or 2: a commit may be lost in a crash, and a token issued before it issued again
-            log.warn("fencelock: {} runs with innodb_flush_log_at_trx_commit={}: a crash may lose the last grants,"
-                    + " so DURABLE_TOKENS is not declared (set it to 1 for tokens that survive a crash)", where, flush);
+            log.warn(
+                    "fencelock: {} runs with innodb_flush_log_at_trx_commit={}: a crash may lose the last grants,"
+                            + " so DURABLE_TOKENS is not declared (set it to 1 for tokens that survive a crash)",
+                    where,
+                    flush);
         }
         boolean multi;
         try (Statement s = c.createStatement()) {
@@ -51,8 +53,10 @@ record ServerFacts(String version, boolean durableCommits, boolean multiStatemen
             multi = s.getMoreResults();
         } catch (SQLException e) {
             multi = false;
-            log.info("fencelock: the connections to {} do not allow multi-statements ({}); a batch of renewals"
-                    + " takes two round trips instead of one (add allowMultiQueries=true to save one)", where,
+            log.info(
+                    "fencelock: the connections to {} do not allow multi-statements ({}); a batch of renewals"
+                            + " takes two round trips instead of one (add allowMultiQueries=true to save one)",
+                    where,
                     Redaction.message(e.getMessage()));
         }
         return new ServerFacts(product(version), durable, multi, clock);

@@ -1,5 +1,11 @@
 package io.fencelock.mysql;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import static org.assertj.core.api.Assertions.within;
+
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.fencelock.Capability;
@@ -12,15 +18,10 @@ import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
 import io.fencelock.tck.CredentialChecks;
 import io.fencelock.tck.SpiChecks;
+import io.fencelock.tck.fixture.ServerControl;
 import io.fencelock.tck.spi.LockBackendSpiTemplate;
 import io.fencelock.tck.spi.SpiHarness;
 import io.fencelock.testservers.mysql.MariaDbServer;
-import io.fencelock.tck.fixture.ServerControl;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -42,12 +43,10 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.assertj.core.api.Assertions.catchThrowable;
-import static org.assertj.core.api.Assertions.catchThrowableOfType;
-import static org.assertj.core.api.Assertions.within;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 
 /** The SPI template's tests, and what is MySQL's and MariaDB's own: the floor and the purge, InnoDB conflicts, pools, the table checks. */
 class MySqlLockBackendTest extends LockBackendSpiTemplate {
@@ -68,13 +67,30 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
         backend = builder().createTable(true).build();
         harness = SpiHarness.builder(backend, "mysql")
                 // the jdbc:mariadb: spelling of the URL: the provider takes both schemes
-                .uri("jdbc:mariadb:" + url.substring("jdbc:mysql:".length()), Map.of("user", server.user(),
-                        "password", server.password() == null ? "" : server.password(), "poolSize", "1", "createTable", "false"))
-                .unreachableUri(password -> "jdbc:mysql://app:" + password + "@127.0.0.1:1/none?connectTimeout=1000&password=" + password)
-                .malformedPortUris(secret -> List.of("jdbc:mysql://app:" + secret + "@127.0.0.1:notaport/db",
-                        "jdbc:mariadb://127.0.0.1:70000/db", "jdbc:mysql://h1:3306,h2:x/db"))
-                .badSettings(Map.of(Map.of("table", "bad-name"), "bad-name", Map.of("poolSize", "many"), "poolSize",
-                        Map.of("schema", "app; drop table x"), "schema"))
+                .uri(
+                        "jdbc:mariadb:" + url.substring("jdbc:mysql:".length()),
+                        Map.of(
+                                "user",
+                                server.user(),
+                                "password",
+                                server.password() == null ? "" : server.password(),
+                                "poolSize",
+                                "1",
+                                "createTable",
+                                "false"))
+                .unreachableUri(password ->
+                        "jdbc:mysql://app:" + password + "@127.0.0.1:1/none?connectTimeout=1000&password=" + password)
+                .malformedPortUris(secret -> List.of(
+                        "jdbc:mysql://app:" + secret + "@127.0.0.1:notaport/db",
+                        "jdbc:mariadb://127.0.0.1:70000/db",
+                        "jdbc:mysql://h1:3306,h2:x/db"))
+                .badSettings(Map.of(
+                        Map.of("table", "bad-name"),
+                        "bad-name",
+                        Map.of("poolSize", "many"),
+                        "poolSize",
+                        Map.of("schema", "app; drop table x"),
+                        "schema"))
                 .misspelledProperty("tabel")
                 .grantExpiryPrecision(SAME_MOMENT)
                 .build();
@@ -87,11 +103,16 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
 
     @Test
     void theOwnPoolAllowsMultiStatementsAndAGrantExpiresAboutNowPlusItsTtl() {
-        assertThat(backend.multiStatements()).as("the own pool allows multi-statements (a renewal and its read)").isTrue();
+        assertThat(backend.multiStatements())
+                .as("the own pool allows multi-statements (a renewal and its read)")
+                .isTrue();
         Instant before = Instant.now();
         AcquireResult granted = backend.tryAcquire(name(), lease(), TTL);
         // server and test share this machine's clock: the expiry is about now + TTL, in UTC
-        assertThat(granted.expiresAt()).isBetween(before.plus(TTL).minusSeconds(5), Instant.now().plus(TTL).plusSeconds(5));
+        assertThat(granted.expiresAt())
+                .isBetween(
+                        before.plus(TTL).minusSeconds(5),
+                        Instant.now().plus(TTL).plusSeconds(5));
     }
 
     @AfterAll
@@ -109,16 +130,19 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
         return "test/" + UUID.randomUUID();
     }
 
-
     @Test
     void anAcquireRetriedByTheHoldingLeaseIsGrantedAgainWithAHigherToken() {
         String name = name();
         String holder = lease();
         AcquireResult first = backend.tryAcquire(name, holder, TTL);
         AcquireResult again = backend.tryAcquire(name, holder, TTL);
-        assertThat(again.acquired()).as("the same lease id (a retry after a lost answer)").isTrue();
+        assertThat(again.acquired())
+                .as("the same lease id (a retry after a lost answer)")
+                .isTrue();
         assertThat(again.token()).isGreaterThan(first.token());
-        assertThat(backend.tryAcquire(name, lease(), TTL).acquired()).as("another lease").isFalse();
+        assertThat(backend.tryAcquire(name, lease(), TTL).acquired())
+                .as("another lease")
+                .isFalse();
     }
 
     @Test
@@ -127,7 +151,8 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
             String name = name();
             AcquireResult granted = backend.tryAcquire(name, lease(), TTL);
             LockInfo stored = backend.inspect(name).orElseThrow();
-            assertThat(granted.expiresAt()).isCloseTo(stored.expiresAt(), within(SAME_MOMENT))
+            assertThat(granted.expiresAt())
+                    .isCloseTo(stored.expiresAt(), within(SAME_MOMENT))
                     .isBefore(stored.expiresAt().plusMillis(5));
         }
     }
@@ -148,7 +173,9 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
         String expired = name();
         backend.tryAcquire(expired, holder, EXPIRED_AT_ONCE);
 
-        assertThat(backend.purgeFree(Duration.ofHours(1))).as("free for less than an hour").isZero();
+        assertThat(backend.purgeFree(Duration.ofHours(1)))
+                .as("free for less than an hour")
+                .isZero();
         assertThat(backend.inspect(purged)).isPresent();
 
         assertThat(backend.purgeFree(Duration.ZERO)).isGreaterThanOrEqualTo(2);
@@ -158,9 +185,14 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
 
         AcquireResult after = backend.tryAcquire(purged, lease(), TTL);
         assertThat(after.acquired()).isTrue();
-        assertThat(after.token()).as("a new row starts above the floor the purge raised").isGreaterThan(before);
-        assertThat(backend.tryAcquire(name(), lease(), TTL).token()).as("so does any new name").isGreaterThan(before);
-        assertThatThrownBy(() -> backend.purgeFree(Duration.ofSeconds(-1))).isInstanceOf(IllegalArgumentException.class);
+        assertThat(after.token())
+                .as("a new row starts above the floor the purge raised")
+                .isGreaterThan(before);
+        assertThat(backend.tryAcquire(name(), lease(), TTL).token())
+                .as("so does any new name")
+                .isGreaterThan(before);
+        assertThatThrownBy(() -> backend.purgeFree(Duration.ofSeconds(-1)))
+                .isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
@@ -169,7 +201,9 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
         String prefix = "purge-" + UUID.randomUUID() + "/";
         long highest = 0;
         for (int i = 0; i < rows; i++) {
-            highest = Math.max(highest, backend.tryAcquire(prefix + i, lease(), EXPIRED_AT_ONCE).token());
+            highest = Math.max(
+                    highest,
+                    backend.tryAcquire(prefix + i, lease(), EXPIRED_AT_ONCE).token());
         }
         assertThat(backend.purgeFree(Duration.ZERO)).isGreaterThanOrEqualTo(rows);
         assertThat(backend.inspect(prefix + 0)).isEmpty();
@@ -190,7 +224,9 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
                 own.release(name, l);
             }
             execute("DELETE FROM by_hand WHERE name = '" + name + "'");
-            assertThat(own.tryAcquire(name, lease(), TTL).token()).as("token after deleting the row by hand").isLessThan(last);
+            assertThat(own.tryAcquire(name, lease(), TTL).token())
+                    .as("token after deleting the row by hand")
+                    .isLessThan(last);
         }
     }
 
@@ -241,7 +277,8 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
             List<Long> tokens = grants.get(name);
             assertThat(tokens).as("grants of " + name).hasSizeGreaterThan(20);
             for (int i = 1; i < tokens.size(); i++) {
-                assertThat(tokens.get(i)).as("grant %d of %s after %s", i, name, tokens.subList(Math.max(0, i - 3), i))
+                assertThat(tokens.get(i))
+                        .as("grant %d of %s after %s", i, name, tokens.subList(Math.max(0, i - 3), i))
                         .isGreaterThan(tokens.get(i - 1));
             }
         }
@@ -270,23 +307,29 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
         }
         ExecutorService pool = Executors.newSingleThreadExecutor();
         try (HikariDataSource readCommitted = new HikariDataSource(config);
-             MySqlLockBackend onReadCommitted = MySqlLockBackend.builder().dataSource(readCommitted).build();
-             Connection purge = server.connect(url); Statement s = purge.createStatement()) {
+                MySqlLockBackend onReadCommitted =
+                        MySqlLockBackend.builder().dataSource(readCommitted).build();
+                Connection purge = server.connect(url);
+                Statement s = purge.createStatement()) {
             purge.setAutoCommit(false);
             long floor;
-            try (ResultSet rs = s.executeQuery("SELECT token_floor FROM fencelock_locks_floor WHERE id = 1 FOR UPDATE")) {
+            try (ResultSet rs =
+                    s.executeQuery("SELECT token_floor FROM fencelock_locks_floor WHERE id = 1 FOR UPDATE")) {
                 rs.next();
                 floor = rs.getLong(1);
             }
-            s.executeUpdate("UPDATE fencelock_locks_floor SET token_floor = GREATEST(token_floor, " + token + ") WHERE id = 1");
-            assertThat(s.executeUpdate("DELETE FROM fencelock_locks WHERE name = '" + name + "'")).isEqualTo(1);
+            s.executeUpdate(
+                    "UPDATE fencelock_locks_floor SET token_floor = GREATEST(token_floor, " + token + ") WHERE id = 1");
+            assertThat(s.executeUpdate("DELETE FROM fencelock_locks WHERE name = '" + name + "'"))
+                    .isEqualTo(1);
             Future<AcquireResult> acquire = pool.submit(() -> onReadCommitted.tryAcquire(name, lease(), TTL));
             awaitAcquireWaitingForALock(acquire);
             assertThat(acquire).as("an acquire while the purge holds the floor").isNotDone();
             purge.commit();
             AcquireResult after = acquire.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS);
             assertThat(after.acquired()).isTrue();
-            assertThat(after.token()).as("token after a purge that raced the acquire (floor was %d)", floor)
+            assertThat(after.token())
+                    .as("token after a purge that raced the acquire (floor was %d)", floor)
                     .isGreaterThan(token);
         } finally {
             pool.shutdownNow();
@@ -348,7 +391,9 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
 
         assertThat(backend.list(prefix)).extracting(LockInfo::name).containsExactly(prefix + "_x", prefix + "a");
         assertThat(backend.list(prefix + "_")).extracting(LockInfo::name).containsExactly(prefix + "_x");
-        assertThat(backend.list("under_" + id)).as("'_' is no wildcard: it does not match '-'").isEmpty();
+        assertThat(backend.list("under_" + id))
+                .as("'_' is no wildcard: it does not match '-'")
+                .isEmpty();
         assertThat(backend.list("under-" + id)).hasSize(1);
     }
 
@@ -356,7 +401,9 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
     void namesAreCaseSensitive() {
         String name = "Case-" + UUID.randomUUID();
         assertThat(backend.tryAcquire(name, lease(), TTL).acquired()).isTrue();
-        assertThat(backend.tryAcquire(name.toLowerCase(), lease(), TTL).acquired()).as("the lower-case name").isTrue();
+        assertThat(backend.tryAcquire(name.toLowerCase(), lease(), TTL).acquired())
+                .as("the lower-case name")
+                .isTrue();
     }
 
     @Test
@@ -382,7 +429,10 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
                 for (Future<AcquireResult> f : pool.invokeAll(attempts)) {
                     results.add(f.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS)); // an exception would fail here
                 }
-                assertThat(results).as("round %d", round).filteredOn(AcquireResult::acquired).hasSize(1);
+                assertThat(results)
+                        .as("round %d", round)
+                        .filteredOn(AcquireResult::acquired)
+                        .hasSize(1);
             }
         } finally {
             pool.shutdownNow();
@@ -403,13 +453,17 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
         ExecutorService pool = Executors.newSingleThreadExecutor();
         // a lock wait that outlasts innodb_lock_wait_timeout (half the socket timeout: 1 s here) ends in
         // error 1205, which InnoDB rolls back: "not acquired" for an acquire, retryable for a renewal
-        try (MySqlLockBackend impatient = builder().socketTimeout(Duration.ofSeconds(2)).build();
-             Connection other = server.connect(url); Statement s = other.createStatement()) {
+        try (MySqlLockBackend impatient =
+                        builder().socketTimeout(Duration.ofSeconds(2)).build();
+                Connection other = server.connect(url);
+                Statement s = other.createStatement()) {
             other.setAutoCommit(false);
-            s.executeQuery("SELECT token FROM fencelock_locks WHERE name = '" + name + "' FOR UPDATE").close();
+            s.executeQuery("SELECT token FROM fencelock_locks WHERE name = '" + name + "' FOR UPDATE")
+                    .close();
             AcquireResult waited = impatient.tryAcquire(name, lease(), TTL);
             assertThat(waited).isEqualTo(AcquireResult.held(null));
-            LockBackendException renewal = catchThrowableOfType(LockBackendException.class,
+            LockBackendException renewal = catchThrowableOfType(
+                    LockBackendException.class,
                     () -> impatient.renew(List.of(new RenewRequest(name, holder, TTL, null))));
             assertThat(renewal).isNotNull();
             assertThat(renewal.isRetryable()).as(renewal.getMessage()).isTrue();
@@ -425,8 +479,10 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
             long deadlocksBefore = innodbDeadlocks();
             Future<AcquireResult> victim = pool.submit(() -> backend.tryAcquire(name, lease(), TTL));
             awaitAcquireHoldingTheFloor(); // and then it can only wait for the row this transaction holds
-            s.executeQuery("SELECT token_floor FROM fencelock_locks_floor WHERE id = 1 FOR UPDATE").close();
-            assertThat(victim.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).as("the deadlock victim's answer")
+            s.executeQuery("SELECT token_floor FROM fencelock_locks_floor WHERE id = 1 FOR UPDATE")
+                    .close();
+            assertThat(victim.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
+                    .as("the deadlock victim's answer")
                     .isEqualTo(AcquireResult.held(null));
             if (deadlocksBefore >= 0) {
                 assertThat(innodbDeadlocks()).as("InnoDB deadlocks").isGreaterThan(deadlocksBefore);
@@ -435,7 +491,9 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
         } finally {
             pool.shutdownNow();
         }
-        assertThat(backend.tryAcquire(name, lease(), TTL).acquired()).as("free again").isTrue();
+        assertThat(backend.tryAcquire(name, lease(), TTL).acquired())
+                .as("free again")
+                .isTrue();
     }
 
     /**
@@ -444,7 +502,8 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
      */
     private static void awaitAcquireWaitingForALock(Future<?> acquire) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
-        try (Connection c = server.connect(url); Statement s = c.createStatement()) {
+        try (Connection c = server.connect(url);
+                Statement s = c.createStatement()) {
             while (System.nanoTime() < deadline) {
                 try (ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM information_schema.innodb_trx"
                         + " WHERE trx_state = 'LOCK WAIT' AND trx_query LIKE 'INSERT INTO `fencelock_locks`%'")) {
@@ -454,7 +513,8 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
                     }
                 }
                 if (acquire.isDone()) {
-                    throw new AssertionError("the acquire ended without waiting for the purge's lock: " + outcome(acquire));
+                    throw new AssertionError(
+                            "the acquire ended without waiting for the purge's lock: " + outcome(acquire));
                 }
                 Thread.sleep(2); // polling the server's lock table
             }
@@ -477,11 +537,13 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
      */
     private static void awaitAcquireHoldingTheFloor() throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
-        try (Connection probe = server.connect(url); Statement s = probe.createStatement()) {
+        try (Connection probe = server.connect(url);
+                Statement s = probe.createStatement()) {
             probe.setAutoCommit(false);
             while (System.nanoTime() < deadline) {
                 try {
-                    s.executeQuery("SELECT token_floor FROM fencelock_locks_floor WHERE id = 1 FOR UPDATE NOWAIT").close();
+                    s.executeQuery("SELECT token_floor FROM fencelock_locks_floor WHERE id = 1 FOR UPDATE NOWAIT")
+                            .close();
                 } catch (SQLException held) {
                     probe.rollback();
                     return;
@@ -508,17 +570,30 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
         try (HikariDataSource appPool = new HikariDataSource(config)) {
             String name = name();
             String holder = lease();
-            try (MySqlLockBackend onAppPool = MySqlLockBackend.builder().dataSource(appPool).build()) {
-                assertThat(onAppPool.multiStatements()).as("no allowMultiQueries on this pool").isFalse();
+            try (MySqlLockBackend onAppPool =
+                    MySqlLockBackend.builder().dataSource(appPool).build()) {
+                assertThat(onAppPool.multiStatements())
+                        .as("no allowMultiQueries on this pool")
+                        .isFalse();
                 Instant before = Instant.now();
                 AcquireResult granted = onAppPool.tryAcquire(name, holder, TTL);
                 assertThat(granted.acquired()).isTrue();
-                assertThat(granted.expiresAt()).isBetween(before.plus(TTL).minusSeconds(5), Instant.now().plus(TTL).plusSeconds(5));
-                assertThat(backend.inspect(name).orElseThrow().holder()).as("committed, seen by others").contains(holder);
-                assertThat(onAppPool.tryAcquire(name, lease(), TTL)).as("refused, without the holder's remaining time")
+                assertThat(granted.expiresAt())
+                        .isBetween(
+                                before.plus(TTL).minusSeconds(5),
+                                Instant.now().plus(TTL).plusSeconds(5));
+                assertThat(backend.inspect(name).orElseThrow().holder())
+                        .as("committed, seen by others")
+                        .contains(holder);
+                assertThat(onAppPool.tryAcquire(name, lease(), TTL))
+                        .as("refused, without the holder's remaining time")
                         .isEqualTo(AcquireResult.held(null));
-                assertThat(onAppPool.inspect(name).orElseThrow().expiresAt()).isCloseTo(granted.expiresAt(), within(SAME_MOMENT));
-                assertThat(onAppPool.renew(List.of(new RenewRequest(name, holder, TTL, Duration.ofNanos(1_000)))).get(0).token())
+                assertThat(onAppPool.inspect(name).orElseThrow().expiresAt())
+                        .isCloseTo(granted.expiresAt(), within(SAME_MOMENT));
+                assertThat(onAppPool
+                                .renew(List.of(new RenewRequest(name, holder, TTL, Duration.ofNanos(1_000))))
+                                .get(0)
+                                .token())
                         .isEqualTo(granted.token() + 1);
                 assertThat(onAppPool.release(name, holder)).isTrue();
                 assertThat(onAppPool.purgeFree(Duration.ZERO)).isPositive();
@@ -537,17 +612,28 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
             ServerControl control = own.control().orElseThrow();
             String ownUrl = own.createDatabase("mysql_crash");
             String name = name();
-            try (Connection c = own.connect(ownUrl); Statement s = c.createStatement()) {
+            try (Connection c = own.connect(ownUrl);
+                    Statement s = c.createStatement()) {
                 s.execute("SET GLOBAL innodb_flush_log_at_trx_commit = 2"); // a crash may lose the last commits
-                try (MySqlLockBackend lazy = MySqlLockBackend.builder().jdbcUrl(ownUrl).user(own.user())
-                        .password(own.password()).createTable(true).build()) {
-                    assertThat(lazy.capabilities()).doesNotContain(Capability.DURABLE_TOKENS).contains(Capability.FENCING);
+                try (MySqlLockBackend lazy = MySqlLockBackend.builder()
+                        .jdbcUrl(ownUrl)
+                        .user(own.user())
+                        .password(own.password())
+                        .createTable(true)
+                        .build()) {
+                    assertThat(lazy.capabilities())
+                            .doesNotContain(Capability.DURABLE_TOKENS)
+                            .contains(Capability.FENCING);
                 } finally {
                     s.execute("SET GLOBAL innodb_flush_log_at_trx_commit = 1");
                 }
             }
-            try (MySqlLockBackend crashing = MySqlLockBackend.builder().jdbcUrl(ownUrl).user(own.user())
-                    .password(own.password()).createTable(true).build()) {
+            try (MySqlLockBackend crashing = MySqlLockBackend.builder()
+                    .jdbcUrl(ownUrl)
+                    .user(own.user())
+                    .password(own.password())
+                    .createTable(true)
+                    .build()) {
                 assertThat(crashing.capabilities()).contains(Capability.DURABLE_TOKENS);
                 long before = 0;
                 for (int i = 0; i < 5; i++) {
@@ -555,14 +641,17 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
                 }
 
                 control.kill();
-                LockBackendException down = catchThrowableOfType(LockBackendException.class, () -> crashing.inspect(name));
+                LockBackendException down =
+                        catchThrowableOfType(LockBackendException.class, () -> crashing.inspect(name));
                 assertThat(down).isNotNull();
                 assertThat(down.isRetryable()).as(down.getMessage()).isTrue();
                 control.start();
 
                 String holder = lease();
                 AcquireResult after = retryWhileRetryable(() -> crashing.tryAcquire(name, holder, TTL));
-                assertThat(after.token()).as("the committed token survived the crash").isGreaterThan(before);
+                assertThat(after.token())
+                        .as("the committed token survived the crash")
+                        .isGreaterThan(before);
                 assertThat(crashing.release(name, holder)).isTrue();
             }
         }
@@ -577,38 +666,56 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
     void badSettingsAreRejectedBeforeAnyIo() {
         // an unreachable URL: any I/O would fail with a connection error, not the expected message
         MySqlLockBackend.Builder offline = MySqlLockBackend.builder().jdbcUrl("jdbc:mysql://127.0.0.1:1/none");
-        assertThatThrownBy(() -> offline.schema("app; drop table x")).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("schema").hasMessageContaining("plain SQL identifier");
-        assertThatThrownBy(() -> offline.table("locks`")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> offline.schema("app; drop table x"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("schema")
+                .hasMessageContaining("plain SQL identifier");
+        assertThatThrownBy(() -> offline.table("locks`"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("table");
-        assertThatThrownBy(() -> offline.table("t".repeat(58))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> offline.table("t".repeat(58)))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("at most 57");
         assertThatThrownBy(() -> MySqlLockBackend.builder().jdbcUrl("jdbc:postgresql://h/db"))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("jdbc:mysql:");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("jdbc:mysql:");
         assertThatThrownBy(() -> offline.poolSize(0)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> offline.socketTimeout(Duration.ZERO)).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> MySqlLockBackend.builder().build()).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> MySqlLockBackend.builder().build())
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("exactly one of jdbcUrl and dataSource");
-        assertThatThrownBy(() -> new MySqlLockBackendProvider().open("jdbc:mysql://127.0.0.1:1/none",
-                Map.of("tabel", "x"))).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("[tabel]").as("the refusal lists the known properties").hasMessageContaining("createTable");
-        assertThatThrownBy(() -> new MySqlLockBackendProvider().open("jdbc:oracle:thin:app/s3cret-value@//h/db", Map.of()))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageNotContaining("s3cret-value");
-        assertThat(MySqlLockBackend.ddl("app", "locks")).contains("`app`.`locks`").contains("`app`.`locks_floor`");
+        assertThatThrownBy(() ->
+                        new MySqlLockBackendProvider().open("jdbc:mysql://127.0.0.1:1/none", Map.of("tabel", "x")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("[tabel]")
+                .as("the refusal lists the known properties")
+                .hasMessageContaining("createTable");
+        assertThatThrownBy(
+                        () -> new MySqlLockBackendProvider().open("jdbc:oracle:thin:app/s3cret-value@//h/db", Map.of()))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageNotContaining("s3cret-value");
+        assertThat(MySqlLockBackend.ddl("app", "locks"))
+                .contains("`app`.`locks`")
+                .contains("`app`.`locks_floor`");
     }
 
     @Test
     void selfCheckNamesWhatIsWrongAndHowToFixIt() throws SQLException {
-        assertThatThrownBy(() -> builder().table("missing_locks").build()).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("`missing_locks` does not exist").hasMessageContaining("createTable(true)")
+        assertThatThrownBy(() -> builder().table("missing_locks").build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("`missing_locks` does not exist")
+                .hasMessageContaining("createTable(true)")
                 .hasMessageContaining("CREATE TABLE");
 
         String sloppy = table("sloppy");
-        execute("CREATE TABLE " + sloppy + " (name VARCHAR(100) NOT NULL, lease_id VARCHAR(255) NOT NULL,"
+        execute(
+                "CREATE TABLE " + sloppy + " (name VARCHAR(100) NOT NULL, lease_id VARCHAR(255) NOT NULL,"
                         + " token INT NOT NULL, token_issued_at TIMESTAMP(6) NOT NULL, expires_at DATETIME NOT NULL) ENGINE=MyISAM",
-                "CREATE TABLE " + sloppy + "_floor (id TINYINT NOT NULL PRIMARY KEY, token_floor BIGINT NOT NULL) ENGINE=InnoDB",
+                "CREATE TABLE " + sloppy
+                        + "_floor (id TINYINT NOT NULL PRIMARY KEY, token_floor BIGINT NOT NULL) ENGINE=InnoDB",
                 "INSERT INTO " + sloppy + "_floor VALUES (1, 0)");
-        assertThatThrownBy(() -> builder().table(sloppy).build()).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> builder().table(sloppy).build())
+                .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("uses the MyISAM engine, expected InnoDB")
                 .hasMessageContaining("column name is varchar(100), too short for 255 characters")
                 .hasMessageContaining("has collation utf8mb4_")
@@ -622,15 +729,21 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
         String noFloor = table("nofloor");
         execute(MySqlLockBackend.ddl(null, noFloor).split(";\n"));
         execute("DELETE FROM " + noFloor + "_floor");
-        assertThatThrownBy(() -> builder().table(noFloor).build()).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> builder().table(noFloor).build())
+                .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("the floor row is missing");
         execute("DROP TABLE " + noFloor + "_floor");
-        assertThatThrownBy(() -> builder().table(noFloor).build()).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> builder().table(noFloor).build())
+                .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("table " + noFloor + "_floor is missing");
 
-        assertThatThrownBy(() -> MySqlLockBackend.builder().jdbcUrl(MariaDbServerUrls.withoutDatabase(url))
-                .user(server.user()).password(server.password()).build())
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("no database selected");
+        assertThatThrownBy(() -> MySqlLockBackend.builder()
+                        .jdbcUrl(MariaDbServerUrls.withoutDatabase(url))
+                        .user(server.user())
+                        .password(server.password())
+                        .build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("no database selected");
     }
 
     @Test
@@ -640,7 +753,8 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
             String name = name();
             own.tryAcquire(name, lease(), EXPIRED_AT_ONCE);
             execute("DELETE FROM " + t + "_floor");
-            LockBackendException e = catchThrowableOfType(LockBackendException.class, () -> own.tryAcquire(name, lease(), TTL));
+            LockBackendException e =
+                    catchThrowableOfType(LockBackendException.class, () -> own.tryAcquire(name, lease(), TTL));
             assertThat(e).isNotNull();
             assertThat(e.isRetryable()).isFalse();
             assertThat(e.getMessage()).contains("token");
@@ -669,8 +783,9 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
             pool.shutdownNow();
         }
         try (MySqlLockBackend again = builder().table(table).createTable(true).build();
-             Connection c = server.connect(url); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM " + table + "_floor")) {
+                Connection c = server.connect(url);
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM " + table + "_floor")) {
             assertThat(again.tryAcquire(name(), lease(), TTL).acquired()).isTrue();
             rs.next();
             assertThat(rs.getInt(1)).as("floor rows").isEqualTo(1);
@@ -681,7 +796,8 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
     void aSchemaOtherThanTheUrlsDatabaseHoldsTheTable() {
         String other = server.createDatabase("mysql_other");
         String database = other.substring(other.lastIndexOf('/') + 1);
-        try (MySqlLockBackend elsewhere = builder().schema(database).table("elsewhere").createTable(true).build()) {
+        try (MySqlLockBackend elsewhere =
+                builder().schema(database).table("elsewhere").createTable(true).build()) {
             String name = name();
             assertThat(elsewhere.tryAcquire(name, lease(), TTL).acquired()).isTrue();
             assertThat(elsewhere.toString()).contains("`" + database + "`.`elsewhere`");
@@ -692,14 +808,19 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
     @Test
     void credentialsNeverAppearInFailures() {
         String secret = "Wr0ng-" + UUID.randomUUID();
-        Throwable wrongPassword = catchThrowable(() -> builder().password(secret).build().close());
+        Throwable wrongPassword =
+                catchThrowable(() -> builder().password(secret).build().close());
         Assumptions.assumeTrue(wrongPassword != null, "this server does not check passwords: " + server.description());
         assertThat(wrongPassword).isInstanceOf(LockBackendException.class);
-        assertThat(((LockBackendException) wrongPassword).isRetryable()).as("bad credentials do not heal").isFalse();
+        assertThat(((LockBackendException) wrongPassword).isRetryable())
+                .as("bad credentials do not heal")
+                .isFalse();
         assertNoSecret(wrongPassword, secret);
 
         Throwable inUrl = catchThrowable(() -> MySqlLockBackend.builder()
-                .jdbcUrl(url + "?user=" + server.user() + "&password=" + secret).build().close());
+                .jdbcUrl(url + "?user=" + server.user() + "&password=" + secret)
+                .build()
+                .close());
         assertThat(inUrl).isInstanceOf(LockBackendException.class);
         assertNoSecret(inUrl, secret);
     }
@@ -711,16 +832,20 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
         String wrong = CredentialChecks.special("wrong");
         String second = CredentialChecks.special("second");
         String third = CredentialChecks.special("third");
-        String database = url.substring(url.indexOf('/', "jdbc:mysql://".length()) + 1).split("\\?")[0];
-        execute("CREATE USER '" + user + "'@'%' IDENTIFIED BY '" + right + "'", // no quote or backslash in it
+        String database =
+                url.substring(url.indexOf('/', "jdbc:mysql://".length()) + 1).split("\\?")[0];
+        execute(
+                "CREATE USER '" + user + "'@'%' IDENTIFIED BY '" + right + "'", // no quote or backslash in it
                 "GRANT ALL PRIVILEGES ON `" + database + "`.* TO '" + user + "'@'%'");
         try {
             // the right password, percent-encoded in the user-info: connects, and shows no secret anywhere
             try (MySqlLockBackend ok = MySqlLockBackend.builder()
                     .jdbcUrl(CredentialChecks.withParameters(
                             CredentialChecks.withUserInfo(url, user + ":" + CredentialChecks.encoded(right)),
-                            "password2=" + CredentialChecks.encoded(second) + "&password3=" + CredentialChecks.encoded(third)))
-                    .poolSize(1).build()) {
+                            "password2=" + CredentialChecks.encoded(second) + "&password3="
+                                    + CredentialChecks.encoded(third)))
+                    .poolSize(1)
+                    .build()) {
                 assertThat(ok.tryAcquire(name(), lease(), TTL).acquired()).isTrue();
                 CredentialChecks.assertNoSecret(ok.toString(), right, second, third);
                 String dump = CredentialChecks.hikariConfigurationDump(ok.ownPool());
@@ -728,25 +853,39 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
                 CredentialChecks.assertNoSecret(dump, right, second, third);
                 assertThat(dump).doesNotContain(user + ":");
             }
-            // a wrong password as user-info (encoded), as password= and as password1=: refused, in the server's own words
-            for (String bad : List.of(CredentialChecks.withUserInfo(url, user + ":" + CredentialChecks.encoded(wrong)),
-                    CredentialChecks.withParameters(url, "user=" + user + "&password=" + CredentialChecks.encoded(wrong)),
-                    CredentialChecks.withParameters(url, "user=" + user + "&password1=" + CredentialChecks.encoded(wrong)
-                            + "&password2=" + CredentialChecks.encoded(second) + "&password3=" + CredentialChecks.encoded(third)))) {
-                Throwable refused = catchThrowable(() -> MySqlLockBackend.builder().jdbcUrl(bad).poolSize(1).build().close());
-                assertThat(refused).as(bad.replace(wrong, "...")).isInstanceOf(LockBackendException.class)
+            // a wrong password as user-info (encoded), as password= and as password1=: refused, in the server's own
+            // words
+            for (String bad : List.of(
+                    CredentialChecks.withUserInfo(url, user + ":" + CredentialChecks.encoded(wrong)),
+                    CredentialChecks.withParameters(
+                            url, "user=" + user + "&password=" + CredentialChecks.encoded(wrong)),
+                    CredentialChecks.withParameters(
+                            url,
+                            "user=" + user + "&password1=" + CredentialChecks.encoded(wrong) + "&password2="
+                                    + CredentialChecks.encoded(second) + "&password3="
+                                    + CredentialChecks.encoded(third)))) {
+                Throwable refused = catchThrowable(() -> MySqlLockBackend.builder()
+                        .jdbcUrl(bad)
+                        .poolSize(1)
+                        .build()
+                        .close());
+                assertThat(refused)
+                        .as(bad.replace(wrong, "..."))
+                        .isInstanceOf(LockBackendException.class)
                         .hasMessageContaining("Access denied for user '" + user + "'@'");
                 assertThat(((LockBackendException) refused).isRetryable()).isFalse();
                 CredentialChecks.assertNoSecret(refused, wrong, second, third);
             }
             // the raw password in the user-info is no URL Connector/J can parse: refused before any I/O, without it
-            Throwable raw = catchThrowable(() -> MySqlLockBackend.builder()
-                    .jdbcUrl(CredentialChecks.withUserInfo(url, user + ":" + wrong)));
+            Throwable raw = catchThrowable(
+                    () -> MySqlLockBackend.builder().jdbcUrl(CredentialChecks.withUserInfo(url, user + ":" + wrong)));
             assertThat(raw).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("jdbcUrl");
             CredentialChecks.assertNoSecret(raw, wrong);
             // and through the provider, which names no value either
             Throwable viaProvider = catchThrowable(() -> new MySqlLockBackendProvider()
-                    .open(CredentialChecks.withParameters(url, "password1=" + CredentialChecks.encoded(wrong)), Map.of("user", user)));
+                    .open(
+                            CredentialChecks.withParameters(url, "password1=" + CredentialChecks.encoded(wrong)),
+                            Map.of("user", user)));
             assertThat(viaProvider).isInstanceOf(LockBackendException.class).hasMessageContaining("password1=***");
             CredentialChecks.assertNoSecret(viaProvider, wrong);
         } finally {
@@ -756,13 +895,22 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
 
     @Test
     void declaresItsCapabilitiesAndAcceptsBothSchemes() {
-        assertThat(backend.capabilities()).containsExactlyInAnyOrder(Capability.FENCING, Capability.DURABLE_TOKENS,
-                Capability.SERVER_TIME, Capability.BATCH_RENEW, Capability.TOKEN_PERIOD, Capability.LINEARIZABLE,
-                Capability.PURGE_FREE);
+        assertThat(backend.capabilities())
+                .containsExactlyInAnyOrder(
+                        Capability.FENCING,
+                        Capability.DURABLE_TOKENS,
+                        Capability.SERVER_TIME,
+                        Capability.BATCH_RENEW,
+                        Capability.TOKEN_PERIOD,
+                        Capability.LINEARIZABLE,
+                        Capability.PURGE_FREE);
         assertThat(backend.capabilities()).doesNotContain(Capability.WAKE_ON_RELEASE);
 
         LockBackendProvider provider = ServiceLoader.load(LockBackendProvider.class).stream()
-                .map(ServiceLoader.Provider::get).filter(p -> p.name().equals("mysql")).findFirst().orElseThrow();
+                .map(ServiceLoader.Provider::get)
+                .filter(p -> p.name().equals("mysql"))
+                .findFirst()
+                .orElseThrow();
         assertThat(provider.accepts(url)).isTrue();
         String mariadbUrl = "jdbc:mariadb:" + url.substring("jdbc:mysql:".length());
         assertThat(provider.accepts(mariadbUrl)).isTrue();
@@ -774,12 +922,18 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
 
     @Test
     void failuresAreClassifiedForTheEngine() {
-        assertThat(MySqlLockBackend.isRetryable(new SQLException("Deadlock found", "40001", 1213))).isTrue();
-        assertThat(MySqlLockBackend.isRetryable(new SQLException("Lock wait timeout exceeded", "HY000", 1205))).isTrue();
-        assertThat(MySqlLockBackend.isRetryable(new SQLException("Communications link failure", "08S01", 0))).isTrue();
-        assertThat(MySqlLockBackend.isRetryable(new SQLException("read-only", "HY000", 1290))).isTrue();
-        assertThat(MySqlLockBackend.isRetryable(new SQLException("Access denied", "28000", 1045))).isFalse();
-        assertThat(MySqlLockBackend.isRetryable(new SQLException("Table doesn't exist", "42S02", 1146))).isFalse();
+        assertThat(MySqlLockBackend.isRetryable(new SQLException("Deadlock found", "40001", 1213)))
+                .isTrue();
+        assertThat(MySqlLockBackend.isRetryable(new SQLException("Lock wait timeout exceeded", "HY000", 1205)))
+                .isTrue();
+        assertThat(MySqlLockBackend.isRetryable(new SQLException("Communications link failure", "08S01", 0)))
+                .isTrue();
+        assertThat(MySqlLockBackend.isRetryable(new SQLException("read-only", "HY000", 1290)))
+                .isTrue();
+        assertThat(MySqlLockBackend.isRetryable(new SQLException("Access denied", "28000", 1045)))
+                .isFalse();
+        assertThat(MySqlLockBackend.isRetryable(new SQLException("Table doesn't exist", "42S02", 1146)))
+                .isFalse();
     }
 
     private static String table(String stem) {
@@ -788,8 +942,9 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
 
     /** MariaDB's count of InnoDB deadlocks since start-up; -1 where there is no such status variable (MySQL). */
     private static long innodbDeadlocks() throws SQLException {
-        try (Connection c = server.connect(url); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SHOW GLOBAL STATUS LIKE 'Innodb_deadlocks'")) {
+        try (Connection c = server.connect(url);
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SHOW GLOBAL STATUS LIKE 'Innodb_deadlocks'")) {
             return rs.next() ? rs.getLong(2) : -1;
         }
     }
@@ -805,7 +960,8 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
     }
 
     private static void execute(String... statements) throws SQLException {
-        try (Connection c = server.connect(url); Statement s = c.createStatement()) {
+        try (Connection c = server.connect(url);
+                Statement s = c.createStatement()) {
             for (String sql : statements) {
                 s.execute(sql);
             }

@@ -1,5 +1,8 @@
 package io.fencelock.mysql;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.platform.engine.discovery.DiscoverySelectors.selectMethod;
+
 import io.fencelock.Capability;
 import io.fencelock.LockInfo;
 import io.fencelock.spi.AcquireResult;
@@ -10,10 +13,6 @@ import io.fencelock.tck.BackendFixture;
 import io.fencelock.tck.LockBackendContract;
 import io.fencelock.tck.matrix.MatrixRecorder;
 import io.fencelock.testservers.mysql.MariaDbServer;
-import org.junit.jupiter.api.Test;
-import org.junit.platform.testkit.engine.EngineTestKit;
-import org.junit.platform.testkit.engine.Events;
-
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -21,9 +20,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.platform.engine.discovery.DiscoverySelectors.selectMethod;
+import org.junit.jupiter.api.Test;
+import org.junit.platform.testkit.engine.EngineTestKit;
+import org.junit.platform.testkit.engine.Events;
 
 /**
  * Why the floor exists, shown by the TCK itself: the same backend with a purge that deletes free
@@ -35,7 +34,8 @@ class PurgeWithoutFloorIsCaughtTest {
 
     @Test
     void theKitCatchesAPurgeThatForgetsTheFloor() {
-        assertThat(failureOf("newHolderExceedsAllPriorTokens").getMessage()).contains("token after the lock's record was purged");
+        assertThat(failureOf("newHolderExceedsAllPriorTokens").getMessage())
+                .contains("token after the lock's record was purged");
     }
 
     @Test
@@ -49,11 +49,16 @@ class PurgeWithoutFloorIsCaughtTest {
                 .configurationParameter("junit.jupiter.conditions.deactivate", "*")
                 // a deliberately flawed backend's matrix is no real result: kept out of the comparison report's way
                 .configurationParameter(MatrixRecorder.DIRECTORY_PARAMETER, "target/fencelock-tck-flawed")
-                .execute().testEvents();
+                .execute()
+                .testEvents();
         assertThat(events.failed().count()).as("failed properties").isEqualTo(1);
-        return events.failed().stream().findFirst().orElseThrow()
-                .getPayload(org.junit.platform.engine.TestExecutionResult.class).orElseThrow()
-                .getThrowable().orElseThrow();
+        return events.failed().stream()
+                .findFirst()
+                .orElseThrow()
+                .getPayload(org.junit.platform.engine.TestExecutionResult.class)
+                .orElseThrow()
+                .getThrowable()
+                .orElseThrow();
     }
 
     /** The contract on a backend whose purge is a plain DELETE of free rows. Run only through the test kit above. */
@@ -62,13 +67,25 @@ class PurgeWithoutFloorIsCaughtTest {
         protected BackendFixture fixture() {
             MariaDbServer server = MariaDbServer.shared();
             String url = server.createDatabase("naive_purge");
-            MySqlLockBackend.builder().jdbcUrl(url).user(server.user()).password(server.password())
-                    .createTable(true).build().close();
+            MySqlLockBackend.builder()
+                    .jdbcUrl(url)
+                    .user(server.user())
+                    .password(server.password())
+                    .createTable(true)
+                    .build()
+                    .close();
             return new BackendFixture() {
                 @Override
                 public LockBackend openBackend() {
-                    return new NaivePurge(MySqlLockBackend.builder().jdbcUrl(url).user(server.user())
-                            .password(server.password()).poolSize(2).build(), server, url);
+                    return new NaivePurge(
+                            MySqlLockBackend.builder()
+                                    .jdbcUrl(url)
+                                    .user(server.user())
+                                    .password(server.password())
+                                    .poolSize(2)
+                                    .build(),
+                            server,
+                            url);
                 }
 
                 @Override
@@ -113,8 +130,9 @@ class PurgeWithoutFloorIsCaughtTest {
 
         @Override
         public int purgeFree(Duration freeFor) {
-            try (Connection c = server.connect(url); PreparedStatement ps = c.prepareStatement(
-                    "DELETE FROM fencelock_locks WHERE expires_at <= UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND")) {
+            try (Connection c = server.connect(url);
+                    PreparedStatement ps = c.prepareStatement(
+                            "DELETE FROM fencelock_locks WHERE expires_at <= UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND")) {
                 ps.setLong(1, freeFor.toNanos() / 1000);
                 return ps.executeUpdate();
             } catch (SQLException e) {

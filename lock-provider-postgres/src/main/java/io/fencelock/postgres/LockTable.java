@@ -2,7 +2,6 @@ package io.fencelock.postgres;
 
 import io.fencelock.jdbc.JdbcLockTable;
 import io.fencelock.jdbc.SqlIdentifiers;
-
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -43,7 +42,8 @@ final class LockTable implements JdbcLockTable {
         this.qualifiedTable = quote(schema) + "." + quote(table);
         this.qualifiedSequence = quote(schema) + "." + quote(sequence);
         String plainChannel = "fencelock." + schema + "." + table;
-        this.channel = plainChannel.length() <= MAX_IDENTIFIER ? plainChannel
+        this.channel = plainChannel.length() <= MAX_IDENTIFIER
+                ? plainChannel
                 : "fencelock." + SqlIdentifiers.sha256(plainChannel).substring(0, 40);
     }
 
@@ -90,7 +90,7 @@ final class LockTable implements JdbcLockTable {
         boolean autoCommit = c.getAutoCommit();
         c.setAutoCommit(false);
         try (PreparedStatement lock = c.prepareStatement("SELECT pg_advisory_xact_lock(?)");
-             Statement ddl = c.createStatement()) {
+                Statement ddl = c.createStatement()) {
             lock.setLong(1, advisoryKey());
             lock.execute();
             for (String statement : ddl().split(";\n")) {
@@ -112,24 +112,31 @@ final class LockTable implements JdbcLockTable {
     @Override
     public void verify(Connection c) throws SQLException {
         if (!exists(c, qualifiedTable)) {
-            throw new IllegalStateException("lock table " + qualifiedTable + " does not exist (or this user cannot see it). "
-                    + "Build the backend with createTable(true), or create it:\n" + ddl());
+            throw new IllegalStateException(
+                    "lock table " + qualifiedTable + " does not exist (or this user cannot see it). "
+                            + "Build the backend with createTable(true), or create it:\n" + ddl());
         }
         List<String> problems = new ArrayList<>();
         Map<String, String> actual = actualColumns(c);
         COLUMNS.forEach((column, type) -> {
             String found = actual.get(column);
             if (found == null) {
-                problems.add("column " + column + " " + type + " is missing" + (column.equals("contended")
-                        // added after the first tables were made: one statement brings them up to date
-                        ? ": ALTER TABLE " + qualifiedTable + " ADD COLUMN contended boolean NOT NULL DEFAULT false" : ""));
+                problems.add("column " + column + " " + type + " is missing"
+                        + (column.equals("contended")
+                                // added after the first tables were made: one statement brings them up to date
+                                ? ": ALTER TABLE " + qualifiedTable
+                                        + " ADD COLUMN contended boolean NOT NULL DEFAULT false"
+                                : ""));
             } else if (!found.equals(type)) {
                 problems.add("column " + column + " is " + found + ", expected " + type);
             }
         });
         List<String> key = primaryKey(c);
         if (!key.equals(List.of("name"))) {
-            problems.add(key.isEmpty() ? "there is no primary key on (name)" : "the primary key is on " + key + ", expected (name)");
+            problems.add(
+                    key.isEmpty()
+                            ? "there is no primary key on (name)"
+                            : "the primary key is on " + key + ", expected (name)");
         }
         try (PreparedStatement ps = c.prepareStatement(
                 "SELECT cache_size, cycle FROM pg_catalog.pg_sequences WHERE schemaname = ? AND sequencename = ?")) {
@@ -137,8 +144,9 @@ final class LockTable implements JdbcLockTable {
             ps.setString(2, sequence);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
-                    problems.add("sequence " + qualifiedSequence + " is missing: CREATE SEQUENCE " + qualifiedSequence
-                            + " AS bigint CACHE 1 NO CYCLE (START above every token ever issued if the table has rows)");
+                    problems.add(
+                            "sequence " + qualifiedSequence + " is missing: CREATE SEQUENCE " + qualifiedSequence
+                                    + " AS bigint CACHE 1 NO CYCLE (START above every token ever issued if the table has rows)");
                 } else {
                     if (rs.getLong("cache_size") != 1) {
                         // with a cache each session hands out numbers from its own block, so a later
@@ -147,15 +155,15 @@ final class LockTable implements JdbcLockTable {
                                 + " but fencing tokens need CACHE 1: ALTER SEQUENCE " + qualifiedSequence + " CACHE 1");
                     }
                     if (rs.getBoolean("cycle")) {
-                        problems.add("sequence " + qualifiedSequence + " may CYCLE back to small tokens: ALTER SEQUENCE "
-                                + qualifiedSequence + " NO CYCLE");
+                        problems.add("sequence " + qualifiedSequence
+                                + " may CYCLE back to small tokens: ALTER SEQUENCE " + qualifiedSequence + " NO CYCLE");
                     }
                 }
             }
         }
         if (!problems.isEmpty()) {
-            throw new IllegalStateException("lock table " + qualifiedTable + " is not usable: " + String.join("; ", problems)
-                    + ". Expected:\n" + ddl());
+            throw new IllegalStateException("lock table " + qualifiedTable + " is not usable: "
+                    + String.join("; ", problems) + ". Expected:\n" + ddl());
         }
     }
 
@@ -199,7 +207,8 @@ final class LockTable implements JdbcLockTable {
     }
 
     private long advisoryKey() {
-        return Long.parseUnsignedLong(SqlIdentifiers.sha256("fencelock:create:" + qualifiedTable).substring(0, 16), 16);
+        return Long.parseUnsignedLong(
+                SqlIdentifiers.sha256("fencelock:create:" + qualifiedTable).substring(0, 16), 16);
     }
 
     private static Map<String, String> columns() {

@@ -11,12 +11,9 @@ import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.ConnectionString;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.Redaction;
+import io.fencelock.spi.ReleaseFeed;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
-import io.fencelock.spi.ReleaseFeed;
-import org.postgresql.ds.PGSimpleDataSource;
-
-import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -29,10 +26,11 @@ import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
+import javax.sql.DataSource;
+import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * The PostgreSQL primitive: each operation is one autocommit statement, one round trip, decided
@@ -53,13 +51,19 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public final class PostgresLockBackend implements LockBackend {
     private static final Set<Capability> CAPABILITIES = Collections.unmodifiableSet(EnumSet.of(
-            Capability.FENCING, Capability.DURABLE_TOKENS, Capability.SERVER_TIME, Capability.WAKE_ON_RELEASE,
-            Capability.BATCH_RENEW, Capability.TOKEN_PERIOD, Capability.LINEARIZABLE, Capability.PURGE_FREE));
+            Capability.FENCING,
+            Capability.DURABLE_TOKENS,
+            Capability.SERVER_TIME,
+            Capability.WAKE_ON_RELEASE,
+            Capability.BATCH_RENEW,
+            Capability.TOKEN_PERIOD,
+            Capability.LINEARIZABLE,
+            Capability.PURGE_FREE));
     private static final String MICROS = " * interval '1 microsecond'";
     private static final SqlTime.Reader TIME = SqlTime.TIMESTAMPTZ;
     /** Connection trouble, a serialization failure or deadlock, a cancelled statement, a server going down or full. */
-    private static final JdbcFailures.Retryable RETRYABLE = new JdbcFailures.Retryable(Set.of("08", "40001", "40P01",
-            "57014", "57P01", "57P02", "57P03", "53300"), Set.of(), false);
+    private static final JdbcFailures.Retryable RETRYABLE = new JdbcFailures.Retryable(
+            Set.of("08", "40001", "40P01", "57014", "57P01", "57P02", "57P03", "53300"), Set.of(), false);
     /** Rows a purge statement considers at once: each deleted row holds one advisory lock until its commit. */
     static final int PURGE_BATCH = 500;
 
@@ -80,7 +84,8 @@ public final class PostgresLockBackend implements LockBackend {
         this.connections = connections;
         this.failures = connections.failures();
         this.table = table;
-        this.listener = new ReleaseListener(listenerSource, connections.ownPool() == null, table.channel, connections.where());
+        this.listener =
+                new ReleaseListener(listenerSource, connections.ownPool() == null, table.channel, connections.where());
         String t = table.qualifiedTable;
         String nextToken = "nextval('" + table.qualifiedSequence + "'::regclass)";
         // The name's guard: a transaction-scoped advisory lock keyed by this table and the name.
@@ -144,7 +149,8 @@ public final class PostgresLockBackend implements LockBackend {
                 + freeLongEnough.formatted("") + " ORDER BY name LIMIT " + PURGE_BATCH + "),"
                 + " guarded AS MATERIALIZED (SELECT name FROM batch WHERE pg_try_advisory_xact_lock"
                 + guard.formatted("name") + "),"
-                + " gone AS (DELETE FROM " + t + " l USING guarded g WHERE l.name = g.name AND " + freeLongEnough.formatted("l.")
+                + " gone AS (DELETE FROM " + t + " l USING guarded g WHERE l.name = g.name AND "
+                + freeLongEnough.formatted("l.")
                 + " RETURNING 1)"
                 + " SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM batch), (SELECT max(name) FROM batch)";
     }
@@ -161,7 +167,8 @@ public final class PostgresLockBackend implements LockBackend {
     @Override
     public AcquireResult tryAcquire(String name, String leaseId, Duration ttl) {
         long ttlMicros = SqlTime.micros(ttl);
-        try (Connection c = connections.connection(); PreparedStatement ps = c.prepareStatement(acquireSql)) {
+        try (Connection c = connections.connection();
+                PreparedStatement ps = c.prepareStatement(acquireSql)) {
             ps.setString(1, name);
             ps.setString(2, name);
             ps.setString(3, leaseId);
@@ -199,15 +206,17 @@ public final class PostgresLockBackend implements LockBackend {
             periods[i] = r.tokenPeriod() == null ? 0L : SqlTime.micros(r.tokenPeriod());
         }
         Map<String, Renewed> renewed = new HashMap<>();
-        try (Connection c = connections.connection(); PreparedStatement ps = c.prepareStatement(renewSql)) {
+        try (Connection c = connections.connection();
+                PreparedStatement ps = c.prepareStatement(renewSql)) {
             ps.setArray(1, c.createArrayOf("text", names));
             ps.setArray(2, c.createArrayOf("text", leaseIds));
             ps.setArray(3, c.createArrayOf("bigint", ttls));
             ps.setArray(4, c.createArrayOf("bigint", periods));
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    renewed.put(rs.getString(1), new Renewed(rs.getString(2),
-                            RenewResult.renewed(rs.getLong(3), TIME.read(rs, 4))));
+                    renewed.put(
+                            rs.getString(1),
+                            new Renewed(rs.getString(2), RenewResult.renewed(rs.getLong(3), TIME.read(rs, 4))));
                 }
             }
         } catch (SQLException e) {
@@ -221,12 +230,12 @@ public final class PostgresLockBackend implements LockBackend {
         return results;
     }
 
-    private record Renewed(String leaseId, RenewResult result) {
-    }
+    private record Renewed(String leaseId, RenewResult result) {}
 
     @Override
     public boolean release(String name, String leaseId) {
-        try (Connection c = connections.connection(); PreparedStatement ps = c.prepareStatement(releaseSql)) {
+        try (Connection c = connections.connection();
+                PreparedStatement ps = c.prepareStatement(releaseSql)) {
             ps.setString(1, name);
             ps.setString(2, leaseId);
             ps.setString(3, table.channel);
@@ -260,7 +269,8 @@ public final class PostgresLockBackend implements LockBackend {
         long ageMicros = SqlTime.micros(SqlTime.requireNotNegative("freeFor", freeFor));
         int deleted = 0;
         String after = "";
-        try (Connection c = connections.connection(); PreparedStatement ps = c.prepareStatement(purgeSql)) {
+        try (Connection c = connections.connection();
+                PreparedStatement ps = c.prepareStatement(purgeSql)) {
             while (true) {
                 ps.setString(1, after);
                 ps.setLong(2, ageMicros);
@@ -324,12 +334,14 @@ public final class PostgresLockBackend implements LockBackend {
         @Override
         protected String checkUrl(String jdbcUrl) {
             if (!jdbcUrl.regionMatches(true, 0, URL_PREFIX, 0, URL_PREFIX.length())) {
-                throw new IllegalArgumentException("jdbcUrl must start with " + URL_PREFIX + ", got " + Redaction.uri(jdbcUrl));
+                throw new IllegalArgumentException(
+                        "jdbcUrl must start with " + URL_PREFIX + ", got " + Redaction.uri(jdbcUrl));
             }
             if (ConnectionString.parse(jdbcUrl).requireValidPorts().hasUserInfo()) {
                 // pgjdbc would take "user:password@host" for a host name and look it up
-                throw new IllegalArgumentException("jdbcUrl " + Redaction.uri(jdbcUrl) + " has a user-info (user:password@),"
-                        + " which pgjdbc does not read: give them with user(...) and password(...) or as ?user=&password=");
+                throw new IllegalArgumentException(
+                        "jdbcUrl " + Redaction.uri(jdbcUrl) + " has a user-info (user:password@),"
+                                + " which pgjdbc does not read: give them with user(...) and password(...) or as ?user=&password=");
             }
             return jdbcUrl;
         }

@@ -1,7 +1,6 @@
 package io.fencelock.postgres;
 
 import io.fencelock.jdbc.JdbcBackendProvider;
-
 import java.util.List;
 
 /**

@@ -3,12 +3,6 @@ package io.fencelock.postgres;
 import io.fencelock.LockBackendException;
 import io.fencelock.spi.Redaction;
 import io.fencelock.spi.ReleaseFeed;
-import org.postgresql.PGConnection;
-import org.postgresql.PGNotification;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
-import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -16,6 +10,11 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The release feed of one lock table: one connection (opened directly, or borrowed from the
@@ -33,6 +32,7 @@ final class ReleaseListener implements ReleaseFeed {
     private final String where;
     /** Held by a read in progress, so that close() can wait for it before it gives the connection back. */
     private final Semaphore reading = new Semaphore(1);
+
     private volatile Connection connection;
     private volatile Sink sink;
     private volatile boolean closed;
@@ -91,7 +91,8 @@ final class ReleaseListener implements ReleaseFeed {
             if (closed || c == null) {
                 return;
             }
-            PGNotification[] notifications = c.unwrap(PGConnection.class).getNotifications((int) Math.max(1, max.toMillis()));
+            PGNotification[] notifications =
+                    c.unwrap(PGConnection.class).getNotifications((int) Math.max(1, max.toMillis()));
             if (notifications == null || notifications.length == 0) {
                 if (!closed && !c.isValid(VALIDATION_SECONDS)) {
                     throw new SQLException("the connection no longer answers", "08006");
@@ -114,7 +115,8 @@ final class ReleaseListener implements ReleaseFeed {
     }
 
     private LockBackendException failure(String what, SQLException e) {
-        return new LockBackendException(what + " " + where + " (" + e.getSQLState() + ": " + Redaction.message(e.getMessage()) + ")", true);
+        return new LockBackendException(
+                what + " " + where + " (" + e.getSQLState() + ": " + Redaction.message(e.getMessage()) + ")", true);
     }
 
     private void requireOpen() {

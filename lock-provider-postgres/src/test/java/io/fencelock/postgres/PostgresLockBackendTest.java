@@ -1,5 +1,10 @@
 package io.fencelock.postgres;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.fencelock.Capability;
@@ -8,15 +13,10 @@ import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.WakeUpSubscription;
 import io.fencelock.tck.CredentialChecks;
 import io.fencelock.tck.SpiChecks;
+import io.fencelock.tck.fixture.ServerControl;
 import io.fencelock.tck.spi.LockBackendSpiTemplate;
 import io.fencelock.tck.spi.SpiHarness;
 import io.fencelock.testservers.postgres.PostgresServer;
-import io.fencelock.tck.fixture.ServerControl;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.Test;
-
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -35,16 +35,16 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.assertj.core.api.Assertions.catchThrowable;
-import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 
 /** The SPI template's tests, and what is PostgreSQL's own: the purge and its guard, NOTIFY, the table checks, the pool. */
 class PostgresLockBackendTest extends LockBackendSpiTemplate {
     /** Expired by the time the next statement runs: a round trip takes far longer than this. */
     private static final Duration EXPIRED_AT_ONCE = Duration.ofNanos(1_000);
+
     private static PostgresServer server;
     private static String url;
     private static PostgresLockBackend backend;
@@ -56,13 +56,30 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
         url = server.createDatabase("pg_backend");
         backend = builder().createTable(true).build();
         harness = SpiHarness.builder(backend, "postgres")
-                .uri(url, Map.of("user", server.user(), "password", server.password() == null ? "" : server.password(),
-                        "poolSize", "1", "createTable", "false"))
-                .unreachableUri(password -> "jdbc:postgresql://127.0.0.1:1/none?user=app&connectTimeout=1&password=" + password)
-                .malformedPortUris(secret -> List.of("jdbc:postgresql://127.0.0.1:notaport/db?password=" + secret,
-                        "jdbc:postgresql://h:70000/db", "jdbc:postgresql://h1:5432,h2:x/db"))
-                .badSettings(Map.of(Map.of("table", "bad-name"), "bad-name", Map.of("poolSize", "many"), "poolSize",
-                        Map.of("schema", "public; drop table x"), "schema"))
+                .uri(
+                        url,
+                        Map.of(
+                                "user",
+                                server.user(),
+                                "password",
+                                server.password() == null ? "" : server.password(),
+                                "poolSize",
+                                "1",
+                                "createTable",
+                                "false"))
+                .unreachableUri(
+                        password -> "jdbc:postgresql://127.0.0.1:1/none?user=app&connectTimeout=1&password=" + password)
+                .malformedPortUris(secret -> List.of(
+                        "jdbc:postgresql://127.0.0.1:notaport/db?password=" + secret,
+                        "jdbc:postgresql://h:70000/db",
+                        "jdbc:postgresql://h1:5432,h2:x/db"))
+                .badSettings(Map.of(
+                        Map.of("table", "bad-name"),
+                        "bad-name",
+                        Map.of("poolSize", "many"),
+                        "poolSize",
+                        Map.of("schema", "public; drop table x"),
+                        "schema"))
                 .misspelledProperty("tabel")
                 .build();
     }
@@ -97,7 +114,9 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
         String heldBy = lease();
         backend.tryAcquire(held, heldBy, TTL);
 
-        assertThat(backend.purgeFree(Duration.ofHours(1))).as("free for less than an hour").isZero();
+        assertThat(backend.purgeFree(Duration.ofHours(1)))
+                .as("free for less than an hour")
+                .isZero();
         assertThat(backend.inspect(purged)).isPresent();
 
         assertThat(backend.purgeFree(Duration.ZERO)).isPositive();
@@ -107,7 +126,8 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
         AcquireResult after = backend.tryAcquire(purged, lease(), TTL);
         assertThat(after.acquired()).isTrue();
         assertThat(after.token()).as("a new row still draws from the sequence").isGreaterThan(before.token());
-        assertThatThrownBy(() -> backend.purgeFree(Duration.ofSeconds(-1))).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> backend.purgeFree(Duration.ofSeconds(-1)))
+                .isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
@@ -138,7 +158,9 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
             // what an acquire statement holds from before it draws its token until it commits
             guard(acquire, "pg_advisory_xact_lock_shared", name);
             backend.purgeFree(Duration.ZERO);
-            assertThat(backend.inspect(name)).as("record of a name with an acquire in flight").isPresent();
+            assertThat(backend.inspect(name))
+                    .as("record of a name with an acquire in flight")
+                    .isPresent();
             acquire.commit();
         }
         backend.purgeFree(Duration.ZERO);
@@ -156,20 +178,26 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
             Future<AcquireResult> acquire = acquirer.submit(() -> backend.tryAcquire(name, lease(), TTL));
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
             while (!waitsForGuard(purge, name)) {
-                assertThat(System.nanoTime() - deadline).as("the acquire to wait for the name's guard").isNegative();
-                assertThat(acquire).as("the acquire, while the purge holds the name's guard").isNotDone();
+                assertThat(System.nanoTime() - deadline)
+                        .as("the acquire to wait for the name's guard")
+                        .isNegative();
+                assertThat(acquire)
+                        .as("the acquire, while the purge holds the name's guard")
+                        .isNotDone();
                 Thread.sleep(2); // polling pg_locks for the waiter
             }
             long drawnByThePurge;
             try (Statement s = purge.createStatement();
-                 ResultSet rs = s.executeQuery("SELECT nextval('fencelock_locks_token_seq')")) {
+                    ResultSet rs = s.executeQuery("SELECT nextval('fencelock_locks_token_seq')")) {
                 rs.next();
                 drawnByThePurge = rs.getLong(1);
             }
             purge.commit();
             AcquireResult result = acquire.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS);
             assertThat(result.acquired()).isTrue();
-            assertThat(result.token()).as("token of an insert that waited for a purge").isGreaterThan(drawnByThePurge);
+            assertThat(result.token())
+                    .as("token of an insert that waited for a purge")
+                    .isGreaterThan(drawnByThePurge);
         } finally {
             acquirer.shutdownNow();
         }
@@ -177,8 +205,8 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
 
     /** Takes the name's guard as the provider's statements key it: (this table, hashtext(name)). */
     private static void guard(Connection c, String function, String name) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT " + function
-                + "('public.fencelock_locks'::regclass::oid::int, hashtext(?))")) {
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT " + function + "('public.fencelock_locks'::regclass::oid::int, hashtext(?))")) {
             ps.setString(1, name);
             ps.executeQuery().close();
         }
@@ -198,7 +226,8 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
 
     private static int countRows(String prefix) throws SQLException {
         try (Connection c = server.connect(url);
-             PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM fencelock_locks WHERE starts_with(name, ?)")) {
+                PreparedStatement ps =
+                        c.prepareStatement("SELECT count(*) FROM fencelock_locks WHERE starts_with(name, ?)")) {
             ps.setString(1, prefix);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
@@ -217,11 +246,15 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
         try (PostgresLockBackend waiterSide = builder().build()) {
             SpiChecks.subscribe(waiterSide, name, released::countDown);
             WakeUpSubscription other = SpiChecks.subscribe(waiterSide, name(), unrelated::countDown);
-            assertThat(waiterSide.tryAcquire(name, lease(), TTL).acquired()).as("the waiter's refused attempt").isFalse();
+            assertThat(waiterSide.tryAcquire(name, lease(), TTL).acquired())
+                    .as("the waiter's refused attempt")
+                    .isFalse();
 
             assertThat(backend.release(name, holder)).isTrue();
 
-            assertThat(released.await(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).as("woken by the release").isTrue();
+            assertThat(released.await(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
+                    .as("woken by the release")
+                    .isTrue();
             assertThat(unrelated.getCount()).as("another name's subscriber").isEqualTo(1);
             other.close(); // closing a subscription is allowed at any time; the backend's close ends the rest
         }
@@ -245,13 +278,20 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
             String name = name();
             String holder = lease();
             CountDownLatch released = new CountDownLatch(1);
-            try (PostgresLockBackend onAppPool = PostgresLockBackend.builder().dataSource(appPool).build()) {
+            try (PostgresLockBackend onAppPool =
+                    PostgresLockBackend.builder().dataSource(appPool).build()) {
                 SpiChecks.subscribe(onAppPool, name, released::countDown);
                 assertThat(onAppPool.tryAcquire(name, holder, TTL).acquired()).isTrue();
-                assertThat(backend.inspect(name).orElseThrow().holder()).as("committed, seen by others").contains(holder);
-                assertThat(onAppPool.tryAcquire(name, lease(), TTL).acquired()).as("a waiter's refused attempt").isFalse();
+                assertThat(backend.inspect(name).orElseThrow().holder())
+                        .as("committed, seen by others")
+                        .contains(holder);
+                assertThat(onAppPool.tryAcquire(name, lease(), TTL).acquired())
+                        .as("a waiter's refused attempt")
+                        .isFalse();
                 assertThat(onAppPool.release(name, holder)).isTrue();
-                assertThat(released.await(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).as("woken through the app's pool").isTrue();
+                assertThat(released.await(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
+                        .as("woken through the app's pool")
+                        .isTrue();
             }
             assertThat(appPool.isClosed()).isFalse();
             try (Connection c = appPool.getConnection()) {
@@ -267,25 +307,37 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
             String ownUrl = own.createDatabase("pg_crash");
             Semaphore wakeUps = new Semaphore(0);
             String name = name();
-            try (PostgresLockBackend crashing = PostgresLockBackend.builder().jdbcUrl(ownUrl).user(own.user())
-                    .password(own.password()).createTable(true).build()) {
+            try (PostgresLockBackend crashing = PostgresLockBackend.builder()
+                    .jdbcUrl(ownUrl)
+                    .user(own.user())
+                    .password(own.password())
+                    .createTable(true)
+                    .build()) {
                 SpiChecks.subscribe(crashing, name, wakeUps::release);
-                long before = crashing.tryAcquire(name, lease(), EXPIRED_AT_ONCE).token();
+                long before =
+                        crashing.tryAcquire(name, lease(), EXPIRED_AT_ONCE).token();
 
                 control.kill();
-                LockBackendException down = catchThrowableOfType(LockBackendException.class, () -> crashing.inspect(name));
+                LockBackendException down =
+                        catchThrowableOfType(LockBackendException.class, () -> crashing.inspect(name));
                 assertThat(down).isNotNull();
                 assertThat(down.isRetryable()).as(down.getMessage()).isTrue();
                 control.start();
 
                 // the listener wakes everyone once it has reconnected: from then on it hears releases again
-                assertThat(wakeUps.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).as("woken after reconnecting").isTrue();
+                assertThat(wakeUps.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
+                        .as("woken after reconnecting")
+                        .isTrue();
                 String holder = lease();
                 AcquireResult after = retryWhileRetryable(() -> crashing.tryAcquire(name, holder, TTL));
                 assertThat(after.token()).as("the sequence survived the crash").isGreaterThan(before);
-                assertThat(crashing.tryAcquire(name, lease(), TTL).acquired()).as("a waiter's refused attempt").isFalse();
+                assertThat(crashing.tryAcquire(name, lease(), TTL).acquired())
+                        .as("a waiter's refused attempt")
+                        .isFalse();
                 assertThat(crashing.release(name, holder)).isTrue();
-                assertThat(wakeUps.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).as("woken by the release").isTrue();
+                assertThat(wakeUps.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
+                        .as("woken by the release")
+                        .isTrue();
             }
         }
     }
@@ -298,18 +350,26 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
     @Test
     void badIdentifiersAreRejectedBeforeAnyIo() {
         // an unreachable URL: any I/O would fail with a connection error, not the expected message
-        PostgresLockBackend.Builder offline = PostgresLockBackend.builder().jdbcUrl("jdbc:postgresql://127.0.0.1:1/none");
-        assertThatThrownBy(() -> offline.schema("public; drop table x")).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("schema").hasMessageContaining("plain SQL identifier");
-        assertThatThrownBy(() -> offline.table("locks\"")).isInstanceOf(IllegalArgumentException.class)
+        PostgresLockBackend.Builder offline =
+                PostgresLockBackend.builder().jdbcUrl("jdbc:postgresql://127.0.0.1:1/none");
+        assertThatThrownBy(() -> offline.schema("public; drop table x"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("schema")
+                .hasMessageContaining("plain SQL identifier");
+        assertThatThrownBy(() -> offline.table("locks\""))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("table");
-        assertThatThrownBy(() -> offline.table("t".repeat(54))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> offline.table("t".repeat(54)))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("at most 53");
         assertThatThrownBy(() -> PostgresLockBackend.builder().jdbcUrl("jdbc:mysql://h/db"))
                 .isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> new PostgresLockBackendProvider().open("jdbc:postgresql://127.0.0.1:1/none",
-                Map.of("tabel", "x"))).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("[tabel]").as("the refusal lists the known properties").hasMessageContaining("createTable");
+        assertThatThrownBy(() -> new PostgresLockBackendProvider()
+                        .open("jdbc:postgresql://127.0.0.1:1/none", Map.of("tabel", "x")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("[tabel]")
+                .as("the refusal lists the known properties")
+                .hasMessageContaining("createTable");
     }
 
     @Test
@@ -318,31 +378,41 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
         execute(PostgresLockBackend.ddl("public", table).split(";\n"));
         execute("ALTER SEQUENCE public." + table + "_token_seq CACHE 20");
 
-        assertThatThrownBy(() -> builder().table(table).build()).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("CACHE 20").hasMessageContaining("ALTER SEQUENCE \"public\".\"" + table + "_token_seq\" CACHE 1");
+        assertThatThrownBy(() -> builder().table(table).build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("CACHE 20")
+                .hasMessageContaining("ALTER SEQUENCE \"public\".\"" + table + "_token_seq\" CACHE 1");
 
-        assertThatThrownBy(() -> builder().table("missing_locks").build()).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("\"public\".\"missing_locks\" does not exist").hasMessageContaining("createTable(true)")
+        assertThatThrownBy(() -> builder().table("missing_locks").build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("\"public\".\"missing_locks\" does not exist")
+                .hasMessageContaining("createTable(true)")
                 .hasMessageContaining("CREATE TABLE");
 
         String noKey = "nokey_" + UUID.randomUUID().toString().replace("-", "").substring(0, 8);
-        execute("CREATE SEQUENCE " + noKey + "_token_seq CACHE 1",
+        execute(
+                "CREATE SEQUENCE " + noKey + "_token_seq CACHE 1",
                 "CREATE TABLE " + noKey + " (name text, lease_id text, token int NOT NULL,"
                         + " token_issued_at timestamptz NOT NULL, expires_at timestamptz NOT NULL)");
-        assertThatThrownBy(() -> builder().table(noKey).build()).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> builder().table(noKey).build())
+                .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("column token is integer, expected bigint")
                 .hasMessageContaining("no primary key on (name)");
 
         String older = "older_" + UUID.randomUUID().toString().replace("-", "").substring(0, 8);
-        execute("CREATE SEQUENCE " + older + "_token_seq CACHE 1",
+        execute(
+                "CREATE SEQUENCE " + older + "_token_seq CACHE 1",
                 "CREATE TABLE " + older + " (name text PRIMARY KEY, lease_id text, token bigint NOT NULL,"
                         + " token_issued_at timestamptz NOT NULL, expires_at timestamptz NOT NULL)");
         String upgrade = "ALTER TABLE \"public\".\"" + older + "\" ADD COLUMN contended boolean NOT NULL DEFAULT false";
-        assertThatThrownBy(() -> builder().table(older).build()).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> builder().table(older).build())
+                .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining(upgrade);
         execute(upgrade);
         try (PostgresLockBackend upgraded = builder().table(older).build()) {
-            assertThat(upgraded.tryAcquire(name(), lease(), TTL).acquired()).as("the table as the hint left it").isTrue();
+            assertThat(upgraded.tryAcquire(name(), lease(), TTL).acquired())
+                    .as("the table as the hint left it")
+                    .isTrue();
         }
     }
 
@@ -367,7 +437,8 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
         } finally {
             pool.shutdownNow();
         }
-        try (PostgresLockBackend again = builder().table(table).createTable(true).build()) {
+        try (PostgresLockBackend again =
+                builder().table(table).createTable(true).build()) {
             assertThat(again.tryAcquire(name(), lease(), TTL).acquired()).isTrue();
         }
     }
@@ -378,11 +449,14 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
         CountDownLatch otherTable = new CountDownLatch(1);
         CountDownLatch sameTable = new CountDownLatch(1);
         WakeUpSubscription subscription = SpiChecks.subscribe(backend, name, sameTable::countDown);
-        try (PostgresLockBackend second = builder().table("second_locks").createTable(true).build()) {
+        try (PostgresLockBackend second =
+                builder().table("second_locks").createTable(true).build()) {
             SpiChecks.subscribe(second, name, otherTable::countDown);
             String holder = lease();
             backend.tryAcquire(name, holder, TTL);
-            assertThat(backend.tryAcquire(name, lease(), TTL).acquired()).as("a waiter's refused attempt").isFalse();
+            assertThat(backend.tryAcquire(name, lease(), TTL).acquired())
+                    .as("a waiter's refused attempt")
+                    .isFalse();
             backend.release(name, holder);
 
             assertThat(sameTable.await(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).isTrue();
@@ -395,10 +469,13 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
     @Test
     void credentialsNeverAppearInFailures() {
         String secret = "Wr0ng-" + UUID.randomUUID();
-        Throwable wrongPassword = catchThrowable(() -> builder().password(secret).build().close());
+        Throwable wrongPassword =
+                catchThrowable(() -> builder().password(secret).build().close());
         Assumptions.assumeTrue(wrongPassword != null, "this server does not check passwords: " + server.description());
         assertThat(wrongPassword).isInstanceOf(LockBackendException.class);
-        assertThat(((LockBackendException) wrongPassword).isRetryable()).as("bad credentials do not heal").isFalse();
+        assertThat(((LockBackendException) wrongPassword).isRetryable())
+                .as("bad credentials do not heal")
+                .isFalse();
         CredentialChecks.assertNoSecret(wrongPassword, secret);
     }
 
@@ -408,15 +485,21 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
         String right = CredentialChecks.special("right");
         String wrong = CredentialChecks.special("wrong");
         String other = CredentialChecks.special("other");
-        execute("CREATE ROLE " + role + " LOGIN PASSWORD '" + right + "'", // no quote or backslash in it
-                "GRANT ALL ON SCHEMA public TO " + role, "GRANT ALL ON ALL TABLES IN SCHEMA public TO " + role,
+        execute(
+                "CREATE ROLE " + role + " LOGIN PASSWORD '" + right + "'", // no quote or backslash in it
+                "GRANT ALL ON SCHEMA public TO " + role,
+                "GRANT ALL ON ALL TABLES IN SCHEMA public TO " + role,
                 "GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO " + role);
         try {
             // the right password percent-encoded in the URL, unknown password1..3 beside it: connects, shows no secret
-            String rightUrl = CredentialChecks.withParameters(url, "user=" + role + "&password=" + CredentialChecks.encoded(right)
-                    + "&password1=" + CredentialChecks.encoded(other) + "&password2=" + CredentialChecks.encoded(other)
-                    + "&password3=" + CredentialChecks.encoded(other));
-            try (PostgresLockBackend ok = PostgresLockBackend.builder().jdbcUrl(rightUrl).poolSize(1).build()) {
+            String rightUrl = CredentialChecks.withParameters(
+                    url,
+                    "user=" + role + "&password=" + CredentialChecks.encoded(right)
+                            + "&password1=" + CredentialChecks.encoded(other) + "&password2="
+                            + CredentialChecks.encoded(other)
+                            + "&password3=" + CredentialChecks.encoded(other));
+            try (PostgresLockBackend ok =
+                    PostgresLockBackend.builder().jdbcUrl(rightUrl).poolSize(1).build()) {
                 assertThat(ok.tryAcquire(name(), lease(), TTL).acquired()).isTrue();
                 CredentialChecks.assertNoSecret(ok.toString(), right, other);
                 String dump = CredentialChecks.hikariConfigurationDump(ok.ownPool());
@@ -424,10 +507,15 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
                 CredentialChecks.assertNoSecret(dump, right, other);
             }
             Throwable refused = catchThrowable(() -> PostgresLockBackend.builder()
-                    .jdbcUrl(CredentialChecks.withParameters(url, "user=" + role + "&password=" + CredentialChecks.encoded(wrong)
-                            + "&password1=" + CredentialChecks.encoded(other)))
-                    .poolSize(1).build().close());
-            assertThat(refused).isInstanceOf(LockBackendException.class)
+                    .jdbcUrl(CredentialChecks.withParameters(
+                            url,
+                            "user=" + role + "&password=" + CredentialChecks.encoded(wrong) + "&password1="
+                                    + CredentialChecks.encoded(other)))
+                    .poolSize(1)
+                    .build()
+                    .close());
+            assertThat(refused)
+                    .isInstanceOf(LockBackendException.class)
                     .hasMessageContaining("password authentication failed for user \"" + role + "\"")
                     .hasMessageContaining("password1=***");
             assertThat(((LockBackendException) refused).isRetryable()).isFalse();
@@ -436,7 +524,9 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
             for (String userInfo : List.of(role + ":" + CredentialChecks.encoded(wrong), role + ":" + wrong)) {
                 Throwable notPgjdbc = catchThrowable(() -> PostgresLockBackend.builder()
                         .jdbcUrl(CredentialChecks.withUserInfo(url, userInfo))
-                        .poolSize(1).build().close());
+                        .poolSize(1)
+                        .build()
+                        .close());
                 assertThat(notPgjdbc).isInstanceOf(IllegalArgumentException.class);
                 CredentialChecks.assertNoSecret(notPgjdbc, wrong);
                 assertThat(notPgjdbc.getMessage()).doesNotContain(role + ":");
@@ -448,13 +538,21 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
 
     @Test
     void declaresItsCapabilities() {
-        assertThat(backend.capabilities()).containsExactlyInAnyOrder(Capability.FENCING, Capability.DURABLE_TOKENS,
-                Capability.SERVER_TIME, Capability.WAKE_ON_RELEASE, Capability.BATCH_RENEW, Capability.TOKEN_PERIOD,
-                Capability.LINEARIZABLE, Capability.PURGE_FREE);
+        assertThat(backend.capabilities())
+                .containsExactlyInAnyOrder(
+                        Capability.FENCING,
+                        Capability.DURABLE_TOKENS,
+                        Capability.SERVER_TIME,
+                        Capability.WAKE_ON_RELEASE,
+                        Capability.BATCH_RENEW,
+                        Capability.TOKEN_PERIOD,
+                        Capability.LINEARIZABLE,
+                        Capability.PURGE_FREE);
     }
 
     private static void execute(String... statements) throws SQLException {
-        try (Connection c = server.connect(url); Statement s = c.createStatement()) {
+        try (Connection c = server.connect(url);
+                Statement s = c.createStatement()) {
             for (String sql : statements) {
                 s.execute(sql);
             }

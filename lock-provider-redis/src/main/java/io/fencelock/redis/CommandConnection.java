@@ -7,9 +7,6 @@ import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
@@ -22,6 +19,8 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The backend's command connection, replaced by a fresh one after a command gets no answer in
@@ -37,12 +36,10 @@ final class CommandConnection implements AutoCloseable {
     private static final long AWAIT_SLACK_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     /** A connection and its async command API. */
-    record Link(StatefulConnection<String, String> connection, RedisClusterAsyncCommands<String, String> commands) {
-    }
+    record Link(StatefulConnection<String, String> connection, RedisClusterAsyncCommands<String, String> commands) {}
 
     /** A command's reply to come, and the connection it went out on (replaced if the reply never comes). */
-    record Call<T>(Link link, CompletableFuture<T> reply) {
-    }
+    record Call<T>(Link link, CompletableFuture<T> reply) {}
 
     private final Supplier<CompletionStage<? extends StatefulConnection<String, String>>> connect;
     private final Function<StatefulConnection<String, String>, RedisClusterAsyncCommands<String, String>> commandsOf;
@@ -51,6 +48,7 @@ final class CommandConnection implements AutoCloseable {
     private final Duration drainTime;
     /** Replaced links not closed yet: commands already sent on them get their answer or time out first. */
     private final Set<Link> retiring = ConcurrentHashMap.newKeySet();
+
     private final AtomicBoolean replacing = new AtomicBoolean();
     private volatile Link current;
     private volatile boolean closed;
@@ -64,10 +62,12 @@ final class CommandConnection implements AutoCloseable {
      *                       long, past the timeout of anything sent on it, so nothing can still be
      *                       waiting when it closes
      */
-    CommandConnection(StatefulConnection<String, String> first,
-                      Supplier<CompletionStage<? extends StatefulConnection<String, String>>> connect,
-                      Function<StatefulConnection<String, String>, RedisClusterAsyncCommands<String, String>> commandsOf,
-                      String where, Duration commandTimeout) {
+    CommandConnection(
+            StatefulConnection<String, String> first,
+            Supplier<CompletionStage<? extends StatefulConnection<String, String>>> connect,
+            Function<StatefulConnection<String, String>, RedisClusterAsyncCommands<String, String>> commandsOf,
+            String where,
+            Duration commandTimeout) {
         this.connect = connect;
         this.commandTimeout = commandTimeout;
         this.drainTime = commandTimeout.multipliedBy(2);
@@ -83,10 +83,13 @@ final class CommandConnection implements AutoCloseable {
     /** EVALSHA, and EVAL when the server does not have the script (first use, a restart, SCRIPT FLUSH). */
     static <T> Call<T> eval(Link link, Scripts.Script script, ScriptOutputType type, String[] keys, String... args) {
         RedisClusterAsyncCommands<String, String> redis = link.commands();
-        CompletableFuture<T> bySha = redis.<T>evalsha(script.sha1(), type, keys, args).toCompletableFuture();
-        return new Call<>(link, bySha.exceptionallyCompose(e -> RedisFailures.unwrap(e) instanceof RedisNoScriptException
-                ? redis.<T>eval(script.source(), type, keys, args).toCompletableFuture()
-                : CompletableFuture.failedFuture(e)));
+        CompletableFuture<T> bySha =
+                redis.<T>evalsha(script.sha1(), type, keys, args).toCompletableFuture();
+        return new Call<>(
+                link,
+                bySha.exceptionallyCompose(e -> RedisFailures.unwrap(e) instanceof RedisNoScriptException
+                        ? redis.<T>eval(script.source(), type, keys, args).toCompletableFuture()
+                        : CompletableFuture.failedFuture(e)));
     }
 
     /**
@@ -107,10 +110,13 @@ final class CommandConnection implements AutoCloseable {
         } catch (TimeoutException e) {
             future.cancel(false);
             replaceAfterTimeout(call.link());
-            throw new LockBackendException("Redis " + what(operation, subject) + " got no answer from " + where + " within "
-                    + commandTimeout, e, true);
+            throw new LockBackendException(
+                    "Redis " + what(operation, subject) + " got no answer from " + where + " within " + commandTimeout,
+                    e,
+                    true);
         } catch (CancellationException e) {
-            throw new LockBackendException("Redis " + what(operation, subject) + " on " + where + " was cancelled", e, true);
+            throw new LockBackendException(
+                    "Redis " + what(operation, subject) + " on " + where + " was cancelled", e, true);
         }
     }
 
@@ -131,8 +137,10 @@ final class CommandConnection implements AutoCloseable {
         connect.get().whenComplete((fresh, failure) -> {
             try {
                 if (failure != null) {
-                    log.debug("fencelock: could not reconnect to Redis at {} after a timeout; the next timeout retries: {}",
-                            where, failure.toString());
+                    log.debug(
+                            "fencelock: could not reconnect to Redis at {} after a timeout; the next timeout retries: {}",
+                            where,
+                            failure.toString());
                     return;
                 }
                 if (closed || current != timedOut) {

@@ -1,7 +1,6 @@
 package io.fencelock.redis;
 
 import io.lettuce.core.cluster.SlotHash;
-
 import java.util.regex.Pattern;
 
 /**

@@ -17,12 +17,11 @@ import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.lettuce.core.resource.ClientResources;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.time.Duration;
 import java.util.List;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One backend's Lettuce side: a {@link RedisClient} (one server, or Sentinel's master) or a
@@ -37,8 +36,11 @@ final class RedisConnections implements AutoCloseable {
     final CommandConnection commands;
     final Supplier<StatefulRedisPubSubConnection<String, String>> pubSub;
 
-    private RedisConnections(AbstractRedisClient client, ClientResources shared, CommandConnection commands,
-                             Supplier<StatefulRedisPubSubConnection<String, String>> pubSub) {
+    private RedisConnections(
+            AbstractRedisClient client,
+            ClientResources shared,
+            CommandConnection commands,
+            Supplier<StatefulRedisPubSubConnection<String, String>> pubSub) {
         this.client = client;
         this.shared = shared;
         this.commands = commands;
@@ -58,21 +60,30 @@ final class RedisConnections implements AutoCloseable {
             // REJECT_COMMANDS makes every call at most once: a command in flight when the connection
             // drops fails (the engine treats it as indeterminate) instead of being replayed after
             // the reconnect, and a call while disconnected fails at once instead of queueing
-            SocketOptions socket = SocketOptions.builder().connectTimeout(settings.connectTimeout).keepAlive(true).build();
+            SocketOptions socket = SocketOptions.builder()
+                    .connectTimeout(settings.connectTimeout)
+                    .keepAlive(true)
+                    .build();
             TimeoutOptions timeouts = TimeoutOptions.enabled(settings.commandTimeout);
             if (settings.deployment == Deployment.CLUSTER) {
                 RedisClusterClient cluster = RedisClusterClient.create(shared, targets);
                 client = cluster;
                 cluster.setOptions(ClusterClientOptions.builder()
                         .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                        .socketOptions(socket).timeoutOptions(timeouts)
+                        .socketOptions(socket)
+                        .timeoutOptions(timeouts)
                         .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
-                                .enableAllAdaptiveRefreshTriggers().enablePeriodicRefresh(Duration.ofSeconds(30)).build())
+                                .enableAllAdaptiveRefreshTriggers()
+                                .enablePeriodicRefresh(Duration.ofSeconds(30))
+                                .build())
                         .build());
                 StatefulRedisClusterConnection<String, String> c = connect(() -> cluster.connect(StringCodec.UTF8));
                 first = c;
-                CommandConnection commands = new CommandConnection(c, () -> cluster.connectAsync(StringCodec.UTF8),
-                        fresh -> ((StatefulRedisClusterConnection<String, String>) fresh).async(), settings.where,
+                CommandConnection commands = new CommandConnection(
+                        c,
+                        () -> cluster.connectAsync(StringCodec.UTF8),
+                        fresh -> ((StatefulRedisClusterConnection<String, String>) fresh).async(),
+                        settings.where,
                         settings.commandTimeout);
                 return new RedisConnections(cluster, shared, commands, () -> cluster.connectPubSub(StringCodec.UTF8));
             }
@@ -80,12 +91,18 @@ final class RedisConnections implements AutoCloseable {
             client = single;
             single.setOptions(ClientOptions.builder()
                     .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                    .socketOptions(socket).timeoutOptions(timeouts).build());
+                    .socketOptions(socket)
+                    .timeoutOptions(timeouts)
+                    .build());
             RedisURI target = targets.get(0);
             StatefulRedisConnection<String, String> c = connect(() -> single.connect(StringCodec.UTF8, target));
             first = c;
-            CommandConnection commands = new CommandConnection(c, () -> single.connectAsync(StringCodec.UTF8, target),
-                    fresh -> ((StatefulRedisConnection<String, String>) fresh).async(), settings.where, settings.commandTimeout);
+            CommandConnection commands = new CommandConnection(
+                    c,
+                    () -> single.connectAsync(StringCodec.UTF8, target),
+                    fresh -> ((StatefulRedisConnection<String, String>) fresh).async(),
+                    settings.where,
+                    settings.commandTimeout);
             return new RedisConnections(single, shared, commands, () -> single.connectPubSub(StringCodec.UTF8, target));
         } catch (RuntimeException e) {
             if (client != null) {

@@ -7,7 +7,6 @@ import io.lettuce.core.RedisCommandInterruptedException;
 import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.RedisException;
-
 import java.io.IOException;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionException;
@@ -18,8 +17,7 @@ import java.util.concurrent.ExecutionException;
  * message without credentials.
  */
 final class RedisFailures {
-    private RedisFailures() {
-    }
+    private RedisFailures() {}
 
     static LockBackendException failure(String operation, Throwable e, String where) {
         return failure(operation, e, where, null);
@@ -28,8 +26,10 @@ final class RedisFailures {
     /** With the raw {@code uri} the client was made with, whose echoes in the driver's message are redacted. */
     static LockBackendException failure(String operation, Throwable e, String where, String uri) {
         Throwable cause = unwrap(e);
-        return new LockBackendException("Redis " + operation + " failed on " + where + ": "
-                + Redaction.message(describe(cause), uri), cause, isRetryable(cause));
+        return new LockBackendException(
+                "Redis " + operation + " failed on " + where + ": " + Redaction.message(describe(cause), uri),
+                cause,
+                isRetryable(cause));
     }
 
     private static String describe(Throwable e) {
@@ -53,18 +53,32 @@ final class RedisFailures {
             String m = String.valueOf(e.getMessage());
             // BUSY (a script runs), LOADING (the data set), TRYAGAIN/CLUSTERDOWN (resharding, failover),
             // MASTERDOWN/READONLY (Sentinel or Cluster failover in progress), NOREPLICAS, OOM (may pass)
-            return m.startsWith("BUSY") || m.startsWith("LOADING") || m.startsWith("TRYAGAIN") || m.startsWith("CLUSTERDOWN")
-                    || m.startsWith("MASTERDOWN") || m.startsWith("READONLY") || m.startsWith("NOREPLICAS") || m.startsWith("OOM");
+            return m.startsWith("BUSY")
+                    || m.startsWith("LOADING")
+                    || m.startsWith("TRYAGAIN")
+                    || m.startsWith("CLUSTERDOWN")
+                    || m.startsWith("MASTERDOWN")
+                    || m.startsWith("READONLY")
+                    || m.startsWith("NOREPLICAS")
+                    || m.startsWith("OOM");
         }
-        return e instanceof RedisConnectionException || e instanceof RedisCommandTimeoutException
-                || e instanceof RedisCommandInterruptedException || e instanceof IOException
+        return e instanceof RedisConnectionException
+                || e instanceof RedisCommandTimeoutException
+                || e instanceof RedisCommandInterruptedException
+                || e instanceof IOException
                 || e instanceof CancellationException
-                || e instanceof RedisException; // "Connection disconnected", "Currently not connected. Commands are rejected."
+                || e
+                        instanceof
+                        RedisException; // "Connection disconnected", "Currently not connected. Commands are rejected."
     }
 
     private static boolean isAuthError(String message) {
-        return message != null && (message.startsWith("NOAUTH") || message.startsWith("WRONGPASS")
-                || message.startsWith("NOPERM") || message.contains("invalid password") || message.contains("invalid username-password"));
+        return message != null
+                && (message.startsWith("NOAUTH")
+                        || message.startsWith("WRONGPASS")
+                        || message.startsWith("NOPERM")
+                        || message.contains("invalid password")
+                        || message.contains("invalid username-password"));
     }
 
     /** The failure inside a future's wrappers. */

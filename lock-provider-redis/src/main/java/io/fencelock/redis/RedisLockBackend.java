@@ -1,19 +1,20 @@
 package io.fencelock.redis;
 
+import static io.fencelock.redis.CommandConnection.eval;
+
 import io.fencelock.Capability;
 import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
 import io.fencelock.redis.CommandConnection.Call;
 import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.LockBackend;
+import io.fencelock.spi.ReleaseFeed;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
-import io.fencelock.spi.ReleaseFeed;
 import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanCursor;
 import io.lettuce.core.ScriptOutputType;
-
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -23,13 +24,10 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.IntFunction;
-
-import static io.fencelock.redis.CommandConnection.eval;
 
 /**
  * The Redis primitive on Lettuce: each operation is one Lua script, atomic on the server and one
@@ -72,7 +70,8 @@ public final class RedisLockBackend implements LockBackend {
     private final ReleaseSubscriber subscriber;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private RedisLockBackend(RedisSettings settings, KeyLayout keys, RedisConnections connections, RedisServerFacts facts) {
+    private RedisLockBackend(
+            RedisSettings settings, KeyLayout keys, RedisConnections connections, RedisServerFacts facts) {
         this.deployment = settings.deployment;
         this.keys = keys;
         this.where = settings.where;
@@ -90,8 +89,16 @@ public final class RedisLockBackend implements LockBackend {
 
     @Override
     public AcquireResult tryAcquire(String name, String leaseId, Duration ttl) {
-        List<Object> r = await("tryAcquire of '", name, eval(connection.current(), Scripts.ACQUIRE, ScriptOutputType.MULTI,
-                new String[] {keys.lockKey(name), keys.tokenKey(name)}, leaseId, Long.toString(millis(ttl))));
+        List<Object> r = await(
+                "tryAcquire of '",
+                name,
+                eval(
+                        connection.current(),
+                        Scripts.ACQUIRE,
+                        ScriptOutputType.MULTI,
+                        new String[] {keys.lockKey(name), keys.tokenKey(name)},
+                        leaseId,
+                        Long.toString(millis(ttl))));
         if (number(r, 0) == 1) {
             return AcquireResult.granted(number(r, 1), Instant.ofEpochMilli(number(r, 2)));
         }
@@ -108,7 +115,8 @@ public final class RedisLockBackend implements LockBackend {
         if (requests.isEmpty()) {
             return List.of();
         }
-        List<List<Integer>> groups = groups(requests.size(), i -> requests.get(i).name(), Integer.MAX_VALUE);
+        List<List<Integer>> groups =
+                groups(requests.size(), i -> requests.get(i).name(), Integer.MAX_VALUE);
         List<Call<List<Object>>> calls = new ArrayList<>(groups.size());
         CommandConnection.Link link = connection.current();
         for (List<Integer> group : groups) {
@@ -133,7 +141,10 @@ public final class RedisLockBackend implements LockBackend {
                 int i = group.get(j);
                 long token = number(r, j + 1);
                 results[i] = token > 0
-                        ? RenewResult.renewed(token, Instant.ofEpochMilli(now + millis(requests.get(i).ttl())))
+                        ? RenewResult.renewed(
+                                token,
+                                Instant.ofEpochMilli(
+                                        now + millis(requests.get(i).ttl())))
                         : RenewResult.rejected();
             }
         }
@@ -142,8 +153,17 @@ public final class RedisLockBackend implements LockBackend {
 
     @Override
     public boolean release(String name, String leaseId) {
-        Long freed = await("release of '", name, eval(connection.current(), Scripts.RELEASE, ScriptOutputType.INTEGER,
-                new String[] {keys.lockKey(name), keys.tokenKey(name)}, leaseId, keys.channel, name));
+        Long freed = await(
+                "release of '",
+                name,
+                eval(
+                        connection.current(),
+                        Scripts.RELEASE,
+                        ScriptOutputType.INTEGER,
+                        new String[] {keys.lockKey(name), keys.tokenKey(name)},
+                        leaseId,
+                        keys.channel,
+                        name));
         return freed != null && freed == 1;
     }
 
@@ -166,7 +186,9 @@ public final class RedisLockBackend implements LockBackend {
         ScanCursor cursor = ScanCursor.INITIAL;
         do {
             CommandConnection.Link link = connection.current();
-            KeyScanCursor<String> page = await("list of '", prefix,
+            KeyScanCursor<String> page = await(
+                    "list of '",
+                    prefix,
                     new Call<>(link, link.commands().scan(cursor, args).toCompletableFuture()));
             for (String key : page.getKeys()) {
                 String name = keys.nameOf(key);
@@ -212,8 +234,13 @@ public final class RedisLockBackend implements LockBackend {
                 String lease = (String) r.get(at);
                 boolean held = lease != null && !lease.isEmpty();
                 long expiry = number(r, at + 1);
-                infos.add(new LockInfo(names.get(group.get(j)), held, held ? lease : null, number(r, at + 2),
-                        held && expiry > 0 ? Instant.ofEpochMilli(expiry) : null, now));
+                infos.add(new LockInfo(
+                        names.get(group.get(j)),
+                        held,
+                        held ? lease : null,
+                        number(r, at + 2),
+                        held && expiry > 0 ? Instant.ofEpochMilli(expiry) : null,
+                        now));
             }
         }
         return infos;
@@ -244,8 +271,8 @@ public final class RedisLockBackend implements LockBackend {
 
     @Override
     public String toString() {
-        return "RedisLockBackend[" + keys.prefix + " on " + where + ", " + deployment.name().toLowerCase(Locale.ROOT)
-                + ", " + facts.persistence() + "]";
+        return "RedisLockBackend[" + keys.prefix + " on " + where + ", "
+                + deployment.name().toLowerCase(Locale.ROOT) + ", " + facts.persistence() + "]";
     }
 
     // ------------------------------------------------------------------ machinery
@@ -303,8 +330,7 @@ public final class RedisLockBackend implements LockBackend {
     public static final class Builder {
         private final RedisSettings settings = new RedisSettings();
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /**
          * Where Redis is: {@code redis://[[user]:password@]host[:port][/database]}, {@code rediss://...}
@@ -364,7 +390,10 @@ public final class RedisLockBackend implements LockBackend {
             RedisConnections connections = null;
             try {
                 connections = RedisConnections.open(settings);
-                return new RedisLockBackend(settings, layout, connections,
+                return new RedisLockBackend(
+                        settings,
+                        layout,
+                        connections,
                         RedisServerFacts.read(connections.commands, settings.deployment, settings.where));
             } catch (LockBackendException | IllegalStateException e) {
                 closeAfterFailure(connections);

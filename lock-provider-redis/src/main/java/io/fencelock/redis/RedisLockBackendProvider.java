@@ -3,7 +3,6 @@ package io.fencelock.redis;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.LockBackendProvider;
 import io.fencelock.spi.ProviderProperties;
-
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -15,8 +14,17 @@ import java.util.Set;
  * Properties: {@code user}, {@code password} and {@code keyPrefix}.
  */
 public final class RedisLockBackendProvider implements LockBackendProvider {
-    static final List<String> PREFIXES = List.of("redis:", "rediss:", "redis+ssl:", "redis+tls:", "redis-socket:",
-            "redis+socket:", "redis-sentinel:", "rediss-sentinel:", "redis-cluster:", "rediss-cluster:");
+    static final List<String> PREFIXES = List.of(
+            "redis:",
+            "rediss:",
+            "redis+ssl:",
+            "redis+tls:",
+            "redis-socket:",
+            "redis+socket:",
+            "redis-sentinel:",
+            "rediss-sentinel:",
+            "redis-cluster:",
+            "rediss-cluster:");
     private static final Set<String> KEYS = Set.of("user", "password", "keyPrefix");
 
     @Override
@@ -32,9 +40,8 @@ public final class RedisLockBackendProvider implements LockBackendProvider {
     @Override
     public LockBackend open(String uri, Map<String, String> properties) {
         ProviderProperties settings = ProviderProperties.check(this, uri, properties, KEYS);
-        RedisLockBackend.Builder builder = RedisLockBackend.builder().uri(uri)
-                .user(settings.get("user"))
-                .password(settings.get("password"));
+        RedisLockBackend.Builder builder =
+                RedisLockBackend.builder().uri(uri).user(settings.get("user")).password(settings.get("password"));
         settings.ifPresent("keyPrefix", builder::keyPrefix);
         return builder.build();
     }

@@ -4,9 +4,6 @@ import io.fencelock.Capability;
 import io.fencelock.redis.RedisLockBackend.Deployment;
 import io.fencelock.spi.Redaction;
 import io.lettuce.core.RedisCommandExecutionException;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.EnumSet;
@@ -14,6 +11,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What the server says about itself at start-up, and so the capabilities: its version ({@code PXAT}
@@ -32,7 +31,8 @@ record RedisServerFacts(Set<Capability> capabilities, String persistence) {
      */
     static RedisServerFacts read(CommandConnection connection, Deployment deployment, String where) {
         CommandConnection.Link link = connection.current();
-        var info = new CommandConnection.Call<>(link, link.commands().info("server").toCompletableFuture());
+        var info = new CommandConnection.Call<>(
+                link, link.commands().info("server").toCompletableFuture());
         var append = new CommandConnection.Call<>(link, configGet(link, deployment, "append*", where));
         var memory = new CommandConnection.Call<>(link, configGet(link, deployment, "maxmemory*", where));
         String version = versionOf(connection.await("start-up check", "", info));
@@ -43,8 +43,12 @@ record RedisServerFacts(Set<Capability> capabilities, String persistence) {
         }
         Map<String, String> aof = connection.await("start-up check", "", append);
         Map<String, String> eviction = connection.await("start-up check", "", memory);
-        EnumSet<Capability> declared = EnumSet.of(Capability.FENCING, Capability.SERVER_TIME, Capability.WAKE_ON_RELEASE,
-                Capability.BATCH_RENEW, Capability.TOKEN_PERIOD);
+        EnumSet<Capability> declared = EnumSet.of(
+                Capability.FENCING,
+                Capability.SERVER_TIME,
+                Capability.WAKE_ON_RELEASE,
+                Capability.BATCH_RENEW,
+                Capability.TOKEN_PERIOD);
         String persistence;
         if (deployment == Deployment.STANDALONE) {
             declared.add(Capability.LINEARIZABLE); // one server executes one script at a time
@@ -59,31 +63,42 @@ record RedisServerFacts(Set<Capability> capabilities, String persistence) {
         } else {
             persistence = "replicated: a failover can lose locks and tokens";
         }
-        if (eviction != null && !"0".equals(eviction.getOrDefault("maxmemory", "0"))
+        if (eviction != null
+                && !"0".equals(eviction.getOrDefault("maxmemory", "0"))
                 && !"noeviction".equals(eviction.get("maxmemory-policy"))) {
-            log.warn("fencelock: Redis at {} evicts keys under memory pressure (maxmemory-policy {}): an evicted lock is "
-                    + "lost early and an evicted token record restarts its tokens. Use maxmemory-policy noeviction for locks.",
-                    where, eviction.get("maxmemory-policy"));
+            log.warn(
+                    "fencelock: Redis at {} evicts keys under memory pressure (maxmemory-policy {}): an evicted lock is "
+                            + "lost early and an evicted token record restarts its tokens. Use maxmemory-policy noeviction for locks.",
+                    where,
+                    eviction.get("maxmemory-policy"));
         }
-        log.debug("fencelock: Redis {} at {} ({}, {}): capabilities {}", version, where, deployment, persistence, declared);
+        log.debug(
+                "fencelock: Redis {} at {} ({}, {}): capabilities {}",
+                version,
+                where,
+                deployment,
+                persistence,
+                declared);
         return new RedisServerFacts(Collections.unmodifiableSet(declared), persistence);
     }
 
     /** CONFIG GET, or null when the server refuses it (renamed, ACL, managed services). */
-    private static CompletableFuture<Map<String, String>> configGet(CommandConnection.Link link, Deployment deployment,
-                                                                    String pattern, String where) {
+    private static CompletableFuture<Map<String, String>> configGet(
+            CommandConnection.Link link, Deployment deployment, String pattern, String where) {
         if (deployment != Deployment.STANDALONE && !pattern.startsWith("maxmemory")) {
             return CompletableFuture.completedFuture(null);
         }
-        return link.commands().configGet(pattern).toCompletableFuture()
-                .exceptionally(e -> {
-                    if (RedisFailures.unwrap(e) instanceof RedisCommandExecutionException refused) {
-                        log.info("fencelock: CONFIG GET {} refused by {} ({}); assuming the least", pattern, where,
-                                Redaction.message(refused.getMessage()));
-                        return null;
-                    }
-                    throw new CompletionException(RedisFailures.unwrap(e));
-                });
+        return link.commands().configGet(pattern).toCompletableFuture().exceptionally(e -> {
+            if (RedisFailures.unwrap(e) instanceof RedisCommandExecutionException refused) {
+                log.info(
+                        "fencelock: CONFIG GET {} refused by {} ({}); assuming the least",
+                        pattern,
+                        where,
+                        Redaction.message(refused.getMessage()));
+                return null;
+            }
+            throw new CompletionException(RedisFailures.unwrap(e));
+        });
     }
 
     private static String versionOf(String info) {

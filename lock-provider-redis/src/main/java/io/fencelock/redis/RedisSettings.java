@@ -8,7 +8,6 @@ import io.lettuce.core.RedisCredentialsProvider;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.StaticCredentialsProvider;
 import io.lettuce.core.cluster.RedisClusterURIUtil;
-
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
@@ -31,6 +30,7 @@ final class RedisSettings {
     String where;
     /** The URI as given, only for redacting the driver's echoes of it. */
     String rawUri;
+
     private String user;
     private char[] password;
     String keyPrefix = KeyLayout.DEFAULT_PREFIX;
@@ -44,7 +44,8 @@ final class RedisSettings {
         try {
             if (lower.startsWith(CLUSTER) || lower.startsWith(CLUSTER_SECURE)) {
                 boolean tls = lower.startsWith(CLUSTER_SECURE);
-                String plain = (tls ? "rediss:" : "redis:") + uri.substring(tls ? CLUSTER_SECURE.length() : CLUSTER.length());
+                String plain =
+                        (tls ? "rediss:" : "redis:") + uri.substring(tls ? CLUSTER_SECURE.length() : CLUSTER.length());
                 this.uris = RedisClusterURIUtil.toRedisURIs(URI.create(plain));
                 this.deployment = Deployment.CLUSTER;
             } else {
@@ -57,8 +58,8 @@ final class RedisSettings {
             }
         } catch (RuntimeException e) {
             // no cause: a parser's message may quote the URI, password and all
-            throw new IllegalArgumentException("not a Redis URI (" + String.join(", ", RedisLockBackendProvider.PREFIXES)
-                    + "): " + redacted);
+            throw new IllegalArgumentException(
+                    "not a Redis URI (" + String.join(", ", RedisLockBackendProvider.PREFIXES) + "): " + redacted);
         }
         if (uris.isEmpty()) {
             throw new IllegalArgumentException("no Redis Cluster node in " + redacted);
@@ -92,7 +93,8 @@ final class RedisSettings {
         if (uris == null) {
             throw new IllegalArgumentException("set uri(...) first");
         }
-        return KeyLayout.of(keyPrefix, deployment == Deployment.CLUSTER ? 0 : uris.get(0).getDatabase());
+        return KeyLayout.of(
+                keyPrefix, deployment == Deployment.CLUSTER ? 0 : uris.get(0).getDatabase());
     }
 
     /**
@@ -105,8 +107,9 @@ final class RedisSettings {
             u.setTimeout(commandTimeout);
             if (user != null || password != null) {
                 RedisCredentials inUri = u.getCredentialsProvider()
-                        instanceof RedisCredentialsProvider.ImmediateRedisCredentialsProvider immediate
-                        ? immediate.resolveCredentialsNow() : null;
+                                instanceof RedisCredentialsProvider.ImmediateRedisCredentialsProvider immediate
+                        ? immediate.resolveCredentialsNow()
+                        : null;
                 String name = user != null ? user : inUri == null ? null : inUri.getUsername();
                 char[] secret = password != null ? password.clone() : inUri == null ? null : inUri.getPassword();
                 u.setCredentialsProvider(new StaticCredentialsProvider(name, secret));

@@ -4,12 +4,11 @@ import io.fencelock.LockBackendException;
 import io.fencelock.spi.ReleaseFeed;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The release feed of one backend: one pub/sub connection SUBSCRIBEd to the key prefix's channel;
@@ -31,8 +30,11 @@ final class ReleaseSubscriber implements ReleaseFeed {
      * @param connector opens a new pub/sub connection (blocking), throwing a Lettuce exception on failure
      * @param where     the server for log lines, without credentials
      */
-    ReleaseSubscriber(Supplier<StatefulRedisPubSubConnection<String, String>> connector, String channel,
-                      Duration timeout, String where) {
+    ReleaseSubscriber(
+            Supplier<StatefulRedisPubSubConnection<String, String>> connector,
+            String channel,
+            Duration timeout,
+            String where) {
         this.connector = connector;
         this.channel = channel;
         this.timeout = timeout;

@@ -133,8 +133,7 @@ final class Scripts {
             return result
             """);
 
-    private Scripts() {
-    }
+    private Scripts() {}
 
     /** A script and its SHA-1, the name {@code EVALSHA} knows it by. */
     record Script(String name, String source, String sha1) {
@@ -144,7 +143,8 @@ final class Scripts {
 
         private static String sha1(String source) {
             try {
-                return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(source.getBytes(StandardCharsets.UTF_8)));
+                return HexFormat.of()
+                        .formatHex(MessageDigest.getInstance("SHA-1").digest(source.getBytes(StandardCharsets.UTF_8)));
             } catch (NoSuchAlgorithmException e) {
                 throw new IllegalStateException("SHA-1 is missing from this JVM", e);
             }

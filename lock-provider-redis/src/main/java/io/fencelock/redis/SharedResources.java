@@ -3,7 +3,6 @@ package io.fencelock.redis;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import io.lettuce.core.resource.Delay;
-
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
@@ -22,15 +21,15 @@ final class SharedResources {
     private static ClientResources resources; // guarded by LOCK
     private static int users; // guarded by LOCK
 
-    private SharedResources() {
-    }
+    private SharedResources() {}
 
     static ClientResources acquire() {
         LOCK.lock();
         try {
             if (resources == null) {
                 resources = DefaultClientResources.builder()
-                        .reconnectDelay(Delay.exponential(Duration.ofMillis(2), MAX_RECONNECT_DELAY, 2, TimeUnit.MILLISECONDS))
+                        .reconnectDelay(
+                                Delay.exponential(Duration.ofMillis(2), MAX_RECONNECT_DELAY, 2, TimeUnit.MILLISECONDS))
                         .build();
             }
             users++;

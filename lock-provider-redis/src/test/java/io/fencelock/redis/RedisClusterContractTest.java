@@ -5,9 +5,8 @@ import io.fencelock.tck.ClientConnection;
 import io.fencelock.tck.LockBackendContract;
 import io.fencelock.testservers.common.ServerFixture;
 import io.fencelock.testservers.redis.RedisServer;
-import org.junit.jupiter.api.AfterAll;
-
 import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
 
 /**
  * The whole TCK against a Redis Cluster of three masters: no LINEARIZABLE, no DURABLE_TOKENS. Its
@@ -26,7 +25,8 @@ class RedisClusterContractTest extends LockBackendContract {
     protected BackendFixture fixture() {
         cluster = RedisServer.startCluster(3, RedisServer.Persistence.NONE);
         String uri = RedisClusterTest.clusterUri(cluster);
-        return ServerFixture.on(cluster, () -> RedisLockBackend.builder().uri(uri).build())
+        return ServerFixture.on(
+                        cluster, () -> RedisLockBackend.builder().uri(uri).build())
                 .withClient(new ClientConnection(uri, Map.of())); // the same seed nodes and default key prefix
     }
 

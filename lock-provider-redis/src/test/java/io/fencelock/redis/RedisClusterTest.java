@@ -1,17 +1,15 @@
 package io.fencelock.redis;
 
-import io.fencelock.tck.SpiChecks;
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.fencelock.Capability;
 import io.fencelock.LockInfo;
 import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
+import io.fencelock.tck.SpiChecks;
 import io.fencelock.testservers.redis.RedisServer;
 import io.lettuce.core.cluster.SlotHash;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,8 +19,9 @@ import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 
 /** The provider on a real Redis Cluster of three masters: slots, routing, cross-master listing, pub/sub. */
 class RedisClusterTest {
@@ -49,8 +48,10 @@ class RedisClusterTest {
 
     /** {@code redis-cluster://127.0.0.1:p1,127.0.0.1:p2,...}: every master as a seed node. */
     static String clusterUri(RedisServer cluster) {
-        return "redis-cluster://" + cluster.nodeUris().stream().map(u -> u.substring("redis://".length()))
-                .collect(Collectors.joining(","));
+        return "redis-cluster://"
+                + cluster.nodeUris().stream()
+                        .map(u -> u.substring("redis://".length()))
+                        .collect(Collectors.joining(","));
     }
 
     private static String lease() {
@@ -60,8 +61,13 @@ class RedisClusterTest {
     @Test
     void declaresWhatAReplicatedDeploymentCanPromise() {
         assertThat(backend.deployment()).isEqualTo(RedisLockBackend.Deployment.CLUSTER);
-        assertThat(backend.capabilities()).containsExactlyInAnyOrder(Capability.FENCING, Capability.SERVER_TIME,
-                Capability.WAKE_ON_RELEASE, Capability.BATCH_RENEW, Capability.TOKEN_PERIOD);
+        assertThat(backend.capabilities())
+                .containsExactlyInAnyOrder(
+                        Capability.FENCING,
+                        Capability.SERVER_TIME,
+                        Capability.WAKE_ON_RELEASE,
+                        Capability.BATCH_RENEW,
+                        Capability.TOKEN_PERIOD);
     }
 
     @Test
@@ -78,7 +84,9 @@ class RedisClusterTest {
             slots.add(SlotHash.getSlot("fencelock:{" + name + "}"));
         }
         assertThat(slots.stream().anyMatch(s -> s < 5461)).isTrue();
-        assertThat(slots.stream().anyMatch(s -> s > 10923)).as("names on all three masters").isTrue();
+        assertThat(slots.stream().anyMatch(s -> s > 10923))
+                .as("names on all three masters")
+                .isTrue();
         requests.add(150, new RenewRequest(prefix + 3, "not-the-holder", TTL, null));
 
         List<RenewResult> results = backend.renew(requests);
@@ -99,16 +107,21 @@ class RedisClusterTest {
 
     @Test
     void tokensRiseAndReleasesWakeWaitersWhereverTheNameLives() throws InterruptedException {
-        try (RedisLockBackend waiterSide = RedisLockBackend.builder().uri(clusterUri(cluster)).build()) {
+        try (RedisLockBackend waiterSide =
+                RedisLockBackend.builder().uri(clusterUri(cluster)).build()) {
             for (int i = 0; i < 6; i++) {
                 String name = "wake-" + UUID.randomUUID();
                 String holder = lease();
                 long first = backend.tryAcquire(name, holder, TTL).token();
                 CountDownLatch released = new CountDownLatch(1);
                 SpiChecks.subscribe(waiterSide, name, released::countDown);
-                assertThat(waiterSide.tryAcquire(name, lease(), TTL).acquired()).as("a waiter's refused attempt").isFalse();
+                assertThat(waiterSide.tryAcquire(name, lease(), TTL).acquired())
+                        .as("a waiter's refused attempt")
+                        .isFalse();
                 assertThat(backend.release(name, holder)).isTrue();
-                assertThat(released.await(30, TimeUnit.SECONDS)).as("woken for %s", name).isTrue();
+                assertThat(released.await(30, TimeUnit.SECONDS))
+                        .as("woken for %s", name)
+                        .isTrue();
                 AcquireResult next = waiterSide.tryAcquire(name, lease(), TTL);
                 assertThat(next.token()).isGreaterThan(first);
                 assertThat(backend.inspect(name).orElseThrow().holder()).isPresent();

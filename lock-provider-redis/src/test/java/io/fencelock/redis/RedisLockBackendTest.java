@@ -1,5 +1,10 @@
 package io.fencelock.redis;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
 import io.fencelock.Capability;
 import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
@@ -11,21 +16,16 @@ import io.fencelock.spi.RenewResult;
 import io.fencelock.spi.WakeUpSubscription;
 import io.fencelock.tck.CredentialChecks;
 import io.fencelock.tck.SpiChecks;
+import io.fencelock.tck.fixture.ServerControl;
 import io.fencelock.tck.spi.LockBackendSpiTemplate;
 import io.fencelock.tck.spi.SpiHarness;
 import io.fencelock.testservers.redis.RedisServer;
 import io.fencelock.testservers.redis.RedisServer.Persistence;
 import io.fencelock.testservers.redis.RedisServer.Source;
-import io.fencelock.tck.fixture.ServerControl;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.cluster.SlotHash;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -39,16 +39,16 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.assertj.core.api.Assertions.catchThrowable;
-import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 
 /** The SPI template's tests, and what is Redis's own: keys and hash tags, Pub/Sub, persistence, scripts, ACLs. */
 class RedisLockBackendTest extends LockBackendSpiTemplate {
     /** The shortest lease Redis can keep: one millisecond. Tests sleep past it on purpose. */
     private static final Duration ONE_MS = Duration.ofMillis(1);
+
     private static final Duration SHORT_COMMAND_TIMEOUT = Duration.ofMillis(500);
 
     private static RedisServer server;
@@ -63,7 +63,9 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
                 .uri(server.uri(), Map.of("keyPrefix", "fencelock:"))
                 .unreachableUri(password -> "redis://app:" + password + "@127.0.0.1:1")
                 // a port that is no port is bad input, not a host name for DNS
-                .malformedPortUris(secret -> List.of("redis://app:" + secret + "@127.0.0.1:notaport", "rediss://127.0.0.1:0/1",
+                .malformedPortUris(secret -> List.of(
+                        "redis://app:" + secret + "@127.0.0.1:notaport",
+                        "rediss://127.0.0.1:0/1",
                         "redis-sentinel://" + secret + "@127.0.0.1:26379,127.0.0.1:x#m",
                         "redis-cluster://127.0.0.1:7000,127.0.0.1:65536"))
                 .badSettings(Map.of(Map.of("keyPrefix", "bad{"), "bad{", Map.of("keyPrefix", "sp ace"), "keyPrefix"))
@@ -89,7 +91,6 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
         return "test/" + UUID.randomUUID();
     }
 
-
     @Test
     void keysShareAHashTagAndOnlyTheLockExpires() {
         String name = name();
@@ -107,7 +108,9 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
         });
         backend.release(name, holder);
         withRedis(server, redis -> {
-            assertThat(redis.exists("fencelock:{" + name + "}")).as("a free lock has no key").isZero();
+            assertThat(redis.exists("fencelock:{" + name + "}"))
+                    .as("a free lock has no key")
+                    .isZero();
             assertThat(redis.exists("fencelock:{" + name + "}:token")).isOne();
             return null;
         });
@@ -133,10 +136,17 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
     void anotherKeyPrefixSeesNoneOfTheLocks() {
         String name = name();
         backend.tryAcquire(name, lease(), TTL);
-        try (RedisLockBackend otherPrefix = RedisLockBackend.builder().uri(server.uri()).keyPrefix("elsewhere:").build()) {
-            assertThat(otherPrefix.list("test/")).extracting(LockInfo::name).as("another key prefix lists none of them")
+        try (RedisLockBackend otherPrefix = RedisLockBackend.builder()
+                .uri(server.uri())
+                .keyPrefix("elsewhere:")
+                .build()) {
+            assertThat(otherPrefix.list("test/"))
+                    .extracting(LockInfo::name)
+                    .as("another key prefix lists none of them")
                     .doesNotContain(name);
-            assertThat(otherPrefix.tryAcquire(name, lease(), TTL).acquired()).as("nor holds them").isTrue();
+            assertThat(otherPrefix.tryAcquire(name, lease(), TTL).acquired())
+                    .as("nor holds them")
+                    .isTrue();
         }
     }
 
@@ -148,20 +158,32 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
         CountDownLatch released = new CountDownLatch(1);
         CountDownLatch unrelated = new CountDownLatch(1);
         CountDownLatch otherPrefix = new CountDownLatch(1);
-        try (RedisLockBackend waiterSide = RedisLockBackend.builder().uri(server.uri()).build();
-             RedisLockBackend elsewhere = RedisLockBackend.builder().uri(server.uri()).keyPrefix("elsewhere:").build()) {
+        try (RedisLockBackend waiterSide =
+                        RedisLockBackend.builder().uri(server.uri()).build();
+                RedisLockBackend elsewhere = RedisLockBackend.builder()
+                        .uri(server.uri())
+                        .keyPrefix("elsewhere:")
+                        .build()) {
             SpiChecks.subscribe(waiterSide, name, released::countDown);
             WakeUpSubscription other = SpiChecks.subscribe(waiterSide, name(), unrelated::countDown);
             SpiChecks.subscribe(elsewhere, name, otherPrefix::countDown);
-            assertThat(waiterSide.tryAcquire(name, lease(), TTL).acquired()).as("the waiter's refused attempt").isFalse();
+            assertThat(waiterSide.tryAcquire(name, lease(), TTL).acquired())
+                    .as("the waiter's refused attempt")
+                    .isFalse();
 
             assertThat(backend.release(name, holder)).isTrue();
 
-            assertThat(released.await(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).as("woken by the release").isTrue();
-            assertThat(backend.release(name, holder)).as("a release that frees nothing publishes nothing").isFalse();
+            assertThat(released.await(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
+                    .as("woken by the release")
+                    .isTrue();
+            assertThat(backend.release(name, holder))
+                    .as("a release that frees nothing publishes nothing")
+                    .isFalse();
             Thread.sleep(50); // give a wrong signal the time to arrive
             assertThat(unrelated.getCount()).as("another name's subscriber").isEqualTo(1);
-            assertThat(otherPrefix.getCount()).as("the same name under another key prefix").isEqualTo(1);
+            assertThat(otherPrefix.getCount())
+                    .as("the same name under another key prefix")
+                    .isEqualTo(1);
             other.close();
         }
     }
@@ -178,7 +200,8 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
             ServerControl control = own.control().orElseThrow();
             Semaphore wakeUps = new Semaphore(0);
             String name = name();
-            try (RedisLockBackend crashing = RedisLockBackend.builder().uri(own.uri()).build()) {
+            try (RedisLockBackend crashing =
+                    RedisLockBackend.builder().uri(own.uri()).build()) {
                 assertThat(crashing.capabilities()).contains(Capability.DURABLE_TOKENS);
                 SpiChecks.subscribe(crashing, name, wakeUps::release);
                 long before = 0;
@@ -188,19 +211,28 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
                 }
 
                 control.kill();
-                LockBackendException down = catchThrowableOfType(LockBackendException.class, () -> crashing.inspect(name));
+                LockBackendException down =
+                        catchThrowableOfType(LockBackendException.class, () -> crashing.inspect(name));
                 assertThat(down).isNotNull();
                 assertThat(down.isRetryable()).as(down.getMessage()).isTrue();
                 control.start();
 
                 // the subscription is re-established by Lettuce, and then everyone is woken once
-                assertThat(wakeUps.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).as("woken after reconnecting").isTrue();
+                assertThat(wakeUps.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
+                        .as("woken after reconnecting")
+                        .isTrue();
                 String holder = lease();
                 AcquireResult after = retryWhileRetryable(() -> crashing.tryAcquire(name, holder, TTL));
-                assertThat(after.token()).as("the token record was in the fsynced AOF").isEqualTo(before + 1);
-                assertThat(crashing.tryAcquire(name, lease(), TTL).acquired()).as("a waiter's refused attempt").isFalse();
+                assertThat(after.token())
+                        .as("the token record was in the fsynced AOF")
+                        .isEqualTo(before + 1);
+                assertThat(crashing.tryAcquire(name, lease(), TTL).acquired())
+                        .as("a waiter's refused attempt")
+                        .isFalse();
                 assertThat(crashing.release(name, holder)).isTrue();
-                assertThat(wakeUps.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).as("woken by the release").isTrue();
+                assertThat(wakeUps.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
+                        .as("woken by the release")
+                        .isTrue();
             }
         }
     }
@@ -211,7 +243,8 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
         try (RedisServer own = RedisServer.start(Source.BINARIES, Persistence.NONE)) {
             ServerControl control = own.control().orElseThrow();
             String name = name();
-            try (RedisLockBackend forgetful = RedisLockBackend.builder().uri(own.uri()).build()) {
+            try (RedisLockBackend forgetful =
+                    RedisLockBackend.builder().uri(own.uri()).build()) {
                 assertThat(forgetful.capabilities()).doesNotContain(Capability.DURABLE_TOKENS);
                 long before = 0;
                 for (int i = 0; i < 3; i++) {
@@ -224,35 +257,60 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
                 control.start();
 
                 AcquireResult after = retryWhileRetryable(() -> forgetful.tryAcquire(name, lease(), TTL));
-                assertThat(after.token()).as("the counter started again: a stale writer's token 3 would win").isEqualTo(1);
+                assertThat(after.token())
+                        .as("the counter started again: a stale writer's token 3 would win")
+                        .isEqualTo(1);
             }
         }
     }
 
     @Test
     void capabilitiesFollowTheServersPersistenceSettings() {
-        EnumSet<Capability> always = EnumSet.of(Capability.FENCING, Capability.SERVER_TIME, Capability.WAKE_ON_RELEASE,
-                Capability.BATCH_RENEW, Capability.TOKEN_PERIOD, Capability.LINEARIZABLE);
+        EnumSet<Capability> always = EnumSet.of(
+                Capability.FENCING,
+                Capability.SERVER_TIME,
+                Capability.WAKE_ON_RELEASE,
+                Capability.BATCH_RENEW,
+                Capability.TOKEN_PERIOD,
+                Capability.LINEARIZABLE);
         if (server.source() != Source.ENV) {
-            assertThat(backend.capabilities()).as("a server without persistence").isEqualTo(always);
+            assertThat(backend.capabilities())
+                    .as("a server without persistence")
+                    .isEqualTo(always);
         }
         try (RedisServer own = RedisServer.start(Source.BINARIES, Persistence.AOF_ALWAYS)) {
             EnumSet<Capability> durable = EnumSet.copyOf(always);
             durable.add(Capability.DURABLE_TOKENS);
             try (RedisLockBackend b = RedisLockBackend.builder().uri(own.uri()).build()) {
-                assertThat(b.capabilities()).as("appendonly yes, appendfsync always").isEqualTo(durable);
+                assertThat(b.capabilities())
+                        .as("appendonly yes, appendfsync always")
+                        .isEqualTo(durable);
                 assertThat(b.toString()).contains("appendonly=yes appendfsync=always");
             }
             withRedis(own, redis -> redis.configSet("appendfsync", "everysec"));
             try (RedisLockBackend b = RedisLockBackend.builder().uri(own.uri()).build()) {
-                assertThat(b.capabilities()).as("appendfsync everysec: up to a second of grants can be lost").isEqualTo(always);
+                assertThat(b.capabilities())
+                        .as("appendfsync everysec: up to a second of grants can be lost")
+                        .isEqualTo(always);
             }
             withRedis(own, redis -> redis.configSet("appendfsync", "always"));
             // a user that may not run CONFIG: persistence unknown, so not durable
             String password = UUID.randomUUID().toString();
-            withRedis(own, redis -> redis.aclSetuser("locker", io.lettuce.core.AclSetuserArgs.Builder.on()
-                    .addPassword(password).allKeys().allChannels().allCommands().removeCommand(io.lettuce.core.protocol.CommandType.CONFIG)));
-            try (RedisLockBackend b = RedisLockBackend.builder().uri(own.uri()).user("locker").password(password).build()) {
+            withRedis(
+                    own,
+                    redis -> redis.aclSetuser(
+                            "locker",
+                            io.lettuce.core.AclSetuserArgs.Builder.on()
+                                    .addPassword(password)
+                                    .allKeys()
+                                    .allChannels()
+                                    .allCommands()
+                                    .removeCommand(io.lettuce.core.protocol.CommandType.CONFIG)));
+            try (RedisLockBackend b = RedisLockBackend.builder()
+                    .uri(own.uri())
+                    .user("locker")
+                    .password(password)
+                    .build()) {
                 assertThat(b.capabilities()).as("CONFIG refused").isEqualTo(always);
                 assertThat(b.tryAcquire(name(), lease(), TTL).acquired()).isTrue();
             }
@@ -267,7 +325,10 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
             assertThat(b.tryAcquire(name, holder, TTL).acquired()).isTrue();
             withRedis(server, RedisCommands::scriptFlush);
             assertThat(b.inspect(name).orElseThrow().holder()).contains(holder);
-            assertThat(b.renew(List.of(new RenewRequest(name, holder, TTL, null))).get(0).renewed()).isTrue();
+            assertThat(b.renew(List.of(new RenewRequest(name, holder, TTL, null)))
+                            .get(0)
+                            .renewed())
+                    .isTrue();
             assertThat(b.release(name, holder)).isTrue();
         }
     }
@@ -276,7 +337,10 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
     void aFrozenServerFailsCallsRetryablyAfterTheCommandTimeout() {
         try (RedisServer own = RedisServer.start(Source.BINARIES, Persistence.NONE)) {
             ServerControl control = own.control().orElseThrow();
-            try (RedisLockBackend b = RedisLockBackend.builder().uri(own.uri()).commandTimeout(SHORT_COMMAND_TIMEOUT).build()) {
+            try (RedisLockBackend b = RedisLockBackend.builder()
+                    .uri(own.uri())
+                    .commandTimeout(SHORT_COMMAND_TIMEOUT)
+                    .build()) {
                 String name = name();
                 String ghost = lease();
                 control.pause();
@@ -298,7 +362,9 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
                     assertThat(after.holder()).contains(ghost);
                     assertThat(b.release(name, ghost)).isTrue();
                 }
-                assertThat(b.tryAcquire(name, lease(), TTL).acquired()).as("the connection works again").isTrue();
+                assertThat(b.tryAcquire(name, lease(), TTL).acquired())
+                        .as("the connection works again")
+                        .isTrue();
             }
         }
     }
@@ -306,19 +372,21 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
     @Test
     void worksOnRedis62FromTheEmbeddedSource() throws InterruptedException {
         try (RedisServer old = RedisServer.start(Source.EMBEDDED, Persistence.NONE);
-             RedisLockBackend b = RedisLockBackend.builder().uri(old.uri()).build()) {
+                RedisLockBackend b = RedisLockBackend.builder().uri(old.uri()).build()) {
             String name = name();
             String holder = lease();
             AcquireResult granted = b.tryAcquire(name, holder, TTL);
             assertThat(granted.acquired()).isTrue();
             LockInfo info = b.inspect(name).orElseThrow(); // no PEXPIRETIME before 7.0: now + PTTL
             assertThat(info.holder()).contains(holder);
-            assertThat(Duration.between(info.expiresAt(), granted.expiresAt()).abs()).isLessThanOrEqualTo(Duration.ofMillis(2));
+            assertThat(Duration.between(info.expiresAt(), granted.expiresAt()).abs())
+                    .isLessThanOrEqualTo(Duration.ofMillis(2));
             assertThat(b.list("test/")).extracting(LockInfo::name).containsExactly(name);
             assertThat(b.release(name, holder)).isTrue();
             assertThat(b.tryAcquire(name, lease(), ONE_MS).token()).isEqualTo(2);
             Thread.sleep(5);
-            assertThat(b.renew(List.of(new RenewRequest(name, holder, TTL, null)))).containsExactly(RenewResult.rejected());
+            assertThat(b.renew(List.of(new RenewRequest(name, holder, TTL, null))))
+                    .containsExactly(RenewResult.rejected());
         }
     }
 
@@ -327,19 +395,28 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
         // an unreachable URI: any I/O would fail with a connection error, not the expected message
         RedisLockBackend.Builder offline = RedisLockBackend.builder().uri("redis://127.0.0.1:1");
         for (String bad : List.of("", "a{b}:", "locks*", "lo?ks", "[x]", "sp ace", "x".repeat(65), "é")) {
-            assertThatThrownBy(() -> offline.keyPrefix(bad)).isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("keyPrefix").hasMessageContaining("1 to 64 characters");
+            assertThatThrownBy(() -> offline.keyPrefix(bad))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("keyPrefix")
+                    .hasMessageContaining("1 to 64 characters");
         }
-        assertThatThrownBy(() -> offline.keyPrefix(null)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("null");
-        assertThatThrownBy(() -> offline.commandTimeout(Duration.ZERO)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> offline.keyPrefix(null))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("null");
+        assertThatThrownBy(() -> offline.commandTimeout(Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("commandTimeout");
-        assertThatThrownBy(() -> RedisLockBackend.builder().uri("http://127.0.0.1:1")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> RedisLockBackend.builder().uri("http://127.0.0.1:1"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("redis-cluster:");
-        assertThatThrownBy(() -> RedisLockBackend.builder().uri("redis://:s3cret-value@[::1")).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageNotContaining("s3cret-value").hasNoCause();
+        assertThatThrownBy(() -> RedisLockBackend.builder().uri("redis://:s3cret-value@[::1"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageNotContaining("s3cret-value")
+                .hasNoCause();
         assertThatThrownBy(() -> RedisLockBackend.builder().build()).isInstanceOf(IllegalArgumentException.class);
         RedisLockBackendProvider provider = new RedisLockBackendProvider();
-        assertThatThrownBy(() -> provider.open("jdbc:postgresql://h/db", Map.of())).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> provider.open("jdbc:postgresql://h/db", Map.of()))
+                .isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
@@ -349,8 +426,13 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
         String secret = "Wr0ng-" + UUID.randomUUID();
         boolean created = withRedis(server, redis -> {
             try {
-                redis.aclSetuser(user, io.lettuce.core.AclSetuserArgs.Builder.on().addPassword(password)
-                        .allKeys().allChannels().allCommands());
+                redis.aclSetuser(
+                        user,
+                        io.lettuce.core.AclSetuserArgs.Builder.on()
+                                .addPassword(password)
+                                .allKeys()
+                                .allChannels()
+                                .allCommands());
                 return true;
             } catch (RuntimeException e) {
                 return false; // someone else's server may not let us create users
@@ -358,17 +440,28 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
         });
         Assumptions.assumeTrue(created, "cannot create an ACL user on " + server.description());
         try {
-            try (RedisLockBackend right = RedisLockBackend.builder().uri(server.uri()).user(user).password(password).build()) {
+            try (RedisLockBackend right = RedisLockBackend.builder()
+                    .uri(server.uri())
+                    .user(user)
+                    .password(password)
+                    .build()) {
                 assertThat(right.tryAcquire(name(), lease(), TTL).acquired()).isTrue();
             }
-            Throwable wrongPassword = catchThrowable(() -> RedisLockBackend.builder().uri(server.uri()).user(user)
-                    .password(secret).build().close());
+            Throwable wrongPassword = catchThrowable(() -> RedisLockBackend.builder()
+                    .uri(server.uri())
+                    .user(user)
+                    .password(secret)
+                    .build()
+                    .close());
             assertThat(wrongPassword).isInstanceOf(LockBackendException.class);
-            assertThat(((LockBackendException) wrongPassword).isRetryable()).as(chain(wrongPassword)).isFalse();
+            assertThat(((LockBackendException) wrongPassword).isRetryable())
+                    .as(chain(wrongPassword))
+                    .isFalse();
             assertNoSecret(wrongPassword, secret);
 
             String inUri = server.uri().replace("redis://", "redis://" + user + ":" + secret + "@");
-            Throwable wrongInUri = catchThrowable(() -> new RedisLockBackendProvider().open(inUri, Map.of()).close());
+            Throwable wrongInUri = catchThrowable(
+                    () -> new RedisLockBackendProvider().open(inUri, Map.of()).close());
             assertThat(wrongInUri).isInstanceOf(LockBackendException.class);
             assertNoSecret(wrongInUri, secret);
 
@@ -376,23 +469,36 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
             // and a wrong one is refused in the server's words without any form of it
             String special = CredentialChecks.special("right");
             String wrongSpecial = CredentialChecks.special("wrong");
-            withRedis(server, redis -> redis.aclSetuser(user, io.lettuce.core.AclSetuserArgs.Builder.on()
-                    .resetpass().addPassword(special).allKeys().allChannels().allCommands()));
-            String encodedRight = server.uri().replace("redis://", "redis://" + user + ":" + CredentialChecks.encoded(special) + "@");
+            withRedis(
+                    server,
+                    redis -> redis.aclSetuser(
+                            user,
+                            io.lettuce.core.AclSetuserArgs.Builder.on()
+                                    .resetpass()
+                                    .addPassword(special)
+                                    .allKeys()
+                                    .allChannels()
+                                    .allCommands()));
+            String encodedRight =
+                    server.uri().replace("redis://", "redis://" + user + ":" + CredentialChecks.encoded(special) + "@");
             try (LockBackend right = new RedisLockBackendProvider().open(encodedRight, Map.of())) {
                 assertThat(right.tryAcquire(name(), lease(), TTL).acquired()).isTrue();
                 CredentialChecks.assertNoSecret(right.toString(), special);
             }
             for (String uri : List.of(
-                    server.uri().replace("redis://", "redis://" + user + ":" + CredentialChecks.encoded(wrongSpecial) + "@"),
+                    server.uri()
+                            .replace(
+                                    "redis://", "redis://" + user + ":" + CredentialChecks.encoded(wrongSpecial) + "@"),
                     server.uri().replace("redis://", "redis://" + user + ":" + wrongSpecial + "@"))) {
-                Throwable refused = catchThrowable(() -> new RedisLockBackendProvider().open(uri, Map.of()).close());
+                Throwable refused = catchThrowable(
+                        () -> new RedisLockBackendProvider().open(uri, Map.of()).close());
                 assertThat(refused).as("refused").isNotNull();
                 CredentialChecks.assertNoSecret(refused, wrongSpecial);
                 CredentialChecks.assertNoSecret(refused, special);
             }
             // parameters Lettuce does not know: their values show nowhere either
-            String unknown = server.uri() + "?password1=" + CredentialChecks.encoded(wrongSpecial) + "&password2=x&password3=y";
+            String unknown =
+                    server.uri() + "?password1=" + CredentialChecks.encoded(wrongSpecial) + "&password2=x&password3=y";
             try (LockBackend opened = new RedisLockBackendProvider().open(unknown, Map.of())) {
                 assertThat(opened.toString()).contains("password1=***");
                 CredentialChecks.assertNoSecret(opened.toString(), wrongSpecial);
@@ -410,15 +516,24 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
             String password = "pw-" + UUID.randomUUID();
             withRedis(own, redis -> redis.configSet("requirepass", password));
             String hostPort = own.uri().substring("redis://".length());
-            try (RedisLockBackend fromBuilder = RedisLockBackend.builder().uri(own.uri()).password(password).build();
-                 LockBackend fromUri = new RedisLockBackendProvider().open("redis://:" + password + "@" + hostPort, Map.of());
-                 LockBackend fromProperty = new RedisLockBackendProvider().open(own.uri(), Map.of("password", password))) {
+            try (RedisLockBackend fromBuilder = RedisLockBackend.builder()
+                            .uri(own.uri())
+                            .password(password)
+                            .build();
+                    LockBackend fromUri =
+                            new RedisLockBackendProvider().open("redis://:" + password + "@" + hostPort, Map.of());
+                    LockBackend fromProperty =
+                            new RedisLockBackendProvider().open(own.uri(), Map.of("password", password))) {
                 String name = name();
-                assertThat(fromBuilder.tryAcquire(name, lease(), TTL).acquired()).isTrue();
+                assertThat(fromBuilder.tryAcquire(name, lease(), TTL).acquired())
+                        .isTrue();
                 assertThat(fromUri.inspect(name).orElseThrow().held()).isTrue();
-                assertThat(fromProperty.list("test/")).extracting(LockInfo::name).containsExactly(name);
+                assertThat(fromProperty.list("test/"))
+                        .extracting(LockInfo::name)
+                        .containsExactly(name);
             }
-            Throwable none = catchThrowable(() -> RedisLockBackend.builder().uri(own.uri()).build().close());
+            Throwable none = catchThrowable(
+                    () -> RedisLockBackend.builder().uri(own.uri()).build().close());
             assertThat(none).isInstanceOf(LockBackendException.class).hasMessageContaining("NOAUTH");
             assertThat(((LockBackendException) none).isRetryable()).isFalse();
         }
@@ -426,14 +541,27 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
 
     @Test
     void declaresItsCapabilitiesAndAcceptsEveryRedisScheme() {
-        assertThat(backend.capabilities()).contains(Capability.FENCING, Capability.SERVER_TIME, Capability.WAKE_ON_RELEASE,
-                Capability.BATCH_RENEW, Capability.TOKEN_PERIOD).doesNotContain(Capability.PURGE_FREE);
+        assertThat(backend.capabilities())
+                .contains(
+                        Capability.FENCING,
+                        Capability.SERVER_TIME,
+                        Capability.WAKE_ON_RELEASE,
+                        Capability.BATCH_RENEW,
+                        Capability.TOKEN_PERIOD)
+                .doesNotContain(Capability.PURGE_FREE);
         assertThat(backend.deployment()).isEqualTo(RedisLockBackend.Deployment.STANDALONE);
         assertThatThrownBy(() -> backend.purgeFree(Duration.ZERO)).isInstanceOf(UnsupportedOperationException.class);
 
         LockBackendProvider provider = ServiceLoader.load(LockBackendProvider.class).stream()
-                .map(ServiceLoader.Provider::get).filter(p -> p.name().equals("redis")).findFirst().orElseThrow();
-        for (String uri : List.of(server.uri(), "rediss://h:6380", "redis-sentinel://h:26379#mymaster", "redis-cluster://a:7000,b:7001")) {
+                .map(ServiceLoader.Provider::get)
+                .filter(p -> p.name().equals("redis"))
+                .findFirst()
+                .orElseThrow();
+        for (String uri : List.of(
+                server.uri(),
+                "rediss://h:6380",
+                "redis-sentinel://h:26379#mymaster",
+                "redis-cluster://a:7000,b:7001")) {
             assertThat(provider.accepts(uri)).as(uri).isTrue();
         }
         assertThat(provider.accepts("jdbc:postgresql://h/db")).isFalse();

@@ -1,20 +1,19 @@
 package io.fencelock.redis;
 
-import io.fencelock.tck.SpiChecks;
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.fencelock.Capability;
 import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.RenewRequest;
+import io.fencelock.tck.SpiChecks;
 import io.fencelock.testservers.redis.RedisServer;
-import org.junit.jupiter.api.Test;
-
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
 
 /** The provider through Sentinel, on a real master that one Sentinel monitors. */
 class RedisSentinelTest {
@@ -22,24 +21,43 @@ class RedisSentinelTest {
     @Test
     void worksThroughSentinelAndClaimsNoMoreThanAReplicatedDeploymentCan() throws InterruptedException {
         try (RedisServer server = RedisServer.startWithSentinel(RedisServer.Persistence.AOF_ALWAYS);
-             RedisLockBackend backend = RedisLockBackend.builder().uri(server.uri()).build();
-             RedisLockBackend waiterSide = (RedisLockBackend) new RedisLockBackendProvider().open(server.uri(), Map.of())) {
+                RedisLockBackend backend =
+                        RedisLockBackend.builder().uri(server.uri()).build();
+                RedisLockBackend waiterSide =
+                        (RedisLockBackend) new RedisLockBackendProvider().open(server.uri(), Map.of())) {
             assertThat(backend.deployment()).isEqualTo(RedisLockBackend.Deployment.SENTINEL);
             // AOF always on the master, yet a failover promotes a replica that may lack the last grants
-            assertThat(backend.capabilities()).containsExactlyInAnyOrder(Capability.FENCING, Capability.SERVER_TIME,
-                    Capability.WAKE_ON_RELEASE, Capability.BATCH_RENEW, Capability.TOKEN_PERIOD);
+            assertThat(backend.capabilities())
+                    .containsExactlyInAnyOrder(
+                            Capability.FENCING,
+                            Capability.SERVER_TIME,
+                            Capability.WAKE_ON_RELEASE,
+                            Capability.BATCH_RENEW,
+                            Capability.TOKEN_PERIOD);
 
             String name = "sentinel/" + UUID.randomUUID();
             String holder = UUID.randomUUID().toString();
             AcquireResult granted = backend.tryAcquire(name, holder, Duration.ofSeconds(30));
             assertThat(granted.acquired()).isTrue();
-            assertThat(backend.renew(List.of(new RenewRequest(name, holder, Duration.ofSeconds(30), null))).get(0).renewed()).isTrue();
+            assertThat(backend.renew(List.of(new RenewRequest(name, holder, Duration.ofSeconds(30), null)))
+                            .get(0)
+                            .renewed())
+                    .isTrue();
             CountDownLatch released = new CountDownLatch(1);
             SpiChecks.subscribe(waiterSide, name, released::countDown);
-            assertThat(waiterSide.tryAcquire(name, "refused", Duration.ofSeconds(30)).acquired()).as("a waiter's refused attempt").isFalse();
+            assertThat(waiterSide
+                            .tryAcquire(name, "refused", Duration.ofSeconds(30))
+                            .acquired())
+                    .as("a waiter's refused attempt")
+                    .isFalse();
             assertThat(backend.release(name, holder)).isTrue();
-            assertThat(released.await(30, TimeUnit.SECONDS)).as("woken through the Sentinel-resolved master").isTrue();
-            assertThat(waiterSide.tryAcquire(name, "next", Duration.ofSeconds(30)).token()).isGreaterThan(granted.token());
+            assertThat(released.await(30, TimeUnit.SECONDS))
+                    .as("woken through the Sentinel-resolved master")
+                    .isTrue();
+            assertThat(waiterSide
+                            .tryAcquire(name, "next", Duration.ofSeconds(30))
+                            .token())
+                    .isGreaterThan(granted.token());
         }
     }
 }

@@ -1,9 +1,6 @@
 package io.fencelock.zookeeper;
 
 import io.fencelock.spi.RenewRequest;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Collections;
@@ -16,6 +13,8 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The locks a backend granted or tried to grant, by lease id, and their expiry.
@@ -56,6 +55,7 @@ final class Holds {
     private final ScheduledThreadPoolExecutor timer;
     /** Deletes a hold's znode in its session; completes with whether it did. */
     private final Function<Hold, CompletableFuture<Boolean>> giveBack;
+
     private final Duration timeout;
     private final String where;
 
@@ -105,7 +105,10 @@ final class Holds {
     Hold takeForRenewal(RenewRequest q, long t0) {
         Hold[] taken = new Hold[1];
         byLease.computeIfPresent(q.leaseId(), (k, h) -> {
-            if (!h.name().equals(q.name()) || !h.certain() || !h.session().live() || t0 - h.due() >= 0
+            if (!h.name().equals(q.name())
+                    || !h.certain()
+                    || !h.session().live()
+                    || t0 - h.due() >= 0
                     || q.ttl().toMillis() > h.session().negotiatedMillis()) {
                 return h;
             }
@@ -127,11 +130,20 @@ final class Holds {
      * due as before). The hold after it, or null.
      */
     Hold renewed(RenewRequest q, Boolean alive, long t0) {
-        Hold next = byLease.computeIfPresent(q.leaseId(), (k, h) -> Boolean.FALSE.equals(alive) ? null
-                : Boolean.TRUE.equals(alive)
-                ? new Hold(h.name(), h.leaseId(), h.session(), Math.max(h.due(), t0 + q.ttl().toNanos()), true,
-                        h.renewing() - 1, h.token())
-                : h.renewing(-1));
+        Hold next = byLease.computeIfPresent(
+                q.leaseId(),
+                (k, h) -> Boolean.FALSE.equals(alive)
+                        ? null
+                        : Boolean.TRUE.equals(alive)
+                                ? new Hold(
+                                        h.name(),
+                                        h.leaseId(),
+                                        h.session(),
+                                        Math.max(h.due(), t0 + q.ttl().toNanos()),
+                                        true,
+                                        h.renewing() - 1,
+                                        h.token())
+                                : h.renewing(-1));
         if (next != null) {
             expireAt(next);
         }
@@ -157,7 +169,8 @@ final class Holds {
     /** Gives back {@code h} at its due time unless it was renewed or released by then. */
     private void expireAt(Hold h) {
         try {
-            timer.schedule(() -> expire(h.leaseId(), h.due()), Math.max(0, h.due() - System.nanoTime()), TimeUnit.NANOSECONDS);
+            timer.schedule(
+                    () -> expire(h.leaseId(), h.due()), Math.max(0, h.due() - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException e) {
             // closing
         }
@@ -189,8 +202,11 @@ final class Holds {
 
     /** A lock past its TTL that cannot be deleted now: its session must not carry it on, so the server is left to expire it. */
     private void abandonFor(Hold h) {
-        log.debug("fencelock: cannot give back '{}' on {}; abandoning {} so that the server expires it",
-                h.name(), where, h.session());
+        log.debug(
+                "fencelock: cannot give back '{}' on {}; abandoning {} so that the server expires it",
+                h.name(),
+                where,
+                h.session());
         h.session().abandon();
     }
 }

@@ -3,9 +3,6 @@ package io.fencelock.zookeeper;
 import io.fencelock.LockInfo;
 import io.fencelock.zookeeper.Holds.Hold;
 import io.fencelock.zookeeper.ZooKeeperCalls.Reply;
-import org.apache.zookeeper.KeeperException.Code;
-import org.apache.zookeeper.data.Stat;
-
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -14,6 +11,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import org.apache.zookeeper.KeeperException.Code;
+import org.apache.zookeeper.data.Stat;
 
 /**
  * {@code inspect} and {@code list}: the lock znodes read on the control session after a {@code sync},
@@ -56,7 +55,8 @@ final class LockReads {
     List<LockInfo> list(String namePrefix) {
         Session c = sessions.control();
         ZooKeeperCalls.sync(c, znodes.basePath());
-        Reply<List<String>> listed = calls.await("list of '", namePrefix, ZooKeeperCalls.getChildren(c, znodes.basePath()));
+        Reply<List<String>> listed =
+                calls.await("list of '", namePrefix, ZooKeeperCalls.getChildren(c, znodes.basePath()));
         if (listed.code() == Code.NONODE) {
             return List.of();
         }

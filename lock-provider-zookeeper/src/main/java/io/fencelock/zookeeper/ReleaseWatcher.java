@@ -2,16 +2,15 @@ package io.fencelock.zookeeper;
 
 import io.fencelock.LockBackendException;
 import io.fencelock.spi.ReleaseFeed;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+import java.util.function.Supplier;
 import org.apache.zookeeper.AddWatchMode;
 import org.apache.zookeeper.KeeperException.Code;
 import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Function;
-import java.util.function.Supplier;
 
 /**
  * The release feed of one backend: one persistent watch per lock znode with waiters, on the
@@ -60,7 +59,8 @@ final class ReleaseWatcher implements ReleaseFeed {
         this.session = s;
         requireOpen();
         if (!s.live()) {
-            throw new LockBackendException("the control session of " + where + " ended while the release feed opened", true);
+            throw new LockBackendException(
+                    "the control session of " + where + " ended while the release feed opened", true);
         }
     }
 
@@ -68,7 +68,8 @@ final class ReleaseWatcher implements ReleaseFeed {
     public void watch(String name) {
         Session s = session;
         if (s == null || !s.live()) {
-            throw new LockBackendException("the control session of " + where + " ended; the release feed reopens", true);
+            throw new LockBackendException(
+                    "the control session of " + where + " ended; the release feed reopens", true);
         }
         NameWatch w = new NameWatch(name, pathOf.apply(name), s);
         NameWatch previous = watches.put(name, w);
@@ -108,10 +109,10 @@ final class ReleaseWatcher implements ReleaseFeed {
             }
             case Expired, Closed, AuthFailed -> {
                 session = null;
-                target.broken(new LockBackendException("the control session of " + where + " ended ("
-                        + event.getState() + ")", true));
+                target.broken(new LockBackendException(
+                        "the control session of " + where + " ended (" + event.getState() + ")", true));
             }
-            default -> { }
+            default -> {}
         }
     }
 
@@ -155,18 +156,27 @@ final class ReleaseWatcher implements ReleaseFeed {
         }
 
         void register() {
-            on.zk.addWatch(path, this, AddWatchMode.PERSISTENT, (rc, p, ctx) -> {
-                if (rc != Code.OK.intValue()) {
-                    log.debug("fencelock: the watch of '{}' on {} failed: {}", name, where, Code.get(rc));
-                    signal(); // its waiters try again, and poll
-                }
-            }, null);
-            on.zk.exists(path, false, (rc, p, ctx, stat) -> {
-                confirmed = rc == Code.OK.intValue() || rc == Code.NONODE.intValue();
-                if (rc != Code.OK.intValue()) {
-                    signal(); // gone before the watch was in place, or unknown: a spurious wake at worst
-                }
-            }, null);
+            on.zk.addWatch(
+                    path,
+                    this,
+                    AddWatchMode.PERSISTENT,
+                    (rc, p, ctx) -> {
+                        if (rc != Code.OK.intValue()) {
+                            log.debug("fencelock: the watch of '{}' on {} failed: {}", name, where, Code.get(rc));
+                            signal(); // its waiters try again, and poll
+                        }
+                    },
+                    null);
+            on.zk.exists(
+                    path,
+                    false,
+                    (rc, p, ctx, stat) -> {
+                        confirmed = rc == Code.OK.intValue() || rc == Code.NONODE.intValue();
+                        if (rc != Code.OK.intValue()) {
+                            signal(); // gone before the watch was in place, or unknown: a spurious wake at worst
+                        }
+                    },
+                    null);
         }
 
         @Override
@@ -186,7 +196,7 @@ final class ReleaseWatcher implements ReleaseFeed {
         void remove() {
             done = true;
             if (on.live()) {
-                on.zk.removeWatches(path, this, WatcherType.Any, true, (rc, p, ctx) -> { }, null);
+                on.zk.removeWatches(path, this, WatcherType.Any, true, (rc, p, ctx) -> {}, null);
             }
         }
     }

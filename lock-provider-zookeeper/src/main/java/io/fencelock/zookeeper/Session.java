@@ -1,15 +1,14 @@
 package io.fencelock.zookeeper;
 
-import org.apache.zookeeper.WatchedEvent;
-import org.apache.zookeeper.Watcher;
-import org.apache.zookeeper.ZooKeeper;
-import org.apache.zookeeper.client.ZKClientConfig;
-
 import java.io.IOException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
+import org.apache.zookeeper.WatchedEvent;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.client.ZKClientConfig;
 
 /**
  * One ZooKeeper session: a client handle, its negotiated timeout, and whether it is still usable.
@@ -25,12 +24,18 @@ final class Session implements Watcher {
     private final AtomicBoolean live = new AtomicBoolean(true);
     private volatile boolean isConnected;
 
-    Session(String connectString, long requestedMillis, ZKClientConfig config, Consumer<Session> onDeath,
-            BiConsumer<Session, WatchedEvent> onState) throws IOException {
+    Session(
+            String connectString,
+            long requestedMillis,
+            ZKClientConfig config,
+            Consumer<Session> onDeath,
+            BiConsumer<Session, WatchedEvent> onState)
+            throws IOException {
         this.requestedMillis = requestedMillis;
         this.onDeath = onDeath;
         this.onState = onState;
-        // ZooKeeper negotiates a session timeout no longer than its maxSessionTimeout; a longer request is capped to an int
+        // ZooKeeper negotiates a session timeout no longer than its maxSessionTimeout; a longer request is capped to an
+        // int
         this.zk = new Handle(connectString, (int) Math.min(Integer.MAX_VALUE, requestedMillis), this, config);
     }
 
@@ -58,7 +63,7 @@ final class Session implements Watcher {
             }
             case Disconnected -> isConnected = false;
             case Expired, Closed, AuthFailed -> die();
-            default -> { }
+            default -> {}
         }
         onState.accept(this, event);
     }

@@ -1,9 +1,6 @@
 package io.fencelock.zookeeper;
 
 import io.fencelock.LockBackendException;
-import org.apache.zookeeper.WatchedEvent;
-import org.apache.zookeeper.client.ZKClientConfig;
-
 import java.io.IOException;
 import java.time.Duration;
 import java.util.HashMap;
@@ -18,6 +15,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BiConsumer;
 import java.util.function.Predicate;
+import org.apache.zookeeper.WatchedEvent;
+import org.apache.zookeeper.client.ZKClientConfig;
 
 /**
  * A backend's ZooKeeper sessions. A lock rides on a session whose timeout is its TTL rounded up to
@@ -41,6 +40,7 @@ final class Sessions {
     private final AtomicBoolean closed = new AtomicBoolean();
     /** The longest session timeout the server granted when asked for more (0 until one was clamped). */
     private final AtomicLong serverMaxMillis = new AtomicLong();
+
     private volatile Session control;
 
     /** {@code controlEvents} hears the control session's state changes (for the watches on it). */
@@ -114,9 +114,12 @@ final class Sessions {
     }
 
     private LockBackendException tooLong(Duration ttl, long max) {
-        return new LockBackendException("ttl " + ttl + " is longer than the longest session " + connectString + " grants ("
-                + max + " ms, its maxSessionTimeout): a lock could outlive its session's guarantee; use a shorter ttl"
-                + " or raise maxSessionTimeout", false);
+        return new LockBackendException(
+                "ttl " + ttl + " is longer than the longest session " + connectString + " grants ("
+                        + max
+                        + " ms, its maxSessionTimeout): a lock could outlive its session's guarantee; use a shorter ttl"
+                        + " or raise maxSessionTimeout",
+                false);
     }
 
     /** The control session, for watches and reads; it carries no locks. */
@@ -145,7 +148,8 @@ final class Sessions {
         try {
             s = new Session(connectString, millis, config, this::ended, this::stateChanged);
         } catch (IOException | RuntimeException e) {
-            throw new LockBackendException("cannot open a ZooKeeper session on " + connectString + ": " + e.getMessage(), e, true);
+            throw new LockBackendException(
+                    "cannot open a ZooKeeper session on " + connectString + ": " + e.getMessage(), e, true);
         }
         try {
             return s.connected.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
@@ -155,7 +159,8 @@ final class Sessions {
             throw new LockBackendException("opening a ZooKeeper session on " + connectString + " interrupted", e, true);
         } catch (TimeoutException | ExecutionException e) {
             s.abandon(); // never carried a lock
-            throw new LockBackendException("no ZooKeeper server of " + connectString + " answered within " + timeout, e, true);
+            throw new LockBackendException(
+                    "no ZooKeeper server of " + connectString + " answered within " + timeout, e, true);
         }
     }
 

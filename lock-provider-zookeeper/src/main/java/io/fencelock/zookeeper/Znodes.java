@@ -1,10 +1,9 @@
 package io.fencelock.zookeeper;
 
-import org.apache.zookeeper.CreateMode;
-import org.apache.zookeeper.KeeperException.Code;
-
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException.Code;
 
 /**
  * Where the lock znodes live and what they hold: {@code <basePath>/<name>} (one child of the base
@@ -29,8 +28,11 @@ final class Znodes {
         StringBuilder p = new StringBuilder();
         for (String part : basePath.substring(1).split("/")) {
             p.append('/').append(part);
-            Code code = calls.await("creating the base path ", basePath,
-                    ZooKeeperCalls.create(s, p.toString(), new byte[0], CreateMode.PERSISTENT)).code();
+            Code code = calls.await(
+                            "creating the base path ",
+                            basePath,
+                            ZooKeeperCalls.create(s, p.toString(), new byte[0], CreateMode.PERSISTENT))
+                    .code();
             if (code != Code.OK && code != Code.NODEEXISTS) {
                 throw calls.failure("creating the base path ", basePath, code);
             }

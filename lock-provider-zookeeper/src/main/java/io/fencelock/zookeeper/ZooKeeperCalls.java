@@ -2,19 +2,18 @@ package io.fencelock.zookeeper;
 
 import io.fencelock.LockBackendException;
 import io.fencelock.spi.Replies;
-import org.apache.zookeeper.CreateMode;
-import org.apache.zookeeper.KeeperException.Code;
-import org.apache.zookeeper.Op;
-import org.apache.zookeeper.OpResult;
-import org.apache.zookeeper.ZooDefs;
-import org.apache.zookeeper.data.Stat;
-
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException.Code;
+import org.apache.zookeeper.Op;
+import org.apache.zookeeper.OpResult;
+import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.data.Stat;
 
 /**
  * The client's asynchronous calls as futures of a {@link Reply}, waiting for them within the request
@@ -31,13 +30,17 @@ final class ZooKeeperCalls {
     }
 
     /** A reply: the result code, the value, and the znode's stat where the call returns one. */
-    record Reply<T>(Code code, T value, Stat stat) {
-    }
+    record Reply<T>(Code code, T value, Stat stat) {}
 
     static CompletableFuture<Reply<Stat>> create(Session s, String path, byte[] data, CreateMode mode) {
         CompletableFuture<Reply<Stat>> f = new CompletableFuture<>();
-        s.zk.create(path, data, ZooDefs.Ids.OPEN_ACL_UNSAFE, mode,
-                (rc, p, ctx, name, stat) -> f.complete(new Reply<>(Code.get(rc), stat, stat)), null);
+        s.zk.create(
+                path,
+                data,
+                ZooDefs.Ids.OPEN_ACL_UNSAFE,
+                mode,
+                (rc, p, ctx, name, stat) -> f.complete(new Reply<>(Code.get(rc), stat, stat)),
+                null);
         return f;
     }
 
@@ -67,7 +70,7 @@ final class ZooKeeperCalls {
 
     /** Sends a {@code sync}; the reads sent after it on the same session are served only once it is done. */
     static void sync(Session s, String path) {
-        s.zk.sync(path, (rc, p, ctx) -> { }, null);
+        s.zk.sync(path, (rc, p, ctx) -> {}, null);
     }
 
     <T> T await(String operation, String subject, CompletableFuture<T> call) {
@@ -98,8 +101,16 @@ final class ZooKeeperCalls {
     /** A call that was answered {@code code}: retryable when the same call may succeed later. */
     LockBackendException failure(String operation, String subject, Code code) {
         boolean retryable = switch (code) {
-            case CONNECTIONLOSS, OPERATIONTIMEOUT, SESSIONEXPIRED, SESSIONMOVED, NOTREADONLY, RECONFIGINPROGRESS,
-                 REQUESTTIMEOUT, THROTTLEDOP, NEWCONFIGNOQUORUM, QUOTAEXCEEDED -> true;
+            case CONNECTIONLOSS,
+                    OPERATIONTIMEOUT,
+                    SESSIONEXPIRED,
+                    SESSIONMOVED,
+                    NOTREADONLY,
+                    RECONFIGINPROGRESS,
+                    REQUESTTIMEOUT,
+                    THROTTLEDOP,
+                    NEWCONFIGNOQUORUM,
+                    QUOTAEXCEEDED -> true;
             default -> false;
         };
         return new LockBackendException(what(operation, subject) + " failed (" + code + ")", retryable);

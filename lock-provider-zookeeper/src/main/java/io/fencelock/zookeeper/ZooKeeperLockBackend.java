@@ -5,29 +5,27 @@ import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
 import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.LockBackend;
+import io.fencelock.spi.ReleaseFeed;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
-import io.fencelock.spi.ReleaseFeed;
 import io.fencelock.zookeeper.Holds.Hold;
 import io.fencelock.zookeeper.ZooKeeperCalls.Reply;
-import org.apache.zookeeper.CreateMode;
-import org.apache.zookeeper.KeeperException.Code;
-import org.apache.zookeeper.Op;
-import org.apache.zookeeper.OpResult;
-import org.apache.zookeeper.WatchedEvent;
-import org.apache.zookeeper.data.Stat;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException.Code;
+import org.apache.zookeeper.Op;
+import org.apache.zookeeper.OpResult;
+import org.apache.zookeeper.WatchedEvent;
+import org.apache.zookeeper.data.Stat;
 
 /**
  * The ZooKeeper primitive on the official client. A held lock is the ephemeral znode
@@ -58,8 +56,14 @@ import java.util.concurrent.CompletionException;
 public final class ZooKeeperLockBackend implements LockBackend {
     /** Checks per {@code multi}: far below the server's 1 MB request limit ({@code jute.maxbuffer}) for any name. */
     static final int MAX_MULTI_OPS = 500;
-    private static final Set<Capability> CAPABILITIES = Set.copyOf(EnumSet.of(Capability.FENCING, Capability.DURABLE_TOKENS,
-            Capability.SERVER_TIME, Capability.WAKE_ON_RELEASE, Capability.BATCH_RENEW, Capability.LINEARIZABLE));
+
+    private static final Set<Capability> CAPABILITIES = Set.copyOf(EnumSet.of(
+            Capability.FENCING,
+            Capability.DURABLE_TOKENS,
+            Capability.SERVER_TIME,
+            Capability.WAKE_ON_RELEASE,
+            Capability.BATCH_RENEW,
+            Capability.LINEARIZABLE));
 
     private final Znodes znodes;
     private final String where;
@@ -97,11 +101,15 @@ public final class ZooKeeperLockBackend implements LockBackend {
                 return AcquireResult.held(null); // a retry of a lease id this backend knows: refused, as the SPI allows
             }
             // unknown outcome (timeout, lost connection): the hold stays uncertain, and is settled at its due time
-            Reply<Stat> r = calls.await("tryAcquire of '", name, ZooKeeperCalls.create(s, znodes.path(name),
-                    Znodes.data(leaseId, s.negotiatedMillis()), CreateMode.EPHEMERAL));
+            Reply<Stat> r = calls.await(
+                    "tryAcquire of '",
+                    name,
+                    ZooKeeperCalls.create(
+                            s, znodes.path(name), Znodes.data(leaseId, s.negotiatedMillis()), CreateMode.EPHEMERAL));
             Code code = r.code();
             if (code == Code.OK) {
-                Hold held = new Hold(name, leaseId, s, pending.due(), true, 0, r.value().getCzxid());
+                Hold held = new Hold(
+                        name, leaseId, s, pending.due(), true, 0, r.value().getCzxid());
                 if (!holds.confirm(pending, held)) {
                     return AcquireResult.held(null); // given back meanwhile: its TTL ran out before the answer came
                 }
@@ -113,7 +121,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
             }
             holds.remove(pending);
             if (code == Code.NODEEXISTS) {
-                return AcquireResult.held(null); // ZooKeeper does not tell a session's deadline; the watch wakes waiters
+                return AcquireResult.held(
+                        null); // ZooKeeper does not tell a session's deadline; the watch wakes waiters
             }
             if (code == Code.SESSIONEXPIRED && attempt == 0) {
                 s.abandon(); // found dead: the next attempt opens a new session
@@ -141,7 +150,9 @@ public final class ZooKeeperLockBackend implements LockBackend {
             if (taken == null) {
                 results[i] = RenewResult.rejected(); // not granted here, past its TTL, or its session ended
             } else {
-                bySession.computeIfAbsent(taken.session(), s -> new ArrayList<>()).add(i);
+                bySession
+                        .computeIfAbsent(taken.session(), s -> new ArrayList<>())
+                        .add(i);
             }
         }
         Boolean[] alive = new Boolean[results.length];
@@ -157,7 +168,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
             if (results[i] == null) { // taken for renewal
                 Hold after = holds.renewed(requests.get(i), failed == null ? alive[i] : null, t0);
                 results[i] = failed == null && Boolean.TRUE.equals(alive[i]) && after != null
-                        ? RenewResult.renewed(after.token(), after.expiresAt()) : RenewResult.rejected();
+                        ? RenewResult.renewed(after.token(), after.expiresAt())
+                        : RenewResult.rejected();
             }
         }
         if (failed != null) {
@@ -175,7 +187,11 @@ public final class ZooKeeperLockBackend implements LockBackend {
             for (int from = 0; from < open.size(); from += MAX_MULTI_OPS) {
                 List<Integer> chunk = open.subList(from, Math.min(open.size(), from + MAX_MULTI_OPS));
                 chunks.add(chunk);
-                sent.add(ZooKeeperCalls.multi(s, chunk.stream().map(i -> Op.check(znodes.path(requests.get(i).name()), 0)).toList()));
+                sent.add(ZooKeeperCalls.multi(
+                        s,
+                        chunk.stream()
+                                .map(i -> Op.check(znodes.path(requests.get(i).name()), 0))
+                                .toList()));
             }
             List<Integer> undecided = new ArrayList<>();
             for (int c = 0; c < chunks.size(); c++) {
@@ -235,7 +251,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
     private CompletableFuture<Boolean> giveBack(Hold h, String operation) {
         Session s = h.session();
         String path = znodes.path(h.name());
-        CompletableFuture<Integer> version = h.certain() ? CompletableFuture.completedFuture(0)
+        CompletableFuture<Integer> version = h.certain()
+                ? CompletableFuture.completedFuture(0)
                 : ZooKeeperCalls.getData(s, path).thenApply(read -> {
                     if (read.code() == Code.NONODE || read.code() == Code.SESSIONEXPIRED) {
                         return -1;
@@ -243,19 +260,21 @@ public final class ZooKeeperLockBackend implements LockBackend {
                     if (read.code() != Code.OK) {
                         throw new CompletionException(calls.failure(operation, h.name(), read.code()));
                     }
-                    boolean ours = read.stat().getEphemeralOwner() == s.id() && h.leaseId().equals(Znodes.leaseIdOf(read.value()));
+                    boolean ours = read.stat().getEphemeralOwner() == s.id()
+                            && h.leaseId().equals(Znodes.leaseIdOf(read.value()));
                     return ours ? read.stat().getVersion() : -1; // another session's lock: the create failed after all
                 });
-        return version.thenCompose(v -> v < 0 ? CompletableFuture.completedFuture(false)
+        return version.thenCompose(v -> v < 0
+                ? CompletableFuture.completedFuture(false)
                 : ZooKeeperCalls.delete(s, path, v).thenApply(r -> {
-            if (r.code() == Code.OK) {
-                return true;
-            }
-            if (r.code() == Code.NONODE || r.code() == Code.SESSIONEXPIRED || r.code() == Code.BADVERSION) {
-                return false;
-            }
-            throw new CompletionException(calls.failure(operation, h.name(), r.code()));
-        }));
+                    if (r.code() == Code.OK) {
+                        return true;
+                    }
+                    if (r.code() == Code.NONODE || r.code() == Code.SESSIONEXPIRED || r.code() == Code.BADVERSION) {
+                        return false;
+                    }
+                    throw new CompletionException(calls.failure(operation, h.name(), r.code()));
+                }));
     }
 
     /**
@@ -270,7 +289,12 @@ public final class ZooKeeperLockBackend implements LockBackend {
         if (read == null || !leaseId.equals(Znodes.leaseIdOf(read.value()))) {
             return false;
         }
-        return calls.await("release of '", name, ZooKeeperCalls.delete(c, znodes.path(name), read.stat().getVersion())).code()
+        return calls.await(
+                                "release of '",
+                                name,
+                                ZooKeeperCalls.delete(
+                                        c, znodes.path(name), read.stat().getVersion()))
+                        .code()
                 == Code.OK;
     }
 
@@ -337,8 +361,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
     public static final class Builder {
         private final ZooKeeperSettings settings = new ZooKeeperSettings();
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /** Servers as {@code host:port}, e.g. {@code zk-1:2181}. */
         public Builder servers(String... servers) {

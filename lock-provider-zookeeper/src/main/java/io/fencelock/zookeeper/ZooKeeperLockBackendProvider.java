@@ -4,7 +4,6 @@ import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.LockBackendProvider;
 import io.fencelock.spi.ProviderProperties;
 import io.fencelock.spi.Redaction;
-
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -31,13 +30,12 @@ public final class ZooKeeperLockBackendProvider implements LockBackendProvider {
     @Override
     public LockBackend open(String uri, Map<String, String> properties) {
         if (uri == null || !uri.regionMatches(true, 0, SCHEME, 0, SCHEME.length()) || uri.length() == SCHEME.length()) {
-            throw new IllegalArgumentException("not a ZooKeeper URI (zookeeper://host:port[,host:port...][/chroot]): "
-                    + Redaction.uri(uri));
+            throw new IllegalArgumentException(
+                    "not a ZooKeeper URI (zookeeper://host:port[,host:port...][/chroot]): " + Redaction.uri(uri));
         }
         ProviderProperties settings = ProviderProperties.check(this, uri, properties, KEYS);
         ZooKeeperLockBackend.Builder builder = ZooKeeperLockBackend.builder().uri(uri);
-        settings.ifPresent("basePath", builder::basePath)
-                .ifPresentDuration("requestTimeout", builder::requestTimeout);
+        settings.ifPresent("basePath", builder::basePath).ifPresentDuration("requestTimeout", builder::requestTimeout);
         return builder.build();
     }
 }

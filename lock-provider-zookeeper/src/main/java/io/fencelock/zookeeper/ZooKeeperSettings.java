@@ -2,12 +2,11 @@ package io.fencelock.zookeeper;
 
 import io.fencelock.spi.ConnectionString;
 import io.fencelock.spi.ProviderProperties;
-import org.apache.zookeeper.client.ZKClientConfig;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Pattern;
+import org.apache.zookeeper.client.ZKClientConfig;
 
 /**
  * What {@link ZooKeeperLockBackend.Builder} was told, each value checked when it is set, before any
@@ -32,7 +31,10 @@ final class ZooKeeperSettings {
         }
         String t = s.trim();
         int colon = t.lastIndexOf(':');
-        boolean ok = colon > 0 && !t.contains("@") && !t.contains("/") && HOST.matcher(t.substring(0, colon)).matches();
+        boolean ok = colon > 0
+                && !t.contains("@")
+                && !t.contains("/")
+                && HOST.matcher(t.substring(0, colon)).matches();
         int port = -1;
         if (ok) {
             try {
@@ -85,8 +87,11 @@ final class ZooKeeperSettings {
     }
 
     static String requireValidPath(String what, String path) {
-        if (path == null || path.length() > MAX_BASE_PATH || !PATH.matcher(path).matches()
-                || path.equals("/zookeeper") || path.startsWith("/zookeeper/")) {
+        if (path == null
+                || path.length() > MAX_BASE_PATH
+                || !PATH.matcher(path).matches()
+                || path.equals("/zookeeper")
+                || path.startsWith("/zookeeper/")) {
             throw new IllegalArgumentException(what + " " + (path == null ? "null" : "'" + path + "'")
                     + " is invalid: it must be an absolute ZooKeeper path of 2 to " + MAX_BASE_PATH
                     + " characters from A-Z a-z 0-9 . _ - : @ + = # and '/', no trailing '/', not under /zookeeper");

@@ -7,7 +7,6 @@ import io.fencelock.tck.LockBackendContract;
 import io.fencelock.tck.fixture.ReplicaSetControl;
 import io.fencelock.tck.fixture.ServerControl;
 import io.fencelock.testservers.zookeeper.ZooKeeperServer;
-
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Map;
@@ -61,7 +60,8 @@ class ZooKeeperContractTest extends LockBackendContract {
             /** Through {@code via} only: every session, the watches' included, goes through it. */
             @Override
             public LockBackend openBackendVia(InetSocketAddress via) {
-                return new ZooKeeperLockBackendProvider().open(server.urlVia(via), Map.of("requestTimeout", PROXIED_TIMEOUT.toString()));
+                return new ZooKeeperLockBackendProvider()
+                        .open(server.urlVia(via), Map.of("requestTimeout", PROXIED_TIMEOUT.toString()));
             }
         };
     }

@@ -1,5 +1,8 @@
 package io.fencelock.zookeeper;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.fencelock.Capability;
 import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
@@ -13,10 +16,6 @@ import io.fencelock.spi.WakeUpSubscription;
 import io.fencelock.tck.SpiChecks;
 import io.fencelock.tck.fixture.ServerControl;
 import io.fencelock.testservers.zookeeper.ZooKeeperServer;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.Test;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -29,9 +28,9 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
 
 /** The ZooKeeper primitive itself, on a real server (the shared single node unless a test needs its own). */
 class ZooKeeperLockBackendTest {
@@ -66,8 +65,12 @@ class ZooKeeperLockBackendTest {
         String firstId = id();
         AcquireResult first = a.tryAcquire(name, firstId, Duration.ofSeconds(5));
         assertThat(first.acquired()).isTrue();
-        assertThat(b.inspect(name).orElseThrow().token()).as("seen from another client").isEqualTo(first.token());
-        assertThat(b.tryAcquire(name, id(), Duration.ofSeconds(5)).acquired()).as("held").isFalse();
+        assertThat(b.inspect(name).orElseThrow().token())
+                .as("seen from another client")
+                .isEqualTo(first.token());
+        assertThat(b.tryAcquire(name, id(), Duration.ofSeconds(5)).acquired())
+                .as("held")
+                .isFalse();
         assertThat(a.release(name, firstId)).isTrue();
         AcquireResult second = b.tryAcquire(name, id(), Duration.ofMillis(300));
         assertThat(second.token()).as("after release").isGreaterThan(first.token());
@@ -79,7 +82,10 @@ class ZooKeeperLockBackendTest {
         assertThat(third.acquired()).as("taken over after expiry").isTrue();
         assertThat(third.token()).as("after expiry and takeover").isGreaterThan(second.token());
         System.out.println("[zookeeper] a 300 ms lock nobody renewed was gone after " + freed + " ms");
-        assertThat(freed).as("given back at its TTL, not before").isGreaterThanOrEqualTo(250).isLessThan(2_000);
+        assertThat(freed)
+                .as("given back at its TTL, not before")
+                .isGreaterThanOrEqualTo(250)
+                .isLessThan(2_000);
     }
 
     @Test
@@ -96,10 +102,12 @@ class ZooKeeperLockBackendTest {
         awaitTrue(() -> observer.inspect(name).isEmpty());
         long gone = (System.nanoTime() - sent) / 1_000_000;
         long session = Sessions.sessionMillis(ttl);
-        System.out.println("[zookeeper] a crashed holder's 800 ms lock (session " + session + " ms, tick 100 ms) was freed by the server after "
-                + gone + " ms");
+        System.out.println("[zookeeper] a crashed holder's 800 ms lock (session " + session
+                + " ms, tick 100 ms) was freed by the server after " + gone + " ms");
         assertThat(gone).as("not before the TTL").isGreaterThanOrEqualTo(ttl.toMillis());
-        assertThat(gone).as("within the session timeout, a tick and the polling").isLessThan(session + 100 + 500);
+        assertThat(gone)
+                .as("within the session timeout, a tick and the polling")
+                .isLessThan(session + 100 + 500);
     }
 
     @Test
@@ -115,12 +123,20 @@ class ZooKeeperLockBackendTest {
         assertThat(b.sessions()).as("one session for both").hasSize(1);
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
         while (System.nanoTime() < end) {
-            assertThat(b.renew(List.of(new RenewRequest(kept, keptId, ttl, null))).get(0).renewed()).isTrue();
+            assertThat(b.renew(List.of(new RenewRequest(kept, keptId, ttl, null)))
+                            .get(0)
+                            .renewed())
+                    .isTrue();
             Thread.sleep(150); // renewing at a quarter of the TTL
         }
         assertThat(b.inspect(kept)).isPresent();
-        assertThat(b.inspect(dropped)).as("the lock its holder stopped renewing").isEmpty();
-        assertThat(b.renew(List.of(new RenewRequest(dropped, droppedId, ttl, null))).get(0).renewed()).isFalse();
+        assertThat(b.inspect(dropped))
+                .as("the lock its holder stopped renewing")
+                .isEmpty();
+        assertThat(b.renew(List.of(new RenewRequest(dropped, droppedId, ttl, null)))
+                        .get(0)
+                        .renewed())
+                .isFalse();
     }
 
     /**
@@ -140,7 +156,8 @@ class ZooKeeperLockBackendTest {
             assertThat(b.release(released, lease)).isTrue();
             String held = name();
             String heldId = id();
-            assertThat(b.tryAcquire(held, heldId, Duration.ofSeconds(10)).acquired()).isTrue();
+            assertThat(b.tryAcquire(held, heldId, Duration.ofSeconds(10)).acquired())
+                    .isTrue();
             ReleaseFeed feed = b.releaseFeed().orElseThrow();
             BlockingQueue<String> heard = new LinkedBlockingQueue<>();
             feed.open(recordingSink(heard));
@@ -148,16 +165,25 @@ class ZooKeeperLockBackendTest {
             awaitTrue(() -> b.watchConfirmed(held));
             control.kill();
             control.start();
-            assertThat(heard.poll(20, TimeUnit.SECONDS)).as("the feed after the client reconnected").isEqualTo("resumed");
-            AcquireResult after = SpiChecks.retryWhileRetryable(() -> b.tryAcquire(released, id(), Duration.ofSeconds(30)),
-                    Duration.ofSeconds(20));
+            assertThat(heard.poll(20, TimeUnit.SECONDS))
+                    .as("the feed after the client reconnected")
+                    .isEqualTo("resumed");
+            AcquireResult after = SpiChecks.retryWhileRetryable(
+                    () -> b.tryAcquire(released, id(), Duration.ofSeconds(30)), Duration.ofSeconds(20));
             assertThat(after.acquired()).isTrue();
             assertThat(after.token()).as("token after SIGKILL and restart").isGreaterThan(before);
-            assertThat(SpiChecks.retryWhileRetryable(() -> b.renew(List.of(new RenewRequest(held, heldId, Duration.ofSeconds(10), null))),
-                    Duration.ofSeconds(20)).get(0).renewed())
-                    .as("a lock held across the restart: its session was restored from the log").isTrue();
+            assertThat(SpiChecks.retryWhileRetryable(
+                                    () -> b.renew(
+                                            List.of(new RenewRequest(held, heldId, Duration.ofSeconds(10), null))),
+                                    Duration.ofSeconds(20))
+                            .get(0)
+                            .renewed())
+                    .as("a lock held across the restart: its session was restored from the log")
+                    .isTrue();
             assertThat(b.release(held, heldId)).isTrue();
-            assertThat(heard.poll(10, TimeUnit.SECONDS)).as("the watch, re-registered by the client").isEqualTo("released " + held);
+            assertThat(heard.poll(10, TimeUnit.SECONDS))
+                    .as("the watch, re-registered by the client")
+                    .isEqualTo("released " + held);
             feed.close();
             assertThatThrownBy(() -> feed.open(recordingSink(heard))).isInstanceOf(IllegalStateException.class);
             assertThat(heard).as("nothing but the release, no break").isEmpty();
@@ -177,11 +203,14 @@ class ZooKeeperLockBackendTest {
             requests.add(new RenewRequest(name, lease, ttl, null));
         }
         System.out.println("[zookeeper] 1200 acquires took " + (System.nanoTime() - t) / 1_000_000 + " ms");
-        assertThat(b.list("test-").stream().map(LockInfo::leaseId)).containsAll(requests.stream().map(RenewRequest::leaseId).toList());
+        assertThat(b.list("test-").stream().map(LockInfo::leaseId))
+                .containsAll(requests.stream().map(RenewRequest::leaseId).toList());
         // one lock gone under the holder's feet (deleted by another client): only it is rejected
         String stolen = requests.get(700).name();
         ZooKeeperLockBackend other = open(ZooKeeperServer.shared());
-        assertThat(other.release(stolen, requests.get(700).leaseId())).as("a release through another backend").isTrue();
+        assertThat(other.release(stolen, requests.get(700).leaseId()))
+                .as("a release through another backend")
+                .isTrue();
         t = System.nanoTime();
         List<RenewResult> results = b.renew(requests);
         System.out.println("[zookeeper] renewing 1200 locks (3 multis) took " + (System.nanoTime() - t) / 1000 + " us");
@@ -198,16 +227,22 @@ class ZooKeeperLockBackendTest {
         ZooKeeperLockBackend waiter = open(ZooKeeperServer.shared());
         String name = name();
         String lease = id();
-        assertThat(holder.tryAcquire(name, lease, Duration.ofSeconds(10)).acquired()).isTrue();
+        assertThat(holder.tryAcquire(name, lease, Duration.ofSeconds(10)).acquired())
+                .isTrue();
         AtomicReference<CountDownLatch> woken = new AtomicReference<>(new CountDownLatch(1));
-        try (WakeUpSubscription ignored = SpiChecks.subscribe(waiter, name, () -> woken.get().countDown())) {
-            assertThat(waiter.tryAcquire(name, id(), Duration.ofSeconds(10)).acquired()).isFalse();
+        try (WakeUpSubscription ignored =
+                SpiChecks.subscribe(waiter, name, () -> woken.get().countDown())) {
+            assertThat(waiter.tryAcquire(name, id(), Duration.ofSeconds(10)).acquired())
+                    .isFalse();
             awaitTrue(() -> waiter.watchConfirmed(name));
             woken.set(new CountDownLatch(1)); // only the delete may wake it from here on
             long released = System.nanoTime();
             assertThat(holder.release(name, lease)).isTrue();
-            assertThat(woken.get().await(5, TimeUnit.SECONDS)).as("woken by the delete").isTrue();
-            System.out.println("[zookeeper] release -> watch callback: " + (System.nanoTime() - released) / 1000 + " us");
+            assertThat(woken.get().await(5, TimeUnit.SECONDS))
+                    .as("woken by the delete")
+                    .isTrue();
+            System.out.println(
+                    "[zookeeper] release -> watch callback: " + (System.nanoTime() - released) / 1000 + " us");
         }
     }
 
@@ -220,7 +255,9 @@ class ZooKeeperLockBackendTest {
         assertThat(b.tryAcquire(name, lease, Duration.ofSeconds(10)).acquired()).isTrue();
         assertThat(b.list(name.substring(0, 20)).stream().map(LockInfo::name)).containsExactly(name);
         assertThat(b.release(name, id())).as("a stranger's release").isFalse();
-        assertThat(other.release(name, id())).as("a stranger's release through another backend").isFalse();
+        assertThat(other.release(name, id()))
+                .as("a stranger's release through another backend")
+                .isFalse();
         assertThat(b.inspect(name).orElseThrow().leaseId()).isEqualTo(lease);
         assertThat(b.release(name, lease)).isTrue();
         assertThat(b.release(name, lease)).isFalse();
@@ -233,28 +270,50 @@ class ZooKeeperLockBackendTest {
         ZooKeeperLockBackend b = open(ZooKeeperServer.shared());
         // the fixture's maxSessionTimeout is 60 s: a longer TTL could outlive its session's guarantee
         assertThatThrownBy(() -> b.tryAcquire(name(), id(), Duration.ofMinutes(2)))
-                .isInstanceOfSatisfying(LockBackendException.class, e -> assertThat(e.isRetryable()).isFalse())
-                .hasMessageContaining("maxSessionTimeout").hasMessageContaining("PT2M");
+                .isInstanceOfSatisfying(
+                        LockBackendException.class,
+                        e -> assertThat(e.isRetryable()).isFalse())
+                .hasMessageContaining("maxSessionTimeout")
+                .hasMessageContaining("PT2M");
         // below the smallest session (two ticks, 200 ms) the lock is granted on a 200 ms session
         String name = name();
         assertThat(b.tryAcquire(name, id(), Duration.ofMillis(50)).acquired()).isTrue();
-        assertThat(b.sessions().get(Sessions.sessionMillis(Duration.ofMillis(50))).negotiatedMillis()).isEqualTo(200);
+        assertThat(b.sessions()
+                        .get(Sessions.sessionMillis(Duration.ofMillis(50)))
+                        .negotiatedMillis())
+                .isEqualTo(200);
     }
 
     @Test
     void badSettingsAreRejectedBeforeAnyIo() {
-        for (String bad : new String[] {"", "/", "no-slash", "/trailing/", "/has space", "/a//b", "/zookeeper", "/zookeeper/x",
-                "/" + "x".repeat(130), "/é"}) {
-            assertThatThrownBy(() -> ZooKeeperLockBackend.builder().basePath(bad)).isInstanceOf(IllegalArgumentException.class)
+        for (String bad : new String[] {
+            "",
+            "/",
+            "no-slash",
+            "/trailing/",
+            "/has space",
+            "/a//b",
+            "/zookeeper",
+            "/zookeeper/x",
+            "/" + "x".repeat(130),
+            "/é"
+        }) {
+            assertThatThrownBy(() -> ZooKeeperLockBackend.builder().basePath(bad))
+                    .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("basePath");
         }
         assertThatThrownBy(() -> ZooKeeperLockBackend.builder().basePath(null)).hasMessageContaining("null");
-        assertThatThrownBy(() -> ZooKeeperLockBackend.builder().servers("127.0.0.1")).hasMessageContaining("host:port");
-        assertThatThrownBy(() -> ZooKeeperLockBackend.builder().servers("127.0.0.1:0")).hasMessageContaining("port");
+        assertThatThrownBy(() -> ZooKeeperLockBackend.builder().servers("127.0.0.1"))
+                .hasMessageContaining("host:port");
+        assertThatThrownBy(() -> ZooKeeperLockBackend.builder().servers("127.0.0.1:0"))
+                .hasMessageContaining("port");
         assertThatThrownBy(() -> ZooKeeperLockBackend.builder().servers("user:secret@127.0.0.1:2181"))
-                .isInstanceOf(IllegalArgumentException.class).message().doesNotContain("secret");
+                .isInstanceOf(IllegalArgumentException.class)
+                .message()
+                .doesNotContain("secret");
         assertThatThrownBy(() -> ZooKeeperLockBackend.builder().build()).hasMessageContaining("no ZooKeeper servers");
-        assertThatThrownBy(() -> ZooKeeperLockBackend.builder().requestTimeout(Duration.ZERO)).hasMessageContaining("positive");
+        assertThatThrownBy(() -> ZooKeeperLockBackend.builder().requestTimeout(Duration.ZERO))
+                .hasMessageContaining("positive");
         assertThat(Sessions.sessionMillis(Duration.ofMillis(300))).isEqualTo(320);
         assertThat(Sessions.sessionMillis(Duration.ofMillis(1000))).isEqualTo(1024);
         assertThat(Sessions.sessionMillis(Duration.ofMillis(1024))).isEqualTo(1024);
@@ -270,22 +329,41 @@ class ZooKeeperLockBackendTest {
     void theProviderIsFoundAndOpensFromAZooKeeperUri() {
         ZooKeeperServer server = ZooKeeperServer.shared();
         LockBackendProvider provider = ServiceLoader.load(LockBackendProvider.class).stream()
-                .map(ServiceLoader.Provider::get).filter(p -> p.name().equals("zookeeper")).findFirst().orElseThrow();
+                .map(ServiceLoader.Provider::get)
+                .filter(p -> p.name().equals("zookeeper"))
+                .findFirst()
+                .orElseThrow();
         assertThat(provider.accepts("zookeeper://127.0.0.1:2181")).isTrue();
-        assertThatThrownBy(() -> provider.open("zookeeper://127.0.0.1:1", Map.of("basePath", "bad"))).hasMessageContaining("basePath");
-        assertThatThrownBy(() -> provider.open("zookeeper://127.0.0.1:1", Map.of("nope", "x"))).hasMessageContaining("unknown");
-        assertThatThrownBy(() -> provider.open("zookeeper://127.0.0.1:1/bad chroot", Map.of())).hasMessageContaining("chroot");
+        assertThatThrownBy(() -> provider.open("zookeeper://127.0.0.1:1", Map.of("basePath", "bad")))
+                .hasMessageContaining("basePath");
+        assertThatThrownBy(() -> provider.open("zookeeper://127.0.0.1:1", Map.of("nope", "x")))
+                .hasMessageContaining("unknown");
+        assertThatThrownBy(() -> provider.open("zookeeper://127.0.0.1:1/bad chroot", Map.of()))
+                .hasMessageContaining("chroot");
         assertThatThrownBy(() -> provider.open("zookeeper://admin:secret@127.0.0.1:2181", Map.of()))
-                .isInstanceOf(IllegalArgumentException.class).message().doesNotContain("secret");
+                .isInstanceOf(IllegalArgumentException.class)
+                .message()
+                .doesNotContain("secret");
         assertThatThrownBy(() -> provider.open("zookeeper://127.0.0.1:2181/app?auth=secret", Map.of()))
-                .hasMessageContaining("parameters").message().doesNotContain("secret");
-        assertThatThrownBy(() -> provider.open("zookeeper://127.0.0.1:x", Map.of())).hasMessageContaining("port 'x' of ZooKeeper server");
+                .hasMessageContaining("parameters")
+                .message()
+                .doesNotContain("secret");
+        assertThatThrownBy(() -> provider.open("zookeeper://127.0.0.1:x", Map.of()))
+                .hasMessageContaining("port 'x' of ZooKeeper server");
         assertThatThrownBy(() -> provider.open("zookeeper://", Map.of())).isInstanceOf(IllegalArgumentException.class);
-        try (LockBackend b = provider.open(server.url(), Map.of("basePath", "/fencelock-test/locks", "requestTimeout", "PT3S"))) {
-            assertThat(b.capabilities()).contains(Capability.FENCING, Capability.DURABLE_TOKENS, Capability.WAKE_ON_RELEASE,
-                    Capability.LINEARIZABLE, Capability.BATCH_RENEW).doesNotContain(Capability.TOKEN_PERIOD, Capability.PURGE_FREE);
+        try (LockBackend b =
+                provider.open(server.url(), Map.of("basePath", "/fencelock-test/locks", "requestTimeout", "PT3S"))) {
+            assertThat(b.capabilities())
+                    .contains(
+                            Capability.FENCING,
+                            Capability.DURABLE_TOKENS,
+                            Capability.WAKE_ON_RELEASE,
+                            Capability.LINEARIZABLE,
+                            Capability.BATCH_RENEW)
+                    .doesNotContain(Capability.TOKEN_PERIOD, Capability.PURGE_FREE);
             String name = name();
-            assertThat(b.tryAcquire(name, id(), Duration.ofSeconds(5)).acquired()).isTrue();
+            assertThat(b.tryAcquire(name, id(), Duration.ofSeconds(5)).acquired())
+                    .isTrue();
             assertThat(b.list("").stream().map(LockInfo::name)).contains(name);
         }
     }

@@ -4,7 +4,6 @@ import io.fencelock.inmemory.InMemoryLockBackend;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.tck.BackendFixture;
 import io.fencelock.tck.LockBackendContract;
-
 import java.util.Optional;
 import java.util.UUID;
 

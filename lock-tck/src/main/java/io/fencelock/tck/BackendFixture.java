@@ -3,7 +3,6 @@ package io.fencelock.tck;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.tck.fixture.ReplicaSetControl;
 import io.fencelock.tck.fixture.ServerControl;
-
 import java.net.InetSocketAddress;
 import java.util.Optional;
 

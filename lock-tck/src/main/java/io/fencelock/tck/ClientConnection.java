@@ -2,7 +2,6 @@ package io.fencelock.tck;
 
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.LockBackendProvider;
-
 import java.util.HashMap;
 import java.util.Map;
 import java.util.ServiceLoader;
@@ -22,7 +21,8 @@ public record ClientConnection(String uri, Map<String, String> properties) {
      * A connection with {@code user} and {@code password} (each left out when null) added to
      * {@code properties}: what a JDBC provider takes.
      */
-    public static ClientConnection withCredentials(String uri, String user, String password, Map<String, String> properties) {
+    public static ClientConnection withCredentials(
+            String uri, String user, String password, Map<String, String> properties) {
         Map<String, String> all = new HashMap<>(properties);
         if (user != null) {
             all.put("user", user);

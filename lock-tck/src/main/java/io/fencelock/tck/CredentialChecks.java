@@ -1,5 +1,7 @@
 package io.fencelock.tck;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.net.URLEncoder;
@@ -8,8 +10,6 @@ import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Properties;
-
-import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * What the providers' credential tests share: passwords with the characters that break naive
@@ -20,8 +20,7 @@ public final class CredentialChecks {
     /** A password with every character that ends a user-info, a path or a parameter, and a percent-escape. */
     public static final String SPECIAL = "p@ss:w/rd%40?&=#;,";
 
-    private CredentialChecks() {
-    }
+    private CredentialChecks() {}
 
     /** {@code secret} percent-encoded, as a URL carries it. */
     public static String encoded(String secret) {
@@ -71,14 +70,20 @@ public final class CredentialChecks {
     public static String hikariConfigurationDump(Object config) {
         StringBuilder dump = new StringBuilder();
         List<Method> getters = Arrays.stream(config.getClass().getMethods())
-                .filter(m -> m.getParameterCount() == 0 && !Modifier.isStatic(m.getModifiers())
-                        && (m.getName().startsWith("get") || m.getName().startsWith("is")) && !m.getName().equals("getClass")
+                .filter(m -> m.getParameterCount() == 0
+                        && !Modifier.isStatic(m.getModifiers())
+                        && (m.getName().startsWith("get") || m.getName().startsWith("is"))
+                        && !m.getName().equals("getClass")
                         && m.getReturnType() != void.class)
-                .sorted(Comparator.comparing(Method::getName)).toList();
+                .sorted(Comparator.comparing(Method::getName))
+                .toList();
         for (Method getter : getters) {
             String property = getter.getName().replaceFirst("^(get|is)", "");
-            if (property.toLowerCase(java.util.Locale.ROOT).contains("password") || property.equals("Connection")
-                    || property.equals("HikariPoolMXBean") || property.equals("LogWriter") || property.equals("ParentLogger")) {
+            if (property.toLowerCase(java.util.Locale.ROOT).contains("password")
+                    || property.equals("Connection")
+                    || property.equals("HikariPoolMXBean")
+                    || property.equals("LogWriter")
+                    || property.equals("ParentLogger")) {
                 continue;
             }
             Object value;

@@ -5,11 +5,10 @@ import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
 import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.LockBackend;
+import io.fencelock.spi.ReleaseFeed;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
-import io.fencelock.spi.ReleaseFeed;
 import io.fencelock.spi.WakeUpSubscription;
-
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -36,7 +35,8 @@ public final class InstrumentedBackend implements LockBackend {
     private volatile boolean renewalsCut;
     private volatile boolean acquiresCut;
     private volatile boolean answersLost;
-    private final java.util.concurrent.atomic.AtomicBoolean interruptNextAcquire = new java.util.concurrent.atomic.AtomicBoolean();
+    private final java.util.concurrent.atomic.AtomicBoolean interruptNextAcquire =
+            new java.util.concurrent.atomic.AtomicBoolean();
     private volatile CountDownLatch renewalGate;
 
     public InstrumentedBackend(LockBackend delegate) {
@@ -144,7 +144,8 @@ public final class InstrumentedBackend implements LockBackend {
 
     private <T> T answered(T answer) {
         if (answersLost) {
-            throw new LockBackendException("answer lost by the TCK after the backend acted (indeterminate outcome)", true);
+            throw new LockBackendException(
+                    "answer lost by the TCK after the backend acted (indeterminate outcome)", true);
         }
         return answer;
     }

@@ -1,5 +1,9 @@
 package io.fencelock.tck;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.fail;
+
 import io.fencelock.Capability;
 import io.fencelock.Lease;
 import io.fencelock.LeaseLostException;
@@ -11,28 +15,19 @@ import io.fencelock.LockInfo;
 import io.fencelock.LockOptions;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.RenewRequest;
+import io.fencelock.tck.fault.FaultRun;
+import io.fencelock.tck.fault.FaultScenarios;
 import io.fencelock.tck.history.Coverage;
 import io.fencelock.tck.history.Event;
 import io.fencelock.tck.history.History;
 import io.fencelock.tck.history.HistoryChecker;
 import io.fencelock.tck.history.Violation;
-import io.fencelock.tck.fault.FaultRun;
-import io.fencelock.tck.fault.FaultScenarios;
 import io.fencelock.tck.matrix.GuaranteeMatrix;
 import io.fencelock.tck.matrix.GuaranteeMatrix.Outcome;
 import io.fencelock.tck.matrix.MatrixRecorder;
 import io.fencelock.tck.schedule.Schedule;
 import io.fencelock.tck.schedule.ScheduleGenerator;
 import io.fencelock.tck.schedule.Shrinker;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.Timeout;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -55,10 +50,14 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.assertj.core.api.Assertions.fail;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The fencelock contract. A provider (ours or a third party's) certifies its backend by
@@ -100,8 +99,15 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
     /** The random schedules' shape; override to adapt to a slow backend. */
     protected ScheduleGenerator.Config scheduleConfig() {
         ScheduleGenerator.Config d = ScheduleGenerator.Config.defaults();
-        return new ScheduleGenerator.Config(d.minProcesses(), d.maxProcesses(), d.maxLocks(), d.minSteps(), d.maxSteps(),
-                d.minTtlMillis(), d.maxTtlMillis(), capabilities.contains(Capability.PURGE_FREE));
+        return new ScheduleGenerator.Config(
+                d.minProcesses(),
+                d.maxProcesses(),
+                d.maxLocks(),
+                d.minSteps(),
+                d.maxSteps(),
+                d.minTtlMillis(),
+                d.maxTtlMillis(),
+                capabilities.contains(Capability.PURGE_FREE));
     }
 
     @BeforeAll
@@ -113,7 +119,10 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         try (LockBackend probe = fixture.openBackend()) {
             backendClass = probe.getClass().getName();
         }
-        matrix = new GuaranteeMatrix(getClass().getSimpleName(), fixture.description(), backendClass,
+        matrix = new GuaranteeMatrix(
+                getClass().getSimpleName(),
+                fixture.description(),
+                backendClass,
                 capabilities.stream().map(Enum::name).sorted().toList());
         faults = new FaultScenarios(fixture, this::freshName);
         System.out.println("[fencelock-tck] " + getClass().getSimpleName() + " on " + fixture.description()
@@ -157,7 +166,9 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         // release and re-acquire, by the same client and by another
         for (LockClient c : List.of(a, a, b, a)) {
             Lease lease = c.tryAcquire(name).orElseThrow(() -> new AssertionError("free lock not granted"));
-            assertThat(lease.fencingToken()).as("token after release + re-acquire").isGreaterThan(last);
+            assertThat(lease.fencingToken())
+                    .as("token after release + re-acquire")
+                    .isGreaterThan(last);
             last = lease.fencingToken();
             assertThat(lease.release()).isTrue();
         }
@@ -165,7 +176,9 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         Lease expiring = a.tryAcquire(name).orElseThrow();
         last = expiring.fencingToken();
         Lease taker = b.acquire(name, HANG_BOUND).orElseThrow(() -> new AssertionError("expired lock not taken over"));
-        assertThat(taker.fencingToken()).as("token after takeover of an expired lease").isGreaterThan(last);
+        assertThat(taker.fencingToken())
+                .as("token after takeover of an expired lease")
+                .isGreaterThan(last);
         last = taker.fencingToken();
         taker.release();
         // the record deleted by a purge: the next holder must still exceed every earlier token
@@ -173,7 +186,9 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
             assertThat(a.purgeFree(Duration.ZERO)).as("records purged").isGreaterThanOrEqualTo(1);
             assertThat(a.inspect(name)).as("record of a purged lock").isEmpty();
             Lease afterPurge = b.tryAcquire(name).orElseThrow();
-            assertThat(afterPurge.fencingToken()).as("token after the lock's record was purged").isGreaterThan(last);
+            assertThat(afterPurge.fencingToken())
+                    .as("token after the lock's record was purged")
+                    .isGreaterThan(last);
             afterPurge.release();
         }
         assertHistories("newHolderExceedsAllPriorTokens", HistoryChecker::newHolderExceedsAllPriorTokens);
@@ -203,8 +218,10 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         // past the end only until a purge has deleted the record at least once (bounded by HANG_BOUND)
         // and never past RACE_MAX_GRANTS: the history checks are quadratic in the writes, and a backend in
         // memory grants a hundred times faster than a networked one (which stays far below the bound)
-        BooleanSupplier running = () -> !stop.get() && grants.get() < RACE_MAX_GRANTS && (System.nanoTime() - end < 0
-                || purgesThatDeleted.get() == 0 && System.nanoTime() - end < HANG_BOUND.toNanos());
+        BooleanSupplier running = () -> !stop.get()
+                && grants.get() < RACE_MAX_GRANTS
+                && (System.nanoTime() - end < 0
+                        || purgesThatDeleted.get() == 0 && System.nanoTime() - end < HANG_BOUND.toNanos());
         int threads = 6;
         ExecutorService pool = Executors.newFixedThreadPool(threads + 1);
         try {
@@ -228,9 +245,19 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
             tasks.add(pool.submit(() -> {
                 while (running.getAsBoolean()) {
                     long op = history.newOpId();
-                    history.record(purger.process(), op, Event.Type.INVOKE, Event.Kind.PURGE, null, null, 0, false, 0, null);
+                    history.record(
+                            purger.process(), op, Event.Type.INVOKE, Event.Kind.PURGE, null, null, 0, false, 0, null);
                     int purged = purger.client().purgeFree(Duration.ZERO);
-                    history.record(purger.process(), op, Event.Type.OK, Event.Kind.PURGE, null, null, 0, false, 0,
+                    history.record(
+                            purger.process(),
+                            op,
+                            Event.Type.OK,
+                            Event.Kind.PURGE,
+                            null,
+                            null,
+                            0,
+                            false,
+                            0,
                             purged + " purged");
                     if (purged > 0) {
                         purgesThatDeleted.incrementAndGet();
@@ -239,7 +266,11 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
                 return null;
             }));
             for (Future<?> task : tasks) {
-                task.get(TckSettings.raceDuration().plus(HANG_BOUND.multipliedBy(2)).toMillis(), TimeUnit.MILLISECONDS);
+                task.get(
+                        TckSettings.raceDuration()
+                                .plus(HANG_BOUND.multipliedBy(2))
+                                .toMillis(),
+                        TimeUnit.MILLISECONDS);
             }
         } finally {
             stop.set(true);
@@ -247,7 +278,8 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         }
         List<Violation> violations = new ArrayList<>();
         for (Function<List<Event>, List<Violation>> check : List.<Function<List<Event>, List<Violation>>>of(
-                HistoryChecker::fencedResourceRejectsStaleWriters, HistoryChecker::newHolderExceedsAllPriorTokens,
+                HistoryChecker::fencedResourceRejectsStaleWriters,
+                HistoryChecker::newHolderExceedsAllPriorTokens,
                 HistoryChecker::tokensRespectRealTimeOrder)) {
             violations.addAll(check.apply(history.events()));
         }
@@ -257,12 +289,17 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         System.out.println("[fencelock-tck] tokensRiseWhilePurgesRace on " + fixture.description() + ": " + figures);
         if (!violations.isEmpty()) {
             StringBuilder sb = new StringBuilder("property tokensRiseWhilePurgesRace failed on ")
-                    .append(fixture.description()).append(" (").append(figures).append(")\nviolations:\n");
+                    .append(fixture.description())
+                    .append(" (")
+                    .append(figures)
+                    .append(")\nviolations:\n");
             violations.stream().limit(5).forEach(v -> sb.append("  ").append(v).append('\n'));
             fail(sb.toString());
         }
         // a run in which the purge never deleted the record, or hardly anyone was granted, proved nothing
-        assertThat(purgesThatDeleted.get()).as("purges that deleted the contended record (" + figures + ")").isPositive();
+        assertThat(purgesThatDeleted.get())
+                .as("purges that deleted the contended record (" + figures + ")")
+                .isPositive();
         assertThat(grants.get()).as("grants (" + figures + ")").isGreaterThanOrEqualTo(2 * threads);
     }
 
@@ -278,8 +315,12 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         // the holder stalls past its TTL without knowing; another takes over and writes
         Lease successor = next.acquire(name, HANG_BOUND).orElseThrow();
         assertThat(resource.write(successor.fencingToken())).isTrue();
-        assertThat(resource.write(zombie.fencingToken())).as("a stale writer's write").isFalse();
-        assertThat(resource.write(successor.fencingToken())).as("the holder's second write").isTrue();
+        assertThat(resource.write(zombie.fencingToken()))
+                .as("a stale writer's write")
+                .isFalse();
+        assertThat(resource.write(successor.fencingToken()))
+                .as("the holder's second write")
+                .isTrue();
         successor.release();
         assertHistories("fencedResourceRejectsStaleWriters", HistoryChecker::fencedResourceRejectsStaleWriters);
     }
@@ -290,15 +331,23 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         InstrumentedBackend raw = new InstrumentedBackend(fixture.openBackend());
         LockClient a = client(raw, options(Duration.ofMillis(300), false));
         LockClient b = client(options(Duration.ofSeconds(20), true));
-        assertThat(raw.release(name, UUID.randomUUID().toString())).as("release of a free lock by a stranger").isFalse();
+        assertThat(raw.release(name, UUID.randomUUID().toString()))
+                .as("release of a free lock by a stranger")
+                .isFalse();
         Lease old = a.tryAcquire(name).orElseThrow();
         Lease holder = b.acquire(name, HANG_BOUND).orElseThrow(() -> new AssertionError("expired lock not taken over"));
-        assertThat(raw.release(name, old.leaseId())).as("release by an expired lease").isFalse();
-        assertThat(raw.release(name, UUID.randomUUID().toString())).as("release by a stranger").isFalse();
+        assertThat(raw.release(name, old.leaseId()))
+                .as("release by an expired lease")
+                .isFalse();
+        assertThat(raw.release(name, UUID.randomUUID().toString()))
+                .as("release by a stranger")
+                .isFalse();
         LockInfo info = b.inspect(name).orElseThrow();
         assertThat(info.held()).isTrue();
         assertThat(info.leaseId()).isEqualTo(holder.leaseId());
-        assertThat(client(options(Duration.ofSeconds(5), false)).tryAcquire(name)).as("a third client's attempt").isEmpty();
+        assertThat(client(options(Duration.ofSeconds(5), false)).tryAcquire(name))
+                .as("a third client's attempt")
+                .isEmpty();
         assertThat(holder.isValid()).isTrue();
         assertHistories("releaseIsOwnerChecked", HistoryChecker::releaseIsOwnerChecked);
     }
@@ -312,7 +361,9 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         Lease first = a.tryAcquire(name).orElseThrow();
         assertThat(first.release()).isTrue();
         assertThat(first.release()).as("second release through the lease").isFalse();
-        assertThat(raw.release(name, first.leaseId())).as("second release on the backend").isFalse();
+        assertThat(raw.release(name, first.leaseId()))
+                .as("second release on the backend")
+                .isFalse();
         first.close();
         Lease second = b.tryAcquire(name).orElseThrow();
         assertThat(first.release()).isFalse();
@@ -334,9 +385,11 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         String released = freshName();
         Lease lease = c.tryAcquire(released).orElseThrow();
         assertThat(keepsInterrupt("release()", () -> {
-            Thread.currentThread().interrupt();
-            return lease.release();
-        })).as("release() on an interrupted thread").isTrue();
+                    Thread.currentThread().interrupt();
+                    return lease.release();
+                }))
+                .as("release() on an interrupted thread")
+                .isTrue();
         assertFreeOnBackend(observer, released, "release()");
 
         String closed = freshName();
@@ -349,10 +402,16 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         assertFreeOnBackend(observer, closed, "close()");
 
         String ran = freshName();
-        assertThat(keepsInterrupt("runExclusively", () -> c.runExclusively(ran, HANG_BOUND, l -> {
-            Thread.currentThread().interrupt(); // a task that restores an interrupt it caught, as well-behaved code does
-            return "done";
-        }))).as("runExclusively's result").contains("done");
+        assertThat(keepsInterrupt(
+                        "runExclusively",
+                        () -> c.runExclusively(ran, HANG_BOUND, l -> {
+                            Thread.currentThread()
+                                    .interrupt(); // a task that restores an interrupt it caught, as well-behaved code
+                            // does
+                            return "done";
+                        })))
+                .as("runExclusively's result")
+                .contains("done");
         assertFreeOnBackend(observer, ran, "runExclusively");
 
         String shutDown = freshName();
@@ -391,13 +450,15 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
             long roundTrip = System.nanoTime() - sent;
             int before = waiterBackend.acquireCalls();
             AtomicReference<Object> outcome = new AtomicReference<>();
-            Thread waiter = new Thread(() -> {
-                try {
-                    outcome.set(waiters.acquire(name, HANG_BOUND).orElse(null));
-                } catch (Throwable e) {
-                    outcome.set(e);
-                }
-            }, "tck-interrupted-waiter-" + i);
+            Thread waiter = new Thread(
+                    () -> {
+                        try {
+                            outcome.set(waiters.acquire(name, HANG_BOUND).orElse(null));
+                        } catch (Throwable e) {
+                            outcome.set(e);
+                        }
+                    },
+                    "tck-interrupted-waiter-" + i);
             waiter.start();
             spinUntil("the waiter's first attempt", () -> waiterBackend.acquireCalls() > before || !waiter.isAlive());
             boolean atStart = i % 2 == 0;
@@ -405,12 +466,16 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
             assertThat(holder.release()).as("the holder's release").isTrue();
             if (!atStart) {
                 int afterRelease = waiterBackend.acquireCalls();
-                spinUntil("the waiter's attempt after the release", () -> waiterBackend.acquireCalls() > afterRelease || !waiter.isAlive());
+                spinUntil(
+                        "the waiter's attempt after the release",
+                        () -> waiterBackend.acquireCalls() > afterRelease || !waiter.isAlive());
                 LockSupport.parkNanos(ThreadLocalRandom.current().nextLong(2 * roundTrip + 1));
                 waiter.interrupt();
             }
             waiter.join(HANG_BOUND.toMillis());
-            assertThat(waiter.isAlive()).as("waiter still running after its interrupt").isFalse();
+            assertThat(waiter.isAlive())
+                    .as("waiter still running after its interrupt")
+                    .isFalse();
             waiterBackend.interruptNextAcquire(false); // unused when an attempt sent before the release got the lock
             Object got = outcome.get();
             if (got instanceof Lease lease) {
@@ -421,7 +486,9 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
             } else if (got instanceof LockBackendException) {
                 failed++;
             } else {
-                throw new AssertionError("race " + i + ": the interrupted acquire ended with " + got, got instanceof Throwable t ? t : null);
+                throw new AssertionError(
+                        "race " + i + ": the interrupted acquire ended with " + got,
+                        got instanceof Throwable t ? t : null);
             }
         }
         System.out.println("[fencelock-tck] interrupted acquires: " + races + " races, " + granted + " granted, "
@@ -434,8 +501,10 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
             Thread.sleep(20); // polling the backend for the sweeps' effect
             left = holders.list(base);
         }
-        assertThat(left).as("locks still held " + promptly.toSeconds() + " s after " + races
-                + " interrupted acquires whose callers released what they got").isEmpty();
+        assertThat(left)
+                .as("locks still held " + promptly.toSeconds() + " s after " + races
+                        + " interrupted acquires whose callers released what they got")
+                .isEmpty();
     }
 
     /** Runs {@code call}, which interrupts this thread; the interrupt must still be set after it (then cleared). */
@@ -453,7 +522,8 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
 
     private static void assertFreeOnBackend(LockClient observer, String name, String after) {
         assertThat(observer.inspect(name).map(LockInfo::held).orElse(false))
-                .as("lock held on the backend right after " + after + " on an interrupted thread").isFalse();
+                .as("lock held on the backend right after " + after + " on an interrupted thread")
+                .isFalse();
     }
 
     /** Waits, in short parks rather than sleeps, for a moment the next step must follow closely. */
@@ -474,21 +544,33 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         LockClient a = client(raw, options(Duration.ofMillis(300), false));
         // straight through the backend, so that nothing releases the expired lease for us
         String expiredId = UUID.randomUUID().toString();
-        assertThat(raw.tryAcquire(name, expiredId, Duration.ofMillis(300)).acquired()).isTrue();
-        awaitCondition("the backend to see the lease expire", () -> !a.inspect(name).map(LockInfo::held).orElse(false));
-        assertThat(raw.renew(List.of(new RenewRequest(name, expiredId, Duration.ofSeconds(10), null))).get(0).renewed())
-                .as("renewal of a lease expired on the backend, even with nobody else holding it").isFalse();
-        assertThat(a.inspect(name).map(LockInfo::held).orElse(false)).as("held after renewing an expired lease").isFalse();
+        assertThat(raw.tryAcquire(name, expiredId, Duration.ofMillis(300)).acquired())
+                .isTrue();
+        awaitCondition(
+                "the backend to see the lease expire",
+                () -> !a.inspect(name).map(LockInfo::held).orElse(false));
+        assertThat(raw.renew(List.of(new RenewRequest(name, expiredId, Duration.ofSeconds(10), null)))
+                        .get(0)
+                        .renewed())
+                .as("renewal of a lease expired on the backend, even with nobody else holding it")
+                .isFalse();
+        assertThat(a.inspect(name).map(LockInfo::held).orElse(false))
+                .as("held after renewing an expired lease")
+                .isFalse();
         // through the engine: a lease past its deadline is lost and renew() says so
         Lease lease = a.tryAcquire(name).orElseThrow();
         lease.lost().toCompletableFuture().get(HANG_BOUND.toMillis(), TimeUnit.MILLISECONDS);
         assertThat(lease.renew()).as("renew() of a lost lease").isFalse();
         assertThat(lease.isValid()).isFalse();
         // and after another lease took over
-        Lease successor = client(options(Duration.ofSeconds(20), true)).acquire(name, HANG_BOUND).orElseThrow();
-        assertThat(raw.renew(List.of(new RenewRequest(name, lease.leaseId(), Duration.ofSeconds(10), null),
-                new RenewRequest(name, expiredId, Duration.ofSeconds(10), null))))
-                .as("renewals of leases whose lock another lease holds").noneMatch(r -> r.renewed());
+        Lease successor = client(options(Duration.ofSeconds(20), true))
+                .acquire(name, HANG_BOUND)
+                .orElseThrow();
+        assertThat(raw.renew(List.of(
+                        new RenewRequest(name, lease.leaseId(), Duration.ofSeconds(10), null),
+                        new RenewRequest(name, expiredId, Duration.ofSeconds(10), null))))
+                .as("renewals of leases whose lock another lease holds")
+                .noneMatch(r -> r.renewed());
         assertThat(a.inspect(name).orElseThrow().leaseId()).isEqualTo(successor.leaseId());
         assertHistories("renewAfterExpiryIsRejected", HistoryChecker::renewAfterExpiryIsRejected);
     }
@@ -504,7 +586,9 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         long start = System.nanoTime();
         int attempts = 0;
         while (System.nanoTime() - start < ttl.multipliedBy(3).toNanos()) {
-            assertThat(rival.tryAcquire(name)).as("a rival's attempt while the holder renews").isEmpty();
+            assertThat(rival.tryAcquire(name))
+                    .as("a rival's attempt while the holder renews")
+                    .isEmpty();
             assertThat(holder.isValid()).as("the renewed holder's validity").isTrue();
             attempts++;
             Thread.sleep(20); // pacing the rival's attempts
@@ -536,11 +620,16 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         Lease next = successor.acquire(name, HANG_BOUND).orElseThrow(() -> new AssertionError("never taken over"));
         crashedStillValid.set(lost.isValid());
         long tookOverAfter = System.nanoTime() - sent;
-        assertThat(crashedStillValid.get()).as("the crashed holder's lease was still locally valid at takeover").isFalse();
-        assertThat(Duration.ofNanos(tookOverAfter)).as("takeover not earlier than the TTL")
+        assertThat(crashedStillValid.get())
+                .as("the crashed holder's lease was still locally valid at takeover")
+                .isFalse();
+        assertThat(Duration.ofNanos(tookOverAfter))
+                .as("takeover not earlier than the TTL")
                 .isGreaterThanOrEqualTo(LockOptions.defaults().validityWindow(ttl));
         Duration bound = ttl.plus(successor.options().maxPollInterval()).plusSeconds(2);
-        assertThat(Duration.ofNanos(tookOverAfter)).as("takeover not much later than the TTL (+ one poll)").isLessThan(bound);
+        assertThat(Duration.ofNanos(tookOverAfter))
+                .as("takeover not much later than the TTL (+ one poll)")
+                .isLessThan(bound);
         assertThat(next.fencingToken()).isGreaterThan(lost.fencingToken());
         next.release();
     }
@@ -567,7 +656,8 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         Lease next = waiter.get(HANG_BOUND.toSeconds(), TimeUnit.SECONDS);
         Duration handOff = Duration.ofNanos(System.nanoTime() - released);
         assertThat(next).as("the waiter's lease").isNotNull();
-        assertThat(handOff).as("hand-off after release, with TTL " + ttl)
+        assertThat(handOff)
+                .as("hand-off after release, with TTL " + ttl)
                 .isLessThan(waiterClient.options().maxPollInterval().plusSeconds(2));
         System.out.println("[fencelock-tck] hand-off after release: " + handOff.toNanos() / 1000 + " us"
                 + (capabilities.contains(Capability.WAKE_ON_RELEASE) ? " (wake-up signal)" : " (polling)"));
@@ -587,7 +677,10 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         Optional<Lease> none = waiterClient.acquire(name, wait);
         Duration waited = Duration.ofNanos(System.nanoTime() - start);
         assertThat(none).as("acquire while held").isEmpty();
-        assertThat(waited).as("time waited for a held lock").isGreaterThanOrEqualTo(wait).isLessThan(wait.plus(HANG_BOUND));
+        assertThat(waited)
+                .as("time waited for a held lock")
+                .isGreaterThanOrEqualTo(wait)
+                .isLessThan(wait.plus(HANG_BOUND));
         // waiting is interruptible
         CountDownLatch started = new CountDownLatch(1);
         AtomicReference<Throwable> outcome = new AtomicReference<>();
@@ -620,7 +713,8 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         int nameCount = 8;
         Duration wait = Duration.ofMillis(400);
         Duration runFor = Duration.ofSeconds(3);
-        List<LockClient> crowd = List.of(client(options(Duration.ofSeconds(10), true)), client(options(Duration.ofSeconds(10), true)));
+        List<LockClient> crowd =
+                List.of(client(options(Duration.ofSeconds(10), true)), client(options(Duration.ofSeconds(10), true)));
         List<String> names = new ArrayList<>();
         for (int i = 0; i < nameCount; i++) {
             names.add(freshName());
@@ -654,7 +748,8 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
                     if (lease.isPresent()) {
                         grants.incrementAndGet(n);
                         // the holder works for up to the others' whole wait, so that waits also run out
-                        Thread.sleep(java.util.concurrent.ThreadLocalRandom.current().nextLong(wait.toMillis() + 1));
+                        Thread.sleep(
+                                java.util.concurrent.ThreadLocalRandom.current().nextLong(wait.toMillis() + 1));
                         lease.get().release();
                     }
                 }
@@ -672,7 +767,8 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
             start.await();
             while (System.nanoTime() - end < 0) {
                 long t0 = System.nanoTime();
-                Lease own = probe.tryAcquire(probeName).orElseThrow(() -> new AssertionError("a name nobody else wants was held"));
+                Lease own = probe.tryAcquire(probeName)
+                        .orElseThrow(() -> new AssertionError("a name nobody else wants was held"));
                 roundTrip.accumulateAndGet(System.nanoTime() - t0, Math::max);
                 own.release();
                 Thread.sleep(20); // pacing the probe: it measures, it is not part of the load
@@ -695,7 +791,8 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         for (int i = 0; i < nameCount; i++) {
             assertThat(grants.get(i)).as("grants of name %d under load", i).isPositive();
         }
-        assertThat(Duration.ofNanos(longest.get())).as("the longest acquire(name, " + wait + ") among " + calls.get() + " calls")
+        assertThat(Duration.ofNanos(longest.get()))
+                .as("the longest acquire(name, " + wait + ") among " + calls.get() + " calls")
                 .isLessThanOrEqualTo(wait.plus(allowance));
     }
 
@@ -708,7 +805,9 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         Lease ax = a.tryAcquire(x).orElseThrow();
         Lease by = b.tryAcquire(y).orElseThrow(() -> new AssertionError("holding one name blocked another"));
         assertThat(ax.release()).isTrue();
-        assertThat(b.inspect(y).orElseThrow().leaseId()).as("releasing one name touched another").isEqualTo(by.leaseId());
+        assertThat(b.inspect(y).orElseThrow().leaseId())
+                .as("releasing one name touched another")
+                .isEqualTo(by.leaseId());
         assertThat(a.tryAcquire(y)).isEmpty();
         List<Lease> many = new ArrayList<>();
         for (int i = 0; i < 20; i++) {
@@ -728,57 +827,95 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         String prefix = runPrefix + "-bad";
         List<LockInfo> before = c.list(runPrefix);
         int callsBefore = raw.totalCalls();
-        List<String> badNames = List.of("", "x".repeat(256), "has space", "quote'", "semi;colon", "{tag}", "tab\t", "é");
+        List<String> badNames =
+                List.of("", "x".repeat(256), "has space", "quote'", "semi;colon", "{tag}", "tab\t", "é");
         for (String bad : badNames) {
-            assertThatThrownBy(() -> c.tryAcquire(bad)).isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("lock name").hasMessageContaining("characters");
-            assertThatThrownBy(() -> c.acquire(bad, Duration.ofSeconds(1))).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> c.tryAcquire(bad))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("lock name")
+                    .hasMessageContaining("characters");
+            assertThatThrownBy(() -> c.acquire(bad, Duration.ofSeconds(1)))
+                    .isInstanceOf(IllegalArgumentException.class);
             assertThatThrownBy(() -> c.inspect(bad)).isInstanceOf(IllegalArgumentException.class);
         }
-        assertThatThrownBy(() -> c.tryAcquire(null)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("null");
-        assertThatThrownBy(() -> c.list("50%")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("50%");
-        assertThatThrownBy(() -> c.tryAcquire(prefix, Duration.ZERO)).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("ttl PT0S").hasMessageContaining("positive");
-        assertThatThrownBy(() -> c.tryAcquire(prefix, Duration.ofSeconds(-1))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> c.tryAcquire(null))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("null");
+        assertThatThrownBy(() -> c.list("50%"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("50%");
+        assertThatThrownBy(() -> c.tryAcquire(prefix, Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("ttl PT0S")
+                .hasMessageContaining("positive");
+        assertThatThrownBy(() -> c.tryAcquire(prefix, Duration.ofSeconds(-1)))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("PT-1S");
-        assertThatThrownBy(() -> c.tryAcquire(prefix, Duration.ofMillis(3))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> c.tryAcquire(prefix, Duration.ofMillis(3)))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("too short");
-        assertThatThrownBy(() -> c.acquire(prefix, Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> c.acquire(prefix, Duration.ofMillis(-1)))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("wait PT-0.001S");
         assertThatThrownBy(() -> c.purgeFree(Duration.ofSeconds(-1))).isInstanceOf(IllegalArgumentException.class);
-        LockClient periodic = client(options(Duration.ofSeconds(10), true).toBuilder().tokenPeriod(Duration.ofSeconds(5)).build());
-        assertThatThrownBy(() -> periodic.tryAcquire(prefix, Duration.ofSeconds(6))).isInstanceOf(IllegalArgumentException.class)
+        LockClient periodic = client(options(Duration.ofSeconds(10), true).toBuilder()
+                .tokenPeriod(Duration.ofSeconds(5))
+                .build());
+        assertThatThrownBy(() -> periodic.tryAcquire(prefix, Duration.ofSeconds(6)))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("ttl >= 2 x tokenPeriod");
-        assertThatThrownBy(() -> LockOptions.builder().ttl(Duration.ofSeconds(10)).tokenPeriod(Duration.ofSeconds(6)).build())
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PT6S");
-        assertThatThrownBy(() -> LockOptions.builder().ttl(Duration.ofSeconds(2)).renewInterval(Duration.ofSeconds(2)).build())
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("renewInterval PT2S");
+        assertThatThrownBy(() -> LockOptions.builder()
+                        .ttl(Duration.ofSeconds(10))
+                        .tokenPeriod(Duration.ofSeconds(6))
+                        .build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("PT6S");
+        assertThatThrownBy(() -> LockOptions.builder()
+                        .ttl(Duration.ofSeconds(2))
+                        .renewInterval(Duration.ofSeconds(2))
+                        .build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("renewInterval PT2S");
         // durations past LockOptions.MAX_TTL: refused naming the value and the limit, not an overflow
         Duration thousandYears = Duration.ofDays(365_000);
-        assertThatThrownBy(() -> c.tryAcquire(prefix, thousandYears)).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("ttl " + thousandYears).hasMessageContaining("maximum " + LockOptions.MAX_TTL);
-        assertThatThrownBy(() -> c.acquire(prefix, Duration.ofSeconds(1), thousandYears)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> c.tryAcquire(prefix, thousandYears))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("ttl " + thousandYears)
+                .hasMessageContaining("maximum " + LockOptions.MAX_TTL);
+        assertThatThrownBy(() -> c.acquire(prefix, Duration.ofSeconds(1), thousandYears))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("ttl " + thousandYears);
-        assertThatThrownBy(() -> LockOptions.builder().ttl(thousandYears).build()).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("ttl " + thousandYears).hasMessageContaining("maximum " + LockOptions.MAX_TTL);
-        assertThatThrownBy(() -> c.purgeFree(thousandYears)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> LockOptions.builder().ttl(thousandYears).build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("ttl " + thousandYears)
+                .hasMessageContaining("maximum " + LockOptions.MAX_TTL);
+        assertThatThrownBy(() -> c.purgeFree(thousandYears))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("freeFor " + thousandYears);
         // a property whose value is null (a System.getenv that found nothing): named by its key
-        assertThatThrownBy(() -> LockClient.builder().property("password", null)).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("'password'").hasMessageContaining("null");
+        assertThatThrownBy(() -> LockClient.builder().property("password", null))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'password'")
+                .hasMessageContaining("null");
         // a port that is no port: named, not sent to DNS or a connect attempt
         fixture.clientConnection().ifPresent(connection -> {
-            String hosts = io.fencelock.spi.ConnectionString.parse(connection.uri()).hosts();
+            String hosts =
+                    io.fencelock.spi.ConnectionString.parse(connection.uri()).hosts();
             String first = hosts.split(",")[0];
             if (first.matches(".*:[0-9]+")) {
-                String bad = connection.uri().replace(hosts, first.replaceAll(":[0-9]+$", ":notaport") + hosts.substring(first.length()));
+                String bad = connection
+                        .uri()
+                        .replace(hosts, first.replaceAll(":[0-9]+$", ":notaport") + hosts.substring(first.length()));
                 LockClient.Builder builder = LockClient.builder().uri(bad);
                 connection.properties().forEach(builder::property);
-                assertThatThrownBy(builder::build).isInstanceOf(IllegalArgumentException.class)
+                assertThatThrownBy(builder::build)
+                        .isInstanceOf(IllegalArgumentException.class)
                         .hasMessageContaining("port 'notaport'");
             }
         });
-        assertThat(raw.totalCalls()).as("backend round trips caused by bad input").isEqualTo(callsBefore);
+        assertThat(raw.totalCalls())
+                .as("backend round trips caused by bad input")
+                .isEqualTo(callsBefore);
         assertThat(c.list(runPrefix)).as("locks on the backend after bad input").isEqualTo(before);
         assertThat(c.inspect(prefix)).as("the lock a rejected call named").isEmpty();
         // and the longest TTL allowed is one the backend stores; a longer one is refused before any request
@@ -786,17 +923,25 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         assertThat(longestTtl).as("the backend's longest TTL").isPositive().isLessThanOrEqualTo(LockOptions.MAX_TTL);
         int callsNow = raw.totalCalls();
         assertThatThrownBy(() -> c.tryAcquire(prefix + "-longer", longestTtl.plusMillis(1)))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(longestTtl.toString());
-        assertThat(raw.totalCalls()).as("round trips of a TTL above the backend's longest").isEqualTo(callsNow);
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(longestTtl.toString());
+        assertThat(raw.totalCalls())
+                .as("round trips of a TTL above the backend's longest")
+                .isEqualTo(callsNow);
         Lease longest = c.tryAcquire(prefix + "-longest", longestTtl).orElseThrow();
-        assertThat(c.inspect(prefix + "-longest")).as("a lease of the backend's longest TTL " + longestTtl).isPresent();
+        assertThat(c.inspect(prefix + "-longest"))
+                .as("a lease of the backend's longest TTL " + longestTtl)
+                .isPresent();
         longest.close();
-        assertThat(c.inspect(prefix + "-longest").map(LockInfo::held)).as("released").isNotEqualTo(Optional.of(true));
+        assertThat(c.inspect(prefix + "-longest").map(LockInfo::held))
+                .as("released")
+                .isNotEqualTo(Optional.of(true));
     }
 
     @Test
     void coverageGuard() {
-        Assumptions.assumeTrue(TckSettings.replaySeed().isEmpty(),
+        Assumptions.assumeTrue(
+                TckSettings.replaySeed().isEmpty(),
                 "replaying one schedule (-Dfencelock.tck.seed): coverage is judged on full runs only");
         Coverage total = totalCoverage();
         List<String> missing = new ArrayList<>();
@@ -806,10 +951,13 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         if (total.handOffs() == 0) missing.add("hand-offs after release");
         if (total.releases() == 0) missing.add("releases");
         if (total.staleReleases() == 0) missing.add("stale releases");
-        if (total.zombieWritesRejected() == 0 && capabilities.contains(Capability.FENCING)) missing.add("rejected zombie writes");
+        if (total.zombieWritesRejected() == 0 && capabilities.contains(Capability.FENCING))
+            missing.add("rejected zombie writes");
         if (total.purges() == 0 && capabilities.contains(Capability.PURGE_FREE)) missing.add("purges");
-        assertThat(missing).as("situations the random schedules never produced (the run proved nothing about them); "
-                + "coverage " + total.describe()).isEmpty();
+        assertThat(missing)
+                .as("situations the random schedules never produced (the run proved nothing about them); " + "coverage "
+                        + total.describe())
+                .isEmpty();
     }
 
     // ------------------------------------------------------------------ engine properties on this backend
@@ -821,13 +969,16 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         AtomicInteger renewed = new AtomicInteger();
         // a renew interval of 3 s: the leases are all taken within its first half, so the first
         // watchdog tick finds every one of them due and must renew them in one round trip
-        LockClient c = LockClient.builder().backend(raw).options(options(Duration.ofSeconds(9), true))
+        LockClient c = LockClient.builder()
+                .backend(raw)
+                .options(options(Duration.ofSeconds(9), true))
                 .listener(new LockEventListener() {
                     @Override
                     public void renewed(Lease lease) {
                         renewed.incrementAndGet();
                     }
-                }).build();
+                })
+                .build();
         clients.add(c);
         int leases = 300;
         ExecutorService acquirers = Executors.newFixedThreadPool(16);
@@ -845,7 +996,9 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         }
         awaitCondition("every lease to be renewed once", () -> renewed.get() >= leases);
         List<Integer> batches = raw.renewBatchSizes();
-        assertThat(batches.get(0)).as("leases renewed by the first round trip (batches " + batches + ")").isEqualTo(leases);
+        assertThat(batches.get(0))
+                .as("leases renewed by the first round trip (batches " + batches + ")")
+                .isEqualTo(leases);
         assertThat(c.held()).hasSize(leases).allMatch(Lease::isValid);
     }
 
@@ -854,14 +1007,20 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         requireClaim(Capability.TOKEN_PERIOD);
         String name = freshName();
         Duration period = Duration.ofMillis(200);
-        LockClient c = client(options(Duration.ofMillis(800), false).toBuilder().tokenPeriod(period).build());
+        LockClient c = client(options(Duration.ofMillis(800), false).toBuilder()
+                .tokenPeriod(period)
+                .build());
         Lease lease = c.tryAcquire(name).orElseThrow();
         long first = lease.fencingToken();
         assertThat(lease.renew()).isTrue();
-        assertThat(lease.fencingToken()).as("token renewed within the token period").isEqualTo(first);
+        assertThat(lease.fencingToken())
+                .as("token renewed within the token period")
+                .isEqualTo(first);
         Thread.sleep(period.toMillis() + 20); // the period is the behaviour under test
         assertThat(lease.renew()).isTrue();
-        assertThat(lease.fencingToken()).as("token renewed after the token period").isGreaterThan(first);
+        assertThat(lease.fencingToken())
+                .as("token renewed after the token period")
+                .isGreaterThan(first);
         assertThat(c.inspect(name).orElseThrow().token()).isEqualTo(lease.fencingToken());
         lease.release();
     }
@@ -874,19 +1033,26 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         // a task that outlives its lease: renewals are cut off as by a lost connection
         AtomicReference<Lease> seen = new AtomicReference<>();
         assertThatThrownBy(() -> c.runExclusively(name, HANG_BOUND, lease -> {
-            seen.set(lease);
-            raw.cutRenewals(true);
-            Thread.sleep(HANG_BOUND.toMillis());
-            return "finished";
-        })).isInstanceOf(LeaseLostException.class).hasCauseInstanceOf(InterruptedException.class);
+                    seen.set(lease);
+                    raw.cutRenewals(true);
+                    Thread.sleep(HANG_BOUND.toMillis());
+                    return "finished";
+                }))
+                .isInstanceOf(LeaseLostException.class)
+                .hasCauseInstanceOf(InterruptedException.class);
         assertThat(seen.get().state()).isEqualTo(LeaseState.LOST);
         assertThat(seen.get().isValid()).isFalse();
-        assertThat(Thread.currentThread().isInterrupted()).as("interrupt left on the caller").isFalse();
+        assertThat(Thread.currentThread().isInterrupted())
+                .as("interrupt left on the caller")
+                .isFalse();
         raw.cutRenewals(false);
         // a task that finishes in time gets its result, and the lock is released
-        assertThat(c.runExclusively(name, HANG_BOUND, lease -> lease.fencingToken() > 0 ? "ran" : "no token")).contains("ran");
+        assertThat(c.runExclusively(name, HANG_BOUND, lease -> lease.fencingToken() > 0 ? "ran" : "no token"))
+                .contains("ran");
         assertThat(c.held()).isEmpty();
-        awaitCondition("the lock to be free", () -> !c.inspect(name).map(LockInfo::held).orElse(false));
+        awaitCondition(
+                "the lock to be free",
+                () -> !c.inspect(name).map(LockInfo::held).orElse(false));
     }
 
     // ------------------------------------------------------------------ leader election and task spreading
@@ -900,7 +1066,8 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
     /** A leader frozen (SIGSTOP, in a child JVM) past its TTL is replaced; thawed, its work is interrupted and its writes fenced. */
     @Test
     void frozenLeaderIsReplacedAndFenced() throws Exception {
-        coordination().frozenLeaderIsReplacedAndFenced(childJvmConnection("frozenLeaderIsReplacedAndFenced"), freshName());
+        coordination()
+                .frozenLeaderIsReplacedAndFenced(childJvmConnection("frozenLeaderIsReplacedAndFenced"), freshName());
     }
 
     /** Tasks spread within one of even, run once at a time, move off a killed (SIGKILL) instance within TTL + a monitor period, and rebalance on a join. */
@@ -930,16 +1097,33 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
 
     @Test
     void exclusionUnderHolderPauses() throws Exception {
-        faults.holderJvmUnavailable().ifPresent(why ->
-                matrix.record("exclusionUnderHolderPauses", "holder JVM frozen (SIGSTOP) past its TTL", true, Outcome.NOT_RUN, why, null));
+        faults.holderJvmUnavailable()
+                .ifPresent(why -> matrix.record(
+                        "exclusionUnderHolderPauses",
+                        "holder JVM frozen (SIGSTOP) past its TTL",
+                        true,
+                        Outcome.NOT_RUN,
+                        why,
+                        null));
         judgeFaults("exclusionUnderHolderPauses", pauseRuns(), HistoryChecker.PROPERTIES, List.of(), true);
     }
 
     @Test
     void indeterminateOutcomesNeverYieldTwoHolders() throws Exception {
-        faults.proxyUnavailable().ifPresent(why ->
-                matrix.record("indeterminateOutcomesNeverYieldTwoHolders", "connection faults (proxy)", true, Outcome.NOT_RUN, why, null));
-        judgeFaults("indeterminateOutcomesNeverYieldTwoHolders", connectionRuns(), HistoryChecker.PROPERTIES, List.of(), true);
+        faults.proxyUnavailable()
+                .ifPresent(why -> matrix.record(
+                        "indeterminateOutcomesNeverYieldTwoHolders",
+                        "connection faults (proxy)",
+                        true,
+                        Outcome.NOT_RUN,
+                        why,
+                        null));
+        judgeFaults(
+                "indeterminateOutcomesNeverYieldTwoHolders",
+                connectionRuns(),
+                HistoryChecker.PROPERTIES,
+                List.of(),
+                true);
     }
 
     /** The paused or cut-off holder learns it lost the lease, its task is cancelled, and its late writes are turned away. */
@@ -947,8 +1131,12 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
     void faultedHolderLearnsLossAndIsFenced() throws Exception {
         List<FaultRun> runs = new ArrayList<>(pauseRuns());
         runs.addAll(connectionRuns());
-        judgeFaults("faultedHolderLearnsLossAndIsFenced", runs, List.of(HistoryChecker.FENCED_RESOURCE_REJECTS_STALE_WRITERS),
-                List.of(FaultRun.LOST_SIGNALLED, FaultRun.TASK_CANCELLED), true);
+        judgeFaults(
+                "faultedHolderLearnsLossAndIsFenced",
+                runs,
+                List.of(HistoryChecker.FENCED_RESOURCE_REJECTS_STALE_WRITERS),
+                List.of(FaultRun.LOST_SIGNALLED, FaultRun.TASK_CANCELLED),
+                true);
     }
 
     /** After a fault heals (a reconnection, a restart) the client acquires again by itself, and no lease is silently assumed. */
@@ -957,23 +1145,33 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         List<FaultRun> runs = new ArrayList<>(pauseRuns());
         runs.addAll(connectionRuns());
         runs.addAll(restartRuns());
-        judgeFaults("clientRecoversAfterFaults", runs, List.of(),
-                List.of(FaultRun.RECOVERED, FaultRun.RECOVERED + " (takeover)", FaultRun.LEASE_NOT_ASSUMED), true);
+        judgeFaults(
+                "clientRecoversAfterFaults",
+                runs,
+                List.of(),
+                List.of(FaultRun.RECOVERED, FaultRun.RECOVERED + " (takeover)", FaultRun.LEASE_NOT_ASSUMED),
+                true);
     }
 
     /** Tokens keep rising across a restart of the backend; only a provider declaring DURABLE_TOKENS claims it. */
     @Test
     void tokensMonotoneAcrossBackendRestart() throws Exception {
-        judgeRestarts("tokensMonotoneAcrossBackendRestart",
-                List.of(HistoryChecker.NEW_HOLDER_EXCEEDS_ALL_PRIOR_TOKENS, HistoryChecker.TOKENS_RESPECT_REAL_TIME_ORDER),
+        judgeRestarts(
+                "tokensMonotoneAcrossBackendRestart",
+                List.of(
+                        HistoryChecker.NEW_HOLDER_EXCEEDS_ALL_PRIOR_TOKENS,
+                        HistoryChecker.TOKENS_RESPECT_REAL_TIME_ORDER),
                 List.of(FaultRun.TOKENS_MONOTONE));
     }
 
     /** No two clients hold one lock across a restart: the backend's lock records survive it (claimed with DURABLE_TOKENS). */
     @Test
     void exclusionAcrossBackendRestart() throws Exception {
-        judgeRestarts("exclusionAcrossBackendRestart",
-                List.of(HistoryChecker.CERTAIN_HOLDS_NEVER_OVERLAP, HistoryChecker.FENCED_RESOURCE_REJECTS_STALE_WRITERS),
+        judgeRestarts(
+                "exclusionAcrossBackendRestart",
+                List.of(
+                        HistoryChecker.CERTAIN_HOLDS_NEVER_OVERLAP,
+                        HistoryChecker.FENCED_RESOURCE_REJECTS_STALE_WRITERS),
                 List.of());
     }
 
@@ -988,8 +1186,12 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
             matrix.record("wallClockPlaysNoPart", "skewed client wall clocks", true, Outcome.NOT_RUN, why.get(), null);
             Assumptions.abort("not run: " + why.get());
         }
-        judgeFaults("wallClockPlaysNoPart", List.of(faults.skewedWallClocks()), HistoryChecker.PROPERTIES,
-                List.of(FaultRun.HELD_THROUGHOUT), true);
+        judgeFaults(
+                "wallClockPlaysNoPart",
+                List.of(faults.skewedWallClocks()),
+                HistoryChecker.PROPERTIES,
+                List.of(FaultRun.HELD_THROUGHOUT),
+                true);
     }
 
     /** A restart property: claimed only with DURABLE_TOKENS, run (and its outcome recorded) either way. */
@@ -1008,28 +1210,44 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
      * {@code historyProperties} violated and none of {@code checks} failed; then fails the test if a
      * claimed cell was violated. An unclaimed violation stays in the matrix (and the log) as a finding.
      */
-    private void judgeFaults(String property, List<FaultRun> runs, List<String> historyProperties, List<String> checks,
-                             boolean claimed) {
+    private void judgeFaults(
+            String property,
+            List<FaultRun> runs,
+            List<String> historyProperties,
+            List<String> checks,
+            boolean claimed) {
         for (FaultRun run : runs) {
             List<Violation> violations = historyProperties.isEmpty() ? List.of() : run.violations(historyProperties);
-            List<String> failed = checks.stream().filter(c -> run.check(c).map(r -> !r.passed()).orElse(false)).toList();
+            List<String> failed = checks.stream()
+                    .filter(c -> run.check(c).map(r -> !r.passed()).orElse(false))
+                    .toList();
             boolean held = violations.isEmpty() && failed.isEmpty();
             String detail;
             if (held) {
-                List<String> passed = checks.stream().filter(c -> run.check(c).isPresent())
-                        .map(c -> c + ": " + run.check(c).get().detail()).toList();
+                List<String> passed = checks.stream()
+                        .filter(c -> run.check(c).isPresent())
+                        .map(c -> c + ": " + run.check(c).get().detail())
+                        .toList();
                 detail = passed.isEmpty() ? "history judged clean" : String.join("; ", passed);
                 if (!run.notes().isEmpty()) {
                     detail += " (" + run.notes() + ")";
                 }
             } else {
-                detail = !failed.isEmpty() ? failed.get(0) + ": " + run.check(failed.get(0)).get().detail()
-                        : violations.get(0).property() + ": " + violations.get(0).message();
+                detail = !failed.isEmpty()
+                        ? failed.get(0) + ": " + run.check(failed.get(0)).get().detail()
+                        : violations.get(0).property() + ": "
+                                + violations.get(0).message();
             }
-            matrix.record(property, run.fault(), claimed, held ? Outcome.HELD : Outcome.VIOLATED, detail,
+            matrix.record(
+                    property,
+                    run.fault(),
+                    claimed,
+                    held ? Outcome.HELD : Outcome.VIOLATED,
+                    detail,
                     held ? null : run.counterExample(violations, failed));
             if (!held && !claimed) {
-                System.out.println("[fencelock-tck] finding (not claimed): " + property + " under " + run.fault() + ": " + detail);
+                System.out.println(
+                        "[fencelock-tck] finding (not claimed): " + property + " under " + run.fault() + ": " + detail);
             }
         }
         matrix.assertClaimsHeld(property);
@@ -1083,8 +1301,7 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
 
     // ------------------------------------------------------------------ machinery
 
-    private record RunResult(Schedule schedule, History history) {
-    }
+    private record RunResult(Schedule schedule, History history) {}
 
     /** The random schedules, run once per class and judged by every history property. */
     private List<RunResult> randomRun() {
@@ -1129,33 +1346,49 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         }
     }
 
-    private String failureReport(String property, RunResult failed, List<Violation> violations,
-                                 Function<List<Event>, List<Violation>> checker) {
+    private String failureReport(
+            String property,
+            RunResult failed,
+            List<Violation> violations,
+            Function<List<Event>, List<Violation>> checker) {
         ScheduleRunner runner = new ScheduleRunner(fixture, runPrefix + "-shrink");
         AtomicInteger attempt = new AtomicInteger();
         AtomicReference<RunResult> smallest = new AtomicReference<>();
-        Schedule shrunk = Shrinker.shrink(failed.schedule(), candidate -> {
-            History h = runner.run(candidate, attempt.incrementAndGet());
-            boolean fails = !checker.apply(h.events()).isEmpty();
-            if (fails) {
-                smallest.set(new RunResult(candidate, h));
-            }
-            return fails;
-        }, TckSettings.shrinkAttempts());
+        Schedule shrunk = Shrinker.shrink(
+                failed.schedule(),
+                candidate -> {
+                    History h = runner.run(candidate, attempt.incrementAndGet());
+                    boolean fails = !checker.apply(h.events()).isEmpty();
+                    if (fails) {
+                        smallest.set(new RunResult(candidate, h));
+                    }
+                    return fails;
+                },
+                TckSettings.shrinkAttempts());
         RunResult shown = smallest.get() != null && smallest.get().schedule().equals(shrunk) ? smallest.get() : failed;
-        List<Violation> shownViolations = shown == failed ? violations : checker.apply(shown.history().events());
+        List<Violation> shownViolations =
+                shown == failed ? violations : checker.apply(shown.history().events());
         StringBuilder sb = new StringBuilder();
-        sb.append("property ").append(property).append(" failed on ").append(fixture.description()).append('\n');
-        sb.append("replay with -Dfencelock.tck.seed=").append(failed.schedule().seed()).append('\n');
+        sb.append("property ")
+                .append(property)
+                .append(" failed on ")
+                .append(fixture.description())
+                .append('\n');
+        sb.append("replay with -Dfencelock.tck.seed=")
+                .append(failed.schedule().seed())
+                .append('\n');
         sb.append("violations:\n");
         shownViolations.forEach(v -> sb.append("  ").append(v).append('\n'));
-        sb.append(shown == failed ? "schedule (could not be shrunk):\n" : "shrunk schedule:\n").append(shown.schedule()).append('\n');
+        sb.append(shown == failed ? "schedule (could not be shrunk):\n" : "shrunk schedule:\n")
+                .append(shown.schedule())
+                .append('\n');
         sb.append("history:\n").append(shown.history());
         return sb.toString();
     }
 
     private void requireClaim(Capability capability) {
-        Assumptions.assumeTrue(capabilities.contains(capability),
+        Assumptions.assumeTrue(
+                capabilities.contains(capability),
                 "not claimed: " + fixture.description() + " does not declare " + capability);
     }
 
@@ -1165,8 +1398,12 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
     }
 
     private static LockOptions options(Duration ttl, boolean autoRenew) {
-        return LockOptions.builder().ttl(ttl).autoRenew(autoRenew)
-                .initialPollInterval(Duration.ofMillis(2)).maxPollInterval(Duration.ofMillis(100)).build();
+        return LockOptions.builder()
+                .ttl(ttl)
+                .autoRenew(autoRenew)
+                .initialPollInterval(Duration.ofMillis(2))
+                .maxPollInterval(Duration.ofMillis(100))
+                .build();
     }
 
     private LockClient client(LockOptions options) {

@@ -10,10 +10,9 @@ import io.fencelock.spi.LockBackend;
 import io.fencelock.tck.history.Event.Kind;
 import io.fencelock.tck.history.Event.Type;
 import io.fencelock.tck.history.History;
-
 import java.time.Duration;
-import java.util.Optional;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -35,7 +34,11 @@ public final class RecordedClient implements LockEventListener, AutoCloseable {
         this.process = process;
         this.history = history;
         this.backend = backend;
-        this.client = LockClient.builder().backend(backend).options(options).listener(this).build();
+        this.client = LockClient.builder()
+                .backend(backend)
+                .options(options)
+                .listener(this)
+                .build();
     }
 
     public LockClient client() {
@@ -53,14 +56,32 @@ public final class RecordedClient implements LockEventListener, AutoCloseable {
     /** One attempt ({@code wait == null}) or a wait of up to {@code wait}; empty when not acquired or unknown. */
     public Optional<Lease> acquire(String name, Duration wait) throws InterruptedException {
         long op = history.newOpId();
-        history.record(process, op, Type.INVOKE, Kind.ACQUIRE, name, null, 0, false, 0,
+        history.record(
+                process,
+                op,
+                Type.INVOKE,
+                Kind.ACQUIRE,
+                name,
+                null,
+                0,
+                false,
+                0,
                 wait == null ? "try" : "wait " + wait.toMillis() + "ms");
         try {
             Optional<Lease> got = wait == null ? client.tryAcquire(name) : client.acquire(name, wait);
             if (got.isPresent()) {
                 Lease lease = got.get();
-                history.record(process, op, Type.OK, Kind.ACQUIRE, name, lease.leaseId(), lease.fencingToken(), false,
-                        deadline(lease), null);
+                history.record(
+                        process,
+                        op,
+                        Type.OK,
+                        Kind.ACQUIRE,
+                        name,
+                        lease.leaseId(),
+                        lease.fencingToken(),
+                        false,
+                        deadline(lease),
+                        null);
             } else {
                 history.record(process, op, Type.FAIL, Kind.ACQUIRE, name, null, 0, false, 0, null);
             }
@@ -85,12 +106,30 @@ public final class RecordedClient implements LockEventListener, AutoCloseable {
         try {
             Optional<T> result = client.runExclusively(name, wait, lease -> {
                 granted.set(lease);
-                history.record(process, op, Type.OK, Kind.ACQUIRE, name, lease.leaseId(), lease.fencingToken(), false,
-                        deadline(lease), "runExclusively");
+                history.record(
+                        process,
+                        op,
+                        Type.OK,
+                        Kind.ACQUIRE,
+                        name,
+                        lease.leaseId(),
+                        lease.fencingToken(),
+                        false,
+                        deadline(lease),
+                        "runExclusively");
                 try {
                     return task.run(lease);
                 } finally {
-                    history.record(process, releaseOp, Type.INVOKE, Kind.RELEASE, name, lease.leaseId(), 0, false, 0,
+                    history.record(
+                            process,
+                            releaseOp,
+                            Type.INVOKE,
+                            Kind.RELEASE,
+                            name,
+                            lease.leaseId(),
+                            0,
+                            false,
+                            0,
                             "runExclusively");
                 }
             });
@@ -107,8 +146,17 @@ public final class RecordedClient implements LockEventListener, AutoCloseable {
             Lease lease = granted.get();
             if (lease != null) {
                 Boolean freed = releasedOnBackend.remove(lease.leaseId());
-                history.record(process, releaseOp, freed == null ? Type.INFO : Type.OK, Kind.RELEASE, name, lease.leaseId(),
-                        0, freed != null && freed, 0, freed == null ? "outcome not reported" : "runExclusively");
+                history.record(
+                        process,
+                        releaseOp,
+                        freed == null ? Type.INFO : Type.OK,
+                        Kind.RELEASE,
+                        name,
+                        lease.leaseId(),
+                        0,
+                        freed != null && freed,
+                        0,
+                        freed == null ? "outcome not reported" : "runExclusively");
             }
         }
     }
@@ -120,11 +168,21 @@ public final class RecordedClient implements LockEventListener, AutoCloseable {
         inManualRenew.set(true);
         try {
             boolean renewed = lease.renew();
-            history.record(process, op, renewed ? Type.OK : Type.FAIL, Kind.RENEW, lease.name(), lease.leaseId(),
-                    renewed ? lease.fencingToken() : 0, false, renewed ? deadline(lease) : 0, null);
+            history.record(
+                    process,
+                    op,
+                    renewed ? Type.OK : Type.FAIL,
+                    Kind.RENEW,
+                    lease.name(),
+                    lease.leaseId(),
+                    renewed ? lease.fencingToken() : 0,
+                    false,
+                    renewed ? deadline(lease) : 0,
+                    null);
             return renewed;
         } catch (RuntimeException e) {
-            history.record(process, op, Type.INFO, Kind.RENEW, lease.name(), lease.leaseId(), 0, false, 0, e.toString());
+            history.record(
+                    process, op, Type.INFO, Kind.RENEW, lease.name(), lease.leaseId(), 0, false, 0, e.toString());
             return false;
         } finally {
             inManualRenew.set(false);
@@ -140,7 +198,8 @@ public final class RecordedClient implements LockEventListener, AutoCloseable {
             releasedOnBackend.remove(lease.leaseId());
             history.record(process, op, Type.OK, Kind.RELEASE, lease.name(), lease.leaseId(), 0, freed, 0, null);
         } catch (RuntimeException e) {
-            history.record(process, op, Type.INFO, Kind.RELEASE, lease.name(), lease.leaseId(), 0, false, 0, e.toString());
+            history.record(
+                    process, op, Type.INFO, Kind.RELEASE, lease.name(), lease.leaseId(), 0, false, 0, e.toString());
         }
     }
 
@@ -161,12 +220,19 @@ public final class RecordedClient implements LockEventListener, AutoCloseable {
      * writer thinks it holds the lock (a zombie write says false); returns whether it was accepted.
      */
     public boolean write(FencedResource resource, Lease lease, boolean believedValid) {
-        return recordWrite(history, process, resource, lease.name(), lease.leaseId(), lease.fencingToken(), believedValid);
+        return recordWrite(
+                history, process, resource, lease.name(), lease.leaseId(), lease.fencingToken(), believedValid);
     }
 
     /** Records a write with a given token, e.g. one a holder in another JVM asked for. */
-    public static boolean recordWrite(History history, int process, FencedResource resource, String name, String leaseId,
-                                      long token, boolean believedValid) {
+    public static boolean recordWrite(
+            History history,
+            int process,
+            FencedResource resource,
+            String name,
+            String leaseId,
+            long token,
+            boolean believedValid) {
         long op = history.newOpId();
         history.record(process, op, Type.INVOKE, Kind.WRITE, name, leaseId, token, believedValid, 0, null);
         boolean accepted = resource.write(token);
@@ -187,10 +253,29 @@ public final class RecordedClient implements LockEventListener, AutoCloseable {
         }
         long op = history.newOpId();
         // stamped when the renewal was sent, not when its answer came: it may predate a release's invoke
-        history.recordAt(sentNanos, process, op, Type.INVOKE, Kind.RENEW, lease.name(), lease.leaseId(), 0, false, 0,
+        history.recordAt(
+                sentNanos,
+                process,
+                op,
+                Type.INVOKE,
+                Kind.RENEW,
+                lease.name(),
+                lease.leaseId(),
+                0,
+                false,
+                0,
                 "watchdog");
-        history.record(process, op, Type.OK, Kind.RENEW, lease.name(), lease.leaseId(), lease.fencingToken(), false,
-                deadline(lease), "watchdog");
+        history.record(
+                process,
+                op,
+                Type.OK,
+                Kind.RENEW,
+                lease.name(),
+                lease.leaseId(),
+                lease.fencingToken(),
+                false,
+                deadline(lease),
+                "watchdog");
     }
 
     @Override
@@ -200,8 +285,17 @@ public final class RecordedClient implements LockEventListener, AutoCloseable {
 
     @Override
     public void lost(LeaseLoss loss) {
-        history.record(process, history.newOpId(), Type.OK, Kind.LOST, loss.lease().name(), loss.lease().leaseId(), 0,
-                false, 0, loss.reason().toString());
+        history.record(
+                process,
+                history.newOpId(),
+                Type.OK,
+                Kind.LOST,
+                loss.lease().name(),
+                loss.lease().leaseId(),
+                0,
+                false,
+                0,
+                loss.reason().toString());
     }
 
     /** Closes the client (releasing what it holds) and its backend. */

@@ -12,7 +12,6 @@ import io.fencelock.tck.schedule.Action;
 import io.fencelock.tck.schedule.ProcessScript;
 import io.fencelock.tck.schedule.Schedule;
 import io.fencelock.tck.schedule.Step;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -84,11 +83,15 @@ public final class ScheduleRunner {
                 try {
                     f.get(Math.max(1, deadline - System.currentTimeMillis()), TimeUnit.MILLISECONDS);
                 } catch (TimeoutException e) {
-                    throw new AssertionError("schedule seed " + schedule.seed() + " hung for more than " + limit
-                            + " ms; history so far:\n" + history, e);
+                    throw new AssertionError(
+                            "schedule seed " + schedule.seed() + " hung for more than " + limit
+                                    + " ms; history so far:\n" + history,
+                            e);
                 } catch (ExecutionException e) {
-                    throw new AssertionError("a process of schedule seed " + schedule.seed() + " crashed: " + e.getCause()
-                            + "\nhistory so far:\n" + history, e.getCause());
+                    throw new AssertionError(
+                            "a process of schedule seed " + schedule.seed() + " crashed: " + e.getCause()
+                                    + "\nhistory so far:\n" + history,
+                            e.getCause());
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     throw new AssertionError("interrupted", e);
@@ -101,7 +104,10 @@ public final class ScheduleRunner {
     }
 
     private static long maxTtl(Schedule schedule) {
-        return schedule.processes().stream().mapToLong(ProcessScript::ttlMillis).max().orElse(0);
+        return schedule.processes().stream()
+                .mapToLong(ProcessScript::ttlMillis)
+                .max()
+                .orElse(0);
     }
 
     /** Options the TCK's clients use: the script's TTL, and short polls so schedules stay short. */
@@ -132,7 +138,8 @@ public final class ScheduleRunner {
         }
 
         void run() throws InterruptedException {
-            try (RecordedClient client = new RecordedClient(script.process(), history, fixture.openBackend(), optionsFor(script))) {
+            try (RecordedClient client =
+                    new RecordedClient(script.process(), history, fixture.openBackend(), optionsFor(script))) {
                 for (Step step : script.steps()) {
                     perform(client, step);
                 }
@@ -144,7 +151,8 @@ public final class ScheduleRunner {
                     try {
                         lease.lost().toCompletableFuture().get(lease.ttl().toMillis() + 5_000, TimeUnit.MILLISECONDS);
                     } catch (ExecutionException | TimeoutException e) {
-                        throw new AssertionError("abandoned lease " + lease + " was not declared lost by its deadline", e);
+                        throw new AssertionError(
+                                "abandoned lease " + lease + " was not declared lost by its deadline", e);
                     }
                 }
             }
@@ -206,8 +214,8 @@ public final class ScheduleRunner {
                         long op = history.newOpId();
                         history.record(script.process(), op, Type.INVOKE, Kind.PURGE, null, null, 0, false, 0, null);
                         int purged = client.client().purgeFree(Duration.ZERO);
-                        history.record(script.process(), op, Type.OK, Kind.PURGE, null, null, 0, false, 0,
-                                purged + " purged");
+                        history.record(
+                                script.process(), op, Type.OK, Kind.PURGE, null, null, 0, false, 0, purged + " purged");
                     }
                 }
             }

@@ -1,28 +1,26 @@
 package io.fencelock.tck;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.fencelock.LockBackendException;
 import io.fencelock.spi.LockBackend;
-import io.fencelock.spi.WakeUpSubscription;
 import io.fencelock.spi.WakeUpRegistry;
-
+import io.fencelock.spi.WakeUpSubscription;
 import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
 import java.util.WeakHashMap;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.Callable;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Steps and checks that a provider's own tests share, at the SPI level: what the contract does
  * not ask of every backend, but a provider may promise and test for itself.
  */
 public final class SpiChecks {
-    private SpiChecks() {
-    }
+    private SpiChecks() {}
 
     /**
      * Calls {@code operation} until it does not fail retryably (connections that died with a
@@ -62,8 +60,11 @@ public final class SpiChecks {
         WakeUpRegistry registry;
         REGISTRIES_LOCK.lock();
         try {
-            registry = REGISTRIES.computeIfAbsent(backend, b -> new WakeUpRegistry(b.releaseFeed()
-                    .orElseThrow(() -> new IllegalArgumentException(b + " has no release feed")), "tck-wake-ups"));
+            registry = REGISTRIES.computeIfAbsent(
+                    backend,
+                    b -> new WakeUpRegistry(
+                            b.releaseFeed().orElseThrow(() -> new IllegalArgumentException(b + " has no release feed")),
+                            "tck-wake-ups"));
         } finally {
             REGISTRIES_LOCK.unlock();
         }
@@ -81,31 +82,46 @@ public final class SpiChecks {
      * @param name      a name no one else uses
      * @param hangGuard how long to wait for an expected signal before failing
      */
-    public static void assertOnlyReleasesAfterARefusalSignal(LockBackend backend, String name, Duration ttl,
-                                                             Duration hangGuard) throws InterruptedException {
+    public static void assertOnlyReleasesAfterARefusalSignal(
+            LockBackend backend, String name, Duration ttl, Duration hangGuard) throws InterruptedException {
         Semaphore wakeUps = new Semaphore(0);
         try (WakeUpSubscription ignored = subscribe(backend, name, wakeUps::release)) {
             String alone = lease();
             assertThat(backend.tryAcquire(name, alone, ttl).acquired()).isTrue();
-            assertThat(backend.release(name, alone)).as("uncontended: no signal").isTrue();
+            assertThat(backend.release(name, alone))
+                    .as("uncontended: no signal")
+                    .isTrue();
 
             String holder = lease();
             assertThat(backend.tryAcquire(name, holder, ttl).acquired()).isTrue();
-            assertThat(backend.tryAcquire(name, lease(), ttl).acquired()).as("refused: marks the lock").isFalse();
-            assertThat(backend.tryAcquire(name, lease(), ttl).acquired()).as("refused again: already marked").isFalse();
+            assertThat(backend.tryAcquire(name, lease(), ttl).acquired())
+                    .as("refused: marks the lock")
+                    .isFalse();
+            assertThat(backend.tryAcquire(name, lease(), ttl).acquired())
+                    .as("refused again: already marked")
+                    .isFalse();
             assertThat(backend.release(name, holder)).as("contended: a signal").isTrue();
-            assertThat(wakeUps.tryAcquire(hangGuard.toNanos(), TimeUnit.NANOSECONDS)).as("woken by the contended release").isTrue();
-            assertThat(wakeUps.availablePermits()).as("wake-ups beyond the contended release's").isZero();
+            assertThat(wakeUps.tryAcquire(hangGuard.toNanos(), TimeUnit.NANOSECONDS))
+                    .as("woken by the contended release")
+                    .isTrue();
+            assertThat(wakeUps.availablePermits())
+                    .as("wake-ups beyond the contended release's")
+                    .isZero();
 
             String next = lease();
-            assertThat(backend.tryAcquire(name, next, ttl).acquired()).as("the grant clears the mark").isTrue();
+            assertThat(backend.tryAcquire(name, next, ttl).acquired())
+                    .as("the grant clears the mark")
+                    .isTrue();
             assertThat(backend.release(name, next)).isTrue();
             String last = lease();
             assertThat(backend.tryAcquire(name, last, ttl).acquired()).isTrue();
             assertThat(backend.tryAcquire(name, lease(), ttl).acquired()).isFalse();
             assertThat(backend.release(name, last)).isTrue();
-            assertThat(wakeUps.tryAcquire(hangGuard.toNanos(), TimeUnit.NANOSECONDS)).isTrue();
-            assertThat(wakeUps.availablePermits()).as("the release after the cleared mark sent none").isZero();
+            assertThat(wakeUps.tryAcquire(hangGuard.toNanos(), TimeUnit.NANOSECONDS))
+                    .isTrue();
+            assertThat(wakeUps.availablePermits())
+                    .as("the release after the cleared mark sent none")
+                    .isZero();
         }
     }
 

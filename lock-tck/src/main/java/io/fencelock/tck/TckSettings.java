@@ -16,8 +16,7 @@ import java.util.OptionalLong;
  * </ul>
  */
 public final class TckSettings {
-    private TckSettings() {
-    }
+    private TckSettings() {}
 
     public static int schedules() {
         return Integer.getInteger("fencelock.tck.schedules", 20);

@@ -9,6 +9,10 @@ import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.testservers.postgres.PostgresServer;
 import io.fencelock.testservers.redis.RedisServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -22,11 +26,6 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
-
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Micro-level figures of the comparison run, under JMH: one acquire + release through the engine,
@@ -56,15 +55,25 @@ public class LockMicroBenchmarks {
             PostgresServer pg = PostgresServer.start();
             server = pg;
             String url = pg.createDatabase("jmh");
-            PostgresLockBackend.builder().jdbcUrl(url).user(pg.user()).password(pg.password()).createTable(true)
-                    .build().close();
-            lockBackend = PostgresLockBackend.builder().jdbcUrl(url).user(pg.user()).password(pg.password()).build();
+            PostgresLockBackend.builder()
+                    .jdbcUrl(url)
+                    .user(pg.user())
+                    .password(pg.password())
+                    .createTable(true)
+                    .build()
+                    .close();
+            lockBackend = PostgresLockBackend.builder()
+                    .jdbcUrl(url)
+                    .user(pg.user())
+                    .password(pg.password())
+                    .build();
         } else {
             RedisServer redis = RedisServer.start(RedisServer.Persistence.NONE);
             server = redis;
             lockBackend = RedisLockBackend.builder().uri(redis.uri()).build();
         }
-        client = LockClient.create(lockBackend, LockOptions.builder().autoRenew(false).build());
+        client = LockClient.create(
+                lockBackend, LockOptions.builder().autoRenew(false).build());
         renewBatch = new ArrayList<>();
         for (int i = 0; i < RENEW_BATCH; i++) {
             Lease lease = client.tryAcquire("jmh-renew-" + i).orElseThrow();

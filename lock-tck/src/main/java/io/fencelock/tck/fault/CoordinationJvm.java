@@ -2,7 +2,6 @@ package io.fencelock.tck.fault;
 
 import io.fencelock.tck.ClientConnection;
 import io.fencelock.tck.FencedResource;
-
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -41,23 +40,44 @@ public final class CoordinationJvm implements AutoCloseable {
     }
 
     /** A candidate {@code candidate} in the election of {@code group}; its leader work writes to resource "leader". */
-    public static CoordinationJvm candidate(ClientConnection connection, String group, String candidate, Duration ttl,
-                                           Function<String, FencedResource> resources) {
-        return start(connection, "elect " + EventLines.encode(group) + " " + candidate + " " + ttl.toMillis(), resources);
+    public static CoordinationJvm candidate(
+            ClientConnection connection,
+            String group,
+            String candidate,
+            Duration ttl,
+            Function<String, FencedResource> resources) {
+        return start(
+                connection, "elect " + EventLines.encode(group) + " " + candidate + " " + ttl.toMillis(), resources);
     }
 
     /** An instance {@code instance} spreading tasks t0..t(n-1) of {@code group}; task ti writes to resource "ti". */
-    public static CoordinationJvm instance(ClientConnection connection, String group, String instance, Duration ttl,
-                                           Duration monitorPeriod, int tasks, Function<String, FencedResource> resources) {
-        return start(connection, "spread " + EventLines.encode(group) + " " + instance + " " + ttl.toMillis() + " "
-                + monitorPeriod.toMillis() + " " + tasks, resources);
+    public static CoordinationJvm instance(
+            ClientConnection connection,
+            String group,
+            String instance,
+            Duration ttl,
+            Duration monitorPeriod,
+            int tasks,
+            Function<String, FencedResource> resources) {
+        return start(
+                connection,
+                "spread " + EventLines.encode(group) + " " + instance + " " + ttl.toMillis() + " "
+                        + monitorPeriod.toMillis() + " " + tasks,
+                resources);
     }
 
-    private static CoordinationJvm start(ClientConnection connection, String role, Function<String, FencedResource> resources) {
+    private static CoordinationJvm start(
+            ClientConnection connection, String role, Function<String, FencedResource> resources) {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        ProcessBuilder builder = new ProcessBuilder(java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+        ProcessBuilder builder = new ProcessBuilder(
+                java,
+                "-Xmx256m",
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                "-cp", System.getProperty("java.class.path"), CoordinationJvmMain.class.getName());
+                "-cp",
+                System.getProperty("java.class.path"),
+                CoordinationJvmMain.class.getName());
         Process child;
         try {
             child = builder.start();
@@ -77,43 +97,48 @@ public final class CoordinationJvm implements AutoCloseable {
     }
 
     private void startReaders() {
-        Thread out = new Thread(() -> {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-                for (String line; (line = r.readLine()) != null; ) {
-                    if (line.startsWith("write ")) {
-                        String[] f = line.split(" ");
-                        long token = Long.parseLong(f[2]);
-                        if (!resources.apply(f[1]).write(token)) {
-                            rejectedTokens.add(token);
+        Thread out = new Thread(
+                () -> {
+                    try (BufferedReader r = new BufferedReader(
+                            new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                        for (String line; (line = r.readLine()) != null; ) {
+                            if (line.startsWith("write ")) {
+                                String[] f = line.split(" ");
+                                long token = Long.parseLong(f[2]);
+                                if (!resources.apply(f[1]).write(token)) {
+                                    rejectedTokens.add(token);
+                                }
+                            } else {
+                                String[] f = line.split(" ");
+                                if (f[0].equals("running") && f.length == 3) {
+                                    running.put(f[1], Long.parseLong(f[2]));
+                                } else if (f[0].equals("interrupted") && f.length == 3) {
+                                    running.remove(f[1], Long.parseLong(f[2]));
+                                }
+                                lines.add(line);
+                            }
                         }
-                    } else {
-                        String[] f = line.split(" ");
-                        if (f[0].equals("running") && f.length == 3) {
-                            running.put(f[1], Long.parseLong(f[2]));
-                        } else if (f[0].equals("interrupted") && f.length == 3) {
-                            running.remove(f[1], Long.parseLong(f[2]));
-                        }
-                        lines.add(line);
+                    } catch (IOException | RuntimeException e) {
+                        lines.add("reader failed: " + e);
                     }
-                }
-            } catch (IOException | RuntimeException e) {
-                lines.add("reader failed: " + e);
-            }
-            lines.add("exited");
-        }, "tck-coordination-jvm-out");
+                    lines.add("exited");
+                },
+                "tck-coordination-jvm-out");
         out.setDaemon(true);
         out.start();
-        Thread err = new Thread(() -> {
-            try (BufferedReader r = process.errorReader(StandardCharsets.UTF_8)) {
-                for (String line; (line = r.readLine()) != null; ) {
-                    if (stderr.size() < 400) {
-                        stderr.add(line);
+        Thread err = new Thread(
+                () -> {
+                    try (BufferedReader r = process.errorReader(StandardCharsets.UTF_8)) {
+                        for (String line; (line = r.readLine()) != null; ) {
+                            if (stderr.size() < 400) {
+                                stderr.add(line);
+                            }
+                        }
+                    } catch (IOException ignored) {
+                        // the child is gone
                     }
-                }
-            } catch (IOException ignored) {
-                // the child is gone
-            }
-        }, "tck-coordination-jvm-err");
+                },
+                "tck-coordination-jvm-err");
         err.setDaemon(true);
         err.start();
     }
@@ -124,7 +149,8 @@ public final class CoordinationJvm implements AutoCloseable {
         while (true) {
             String line = lines.poll(Math.max(0, end - System.nanoTime()), TimeUnit.NANOSECONDS);
             if (line == null) {
-                throw new AssertionError("the coordination JVM never said '" + prefix + "' within " + bound + "\n" + diagnostics());
+                throw new AssertionError(
+                        "the coordination JVM never said '" + prefix + "' within " + bound + "\n" + diagnostics());
             }
             if (line.startsWith(prefix)) {
                 return line;

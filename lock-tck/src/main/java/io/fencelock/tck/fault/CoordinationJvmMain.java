@@ -6,7 +6,6 @@ import io.fencelock.LockOptions;
 import io.fencelock.coordination.LeaderElection;
 import io.fencelock.coordination.TaskSpreader;
 import io.fencelock.tck.ClientConnection;
-
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
@@ -24,8 +23,7 @@ import java.util.Set;
  * it gains, writes, is interrupted and steps down.
  */
 public final class CoordinationJvmMain {
-    private CoordinationJvmMain() {
-    }
+    private CoordinationJvmMain() {}
 
     public static void main(String[] args) throws Exception {
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
@@ -46,12 +44,17 @@ public final class CoordinationJvmMain {
             throw new IllegalArgumentException("no role given");
         }
         Duration ttl = Duration.ofMillis(Long.parseLong(role[3]));
-        LockOptions options = LockOptions.builder().ttl(ttl).autoRenew(true)
-                .initialPollInterval(Duration.ofMillis(2)).maxPollInterval(Duration.ofMillis(100)).build();
+        LockOptions options = LockOptions.builder()
+                .ttl(ttl)
+                .autoRenew(true)
+                .initialPollInterval(Duration.ofMillis(2))
+                .maxPollInterval(Duration.ofMillis(100))
+                .build();
         try (LockClient client = LockClient.create(new ClientConnection(uri, properties).open(), options)) {
             AutoCloseable running;
             if (role[0].equals("elect")) {
-                running = LeaderElection.builder(client, EventLines.decode(role[1])).candidate(role[2])
+                running = LeaderElection.builder(client, EventLines.decode(role[1]))
+                        .candidate(role[2])
                         .listener(new LeaderElection.Listener() {
                             @Override
                             public void gained(Lease lease) {
@@ -67,15 +70,21 @@ public final class CoordinationJvmMain {
                             work(out, "leader", lease);
                             return null;
                         })
-                        .build().start();
+                        .build()
+                        .start();
             } else {
                 Set<String> tasks = new LinkedHashSet<>();
                 for (int i = 0; i < Integer.parseInt(role[5]); i++) {
                     tasks.add("t" + i);
                 }
-                running = TaskSpreader.builder(client, EventLines.decode(role[1])).instance(role[2]).ttl(ttl)
-                        .monitorPeriod(Duration.ofMillis(Long.parseLong(role[4]))).tasks(tasks)
-                        .work((key, lease) -> work(out, key, lease)).build().start();
+                running = TaskSpreader.builder(client, EventLines.decode(role[1]))
+                        .instance(role[2])
+                        .ttl(ttl)
+                        .monitorPeriod(Duration.ofMillis(Long.parseLong(role[4])))
+                        .tasks(tasks)
+                        .work((key, lease) -> work(out, key, lease))
+                        .build()
+                        .start();
             }
             out.println("started");
             // runs until the parent kills it, or closes stdin

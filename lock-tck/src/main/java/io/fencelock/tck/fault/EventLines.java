@@ -1,7 +1,6 @@
 package io.fencelock.tck.fault;
 
 import io.fencelock.tck.history.Event;
-
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 
@@ -13,27 +12,50 @@ import java.util.Base64;
  * parent's history in true time order.
  */
 final class EventLines {
-    private EventLines() {
-    }
+    private EventLines() {}
 
     static String encode(String s) {
-        return s == null ? "-" : "=" + Base64.getUrlEncoder().withoutPadding().encodeToString(s.getBytes(StandardCharsets.UTF_8));
+        return s == null
+                ? "-"
+                : "=" + Base64.getUrlEncoder().withoutPadding().encodeToString(s.getBytes(StandardCharsets.UTF_8));
     }
 
     static String decode(String field) {
-        return field.equals("-") ? null : new String(Base64.getUrlDecoder().decode(field.substring(1)), StandardCharsets.UTF_8);
+        return field.equals("-")
+                ? null
+                : new String(Base64.getUrlDecoder().decode(field.substring(1)), StandardCharsets.UTF_8);
     }
 
     static String event(Event e) {
-        return String.join(" ", "event", Integer.toString(e.process()), Long.toString(e.opId()), e.type().name(),
-                e.kind().name(), encode(e.name()), encode(e.leaseId()), Long.toString(e.token()), Boolean.toString(e.flag()),
-                Long.toString(e.deadlineNanos()), Long.toString(e.timeNanos()), encode(e.detail()));
+        return String.join(
+                " ",
+                "event",
+                Integer.toString(e.process()),
+                Long.toString(e.opId()),
+                e.type().name(),
+                e.kind().name(),
+                encode(e.name()),
+                encode(e.leaseId()),
+                Long.toString(e.token()),
+                Boolean.toString(e.flag()),
+                Long.toString(e.deadlineNanos()),
+                Long.toString(e.timeNanos()),
+                encode(e.detail()));
     }
 
     /** Parses an {@code event} line; {@code opId} replaces the child's own (ids must be unique in the merged history). */
     static Event event(String[] f, long opId) {
-        return new Event(Integer.parseInt(f[1]), opId, Event.Type.valueOf(f[3]), Event.Kind.valueOf(f[4]), decode(f[5]),
-                decode(f[6]), Long.parseLong(f[7]), Boolean.parseBoolean(f[8]), Long.parseLong(f[9]), Long.parseLong(f[10]),
+        return new Event(
+                Integer.parseInt(f[1]),
+                opId,
+                Event.Type.valueOf(f[3]),
+                Event.Kind.valueOf(f[4]),
+                decode(f[5]),
+                decode(f[6]),
+                Long.parseLong(f[7]),
+                Boolean.parseBoolean(f[8]),
+                Long.parseLong(f[9]),
+                Long.parseLong(f[10]),
                 decode(f[11]));
     }
 }

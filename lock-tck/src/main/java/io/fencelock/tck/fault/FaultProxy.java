@@ -56,12 +56,20 @@ public final class FaultProxy implements AutoCloseable {
     private static final int CHUNK_SIZE = 16 * 1024;
     /** Chunks a direction may hold in flight before its reader blocks: 4 MiB at most. */
     private static final int QUEUE_CAPACITY = 256;
+
     private static final int UPSTREAM_CONNECT_TIMEOUT_MILLIS = 5_000;
     /** After an unexpected accept failure (e.g. out of file descriptors): retry, but not in a busy loop. */
     private static final long ACCEPT_RETRY_MILLIS = 100;
+
     private static final Duration CLOSE_JOIN_TIMEOUT = Duration.ofSeconds(10);
 
-    private enum Kind { PASS, LATENCY, BLACKHOLE, DROP_RESPONSES, REFUSE }
+    private enum Kind {
+        PASS,
+        LATENCY,
+        BLACKHOLE,
+        DROP_RESPONSES,
+        REFUSE
+    }
 
     /** The current fault; {@code delay} is only used by LATENCY. */
     private record Fault(Kind kind, Duration delay) {
@@ -87,7 +95,8 @@ public final class FaultProxy implements AutoCloseable {
     }
 
     private enum Direction {
-        REQUESTS("c>s"), RESPONSES("s>c");
+        REQUESTS("c>s"),
+        RESPONSES("s>c");
 
         final String threadTag;
 
@@ -228,8 +237,8 @@ public final class FaultProxy implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "FaultProxy " + address.getAddress().getHostAddress() + ":" + address.getPort() + " -> " + target
-                + " (" + mode() + ")";
+        return "FaultProxy " + address.getAddress().getHostAddress() + ":" + address.getPort() + " -> " + target + " ("
+                + mode() + ")";
     }
 
     private void resetAll() {
@@ -277,13 +286,15 @@ public final class FaultProxy implements AutoCloseable {
     }
 
     private void startThread(String name, Runnable work) {
-        Thread thread = new Thread(() -> {
-            try {
-                work.run();
-            } finally {
-                threads.remove(Thread.currentThread());
-            }
-        }, threadPrefix + "-" + name);
+        Thread thread = new Thread(
+                () -> {
+                    try {
+                        work.run();
+                    } finally {
+                        threads.remove(Thread.currentThread());
+                    }
+                },
+                threadPrefix + "-" + name);
         thread.setDaemon(true);
         threads.add(thread);
         thread.start();
@@ -362,11 +373,14 @@ public final class FaultProxy implements AutoCloseable {
             if (connectionClosed.get()) {
                 return;
             }
-            startThread(name + "-" + Direction.REQUESTS.threadTag + "-write",
+            startThread(
+                    name + "-" + Direction.REQUESTS.threadTag + "-write",
                     () -> write(toServer, server, Direction.REQUESTS));
-            startThread(name + "-" + Direction.RESPONSES.threadTag + "-write",
+            startThread(
+                    name + "-" + Direction.RESPONSES.threadTag + "-write",
                     () -> write(toClient, client, Direction.RESPONSES));
-            startThread(name + "-" + Direction.RESPONSES.threadTag + "-read",
+            startThread(
+                    name + "-" + Direction.RESPONSES.threadTag + "-read",
                     () -> read(server, toClient, Direction.RESPONSES));
             read(client, toServer, Direction.REQUESTS);
         }

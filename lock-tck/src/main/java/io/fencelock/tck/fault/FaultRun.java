@@ -3,7 +3,6 @@ package io.fencelock.tck.fault;
 import io.fencelock.tck.history.History;
 import io.fencelock.tck.history.HistoryChecker;
 import io.fencelock.tck.history.Violation;
-
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,8 +28,7 @@ public final class FaultRun {
     /** A lock taken after the fault carries a greater token than one granted before it. */
     public static final String TOKENS_MONOTONE = "tokens monotone";
 
-    public record Check(boolean passed, String detail) {
-    }
+    public record Check(boolean passed, String detail) {}
 
     private final String fault;
     private final History history;
@@ -72,13 +70,18 @@ public final class FaultRun {
     /** The history properties' violations, restricted to {@code properties} (empty: all of them). */
     public List<Violation> violations(List<String> properties) {
         return HistoryChecker.check(history.events()).stream()
-                .filter(v -> properties.isEmpty() || properties.contains(v.property())).toList();
+                .filter(v -> properties.isEmpty() || properties.contains(v.property()))
+                .toList();
     }
 
     /** A counter-example for a report: the failed checks, the violations and the whole history. */
     public String counterExample(List<Violation> violations, List<String> failedChecks) {
         StringBuilder sb = new StringBuilder("fault: ").append(fault).append('\n');
-        failedChecks.forEach(c -> sb.append("failed check: ").append(c).append(": ").append(checks.get(c).detail()).append('\n'));
+        failedChecks.forEach(c -> sb.append("failed check: ")
+                .append(c)
+                .append(": ")
+                .append(checks.get(c).detail())
+                .append('\n'));
         violations.forEach(v -> sb.append("violation: ").append(v).append('\n'));
         if (!notes.isEmpty()) {
             sb.append("notes: ").append(notes).append('\n');

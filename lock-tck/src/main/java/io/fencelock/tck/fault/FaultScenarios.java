@@ -16,7 +16,6 @@ import io.fencelock.tck.fixture.ReplicaSetControl;
 import io.fencelock.tck.fixture.ServerControl;
 import io.fencelock.tck.history.Event;
 import io.fencelock.tck.history.History;
-
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -60,8 +59,12 @@ public final class FaultScenarios {
     static final Duration RESTART_TTL = Duration.ofSeconds(4);
 
     static LockOptions options(Duration ttl) {
-        return LockOptions.builder().ttl(ttl).autoRenew(true)
-                .initialPollInterval(Duration.ofMillis(2)).maxPollInterval(Duration.ofMillis(100)).build();
+        return LockOptions.builder()
+                .ttl(ttl)
+                .autoRenew(true)
+                .initialPollInterval(Duration.ofMillis(2))
+                .maxPollInterval(Duration.ofMillis(100))
+                .build();
     }
 
     // ------------------------------------------------------------------ holder pauses
@@ -71,7 +74,8 @@ public final class FaultScenarios {
         if (fixture.inThisJvmOnly().isPresent()) {
             return fixture.inThisJvmOnly();
         }
-        return fixture.clientConnection().isPresent() ? Optional.empty()
+        return fixture.clientConnection().isPresent()
+                ? Optional.empty()
                 : Optional.of("the fixture gives no clientConnection() for a holder in another JVM");
     }
 
@@ -87,7 +91,7 @@ public final class FaultScenarios {
         FencedResource resource = new FencedResource();
         String name = names.get();
         try (HolderJvm holder = HolderJvm.start(connection, HolderJvm.Spec.untilLost(name, TTL, 1), history, resource);
-             RecordedClient successor = new RecordedClient(2, history, fixture.openBackend(), options(TTL))) {
+                RecordedClient successor = new RecordedClient(2, history, fixture.openBackend(), options(TTL))) {
             holder.awaitHolding(HANG_BOUND);
             await("the holder's first writes", () -> resource.acceptedWrites() >= 3);
             holder.pause();
@@ -98,15 +102,24 @@ public final class FaultScenarios {
             holder.resume();
             boolean finished = holder.awaitDone(HANG_BOUND);
             String cancelled = holder.cancelled().getNow(null);
-            run.check(FaultRun.TASK_CANCELLED, cancelled != null, cancelled != null ? "runExclusively threw: " + cancelled
-                    : "the task was never cancelled" + (finished ? "" : " (the holder JVM did not finish)") + "\n" + holder.diagnostics());
+            run.check(
+                    FaultRun.TASK_CANCELLED,
+                    cancelled != null,
+                    cancelled != null
+                            ? "runExclusively threw: " + cancelled
+                            : "the task was never cancelled" + (finished ? "" : " (the holder JVM did not finish)")
+                                    + "\n" + holder.diagnostics());
             checkLostSignalled(run, 1);
             taken.ifPresent(lease -> {
                 successor.write(resource, lease, lease.isValid());
                 successor.release(lease);
             });
-            run.check(FaultRun.RECOVERED, taken.isPresent(), taken.isPresent() ? "another client took the lock over"
-                    : "nobody could take the lock over from the frozen holder within " + HANG_BOUND);
+            run.check(
+                    FaultRun.RECOVERED,
+                    taken.isPresent(),
+                    taken.isPresent()
+                            ? "another client took the lock over"
+                            : "nobody could take the lock over from the frozen holder within " + HANG_BOUND);
         }
         return run;
     }
@@ -123,7 +136,7 @@ public final class FaultScenarios {
         String name = names.get();
         InstrumentedBackend stalling = new InstrumentedBackend(fixture.openBackend());
         try (RecordedClient holder = new RecordedClient(1, history, stalling, options(TTL));
-             RecordedClient successor = new RecordedClient(2, history, fixture.openBackend(), options(TTL))) {
+                RecordedClient successor = new RecordedClient(2, history, fixture.openBackend(), options(TTL))) {
             CompletableFuture<Lease> holding = new CompletableFuture<>();
             CompletableFuture<Throwable> task = CompletableFuture.supplyAsync(() -> {
                 try {
@@ -148,16 +161,24 @@ public final class FaultScenarios {
             taken.ifPresent(l -> successor.write(resource, l, l.isValid()));
             stalling.resumeRenewals(); // the stalled renewal now reaches the server, late
             Throwable ended = task.get(HANG_BOUND.toMillis(), TimeUnit.MILLISECONDS);
-            run.check(FaultRun.TASK_CANCELLED, ended instanceof LeaseLostException,
-                    ended instanceof LeaseLostException ? "runExclusively threw " + ended.getMessage() : "the task ended with " + ended);
+            run.check(
+                    FaultRun.TASK_CANCELLED,
+                    ended instanceof LeaseLostException,
+                    ended instanceof LeaseLostException
+                            ? "runExclusively threw " + ended.getMessage()
+                            : "the task ended with " + ended);
             checkLostSignalled(run, 1);
             holder.write(resource, lease, false); // the zombie's write, with its old token
             taken.ifPresent(l -> {
                 successor.write(resource, l, l.isValid());
                 successor.release(l);
             });
-            run.check(FaultRun.RECOVERED, taken.isPresent(), taken.isPresent() ? "another client took the lock over"
-                    : "nobody could take the lock over from the stalled holder within " + HANG_BOUND);
+            run.check(
+                    FaultRun.RECOVERED,
+                    taken.isPresent(),
+                    taken.isPresent()
+                            ? "another client took the lock over"
+                            : "nobody could take the lock over from the stalled holder within " + HANG_BOUND);
         } finally {
             stalling.resumeRenewals();
         }
@@ -180,7 +201,8 @@ public final class FaultScenarios {
         if (fixture.clientConnection().isEmpty()) {
             return holderJvmUnavailable();
         }
-        return HolderJvm.faketime().isPresent() ? Optional.empty()
+        return HolderJvm.faketime().isPresent()
+                ? Optional.empty()
                 : Optional.of("faketime is not installed (Debian package faketime; scripts/test-all.sh installs it)");
     }
 
@@ -200,8 +222,12 @@ public final class FaultScenarios {
         try (RecordedClient rival = new RecordedClient(3, history, fixture.openBackend(), options(SKEWED_HOLDER_TTL))) {
             int process = 1;
             for (String offset : List.of("+2h", "-2h")) {
-                HolderJvm.Spec spec = new HolderJvm.Spec(name, SKEWED_HOLDER_TTL, process++,
-                        SKEWED_HOLDER_TTL.multipliedBy(3).dividedBy(2), offset);
+                HolderJvm.Spec spec = new HolderJvm.Spec(
+                        name,
+                        SKEWED_HOLDER_TTL,
+                        process++,
+                        SKEWED_HOLDER_TTL.multipliedBy(3).dividedBy(2),
+                        offset);
                 try (HolderJvm holder = HolderJvm.start(connection, spec, history, resource)) {
                     holder.awaitHolding(HANG_BOUND);
                     while (!holder.finished().isDone()) {
@@ -217,16 +243,19 @@ public final class FaultScenarios {
                 }
             }
         }
-        run.check(FaultRun.HELD_THROUGHOUT, lostHolds.isEmpty(), lostHolds.isEmpty()
-                ? "both skewed holders kept their leases for 1.5 TTLs (renewed 4 times) and released" : "lost or failed: " + lostHolds);
+        run.check(
+                FaultRun.HELD_THROUGHOUT,
+                lostHolds.isEmpty(),
+                lostHolds.isEmpty()
+                        ? "both skewed holders kept their leases for 1.5 TTLs (renewed 4 times) and released"
+                        : "lost or failed: " + lostHolds);
         return run;
     }
 
     // ------------------------------------------------------------------ connection faults
 
     /** One way a client's connection breaks: applied to the client's backend, then healed. */
-    private record ConnectionFault(String name, boolean leaseCannotSurvive, Runnable inject, Runnable heal) {
-    }
+    private record ConnectionFault(String name, boolean leaseCannotSurvive, Runnable inject, Runnable heal) {}
 
     /**
      * Every connection fault this fixture allows, each in its own scenario: answers lost after the
@@ -237,18 +266,27 @@ public final class FaultScenarios {
     public List<FaultRun> connectionFaults() throws Exception {
         List<FaultRun> runs = new ArrayList<>();
         InstrumentedBackend losing = new InstrumentedBackend(fixture.openBackend());
-        runs.add(connectionScenario(losing, new ConnectionFault("answers lost after the backend acted (SPI)", true,
-                () -> losing.loseAnswers(true), () -> losing.loseAnswers(false))));
+        runs.add(connectionScenario(
+                losing,
+                new ConnectionFault(
+                        "answers lost after the backend acted (SPI)",
+                        true,
+                        () -> losing.loseAnswers(true),
+                        () -> losing.loseAnswers(false))));
         Optional<InetSocketAddress> target = fixture.proxyTarget();
         if (target.isPresent()) {
             FixtureSelfCheck.openBackendViaGoesThroughVia(fixture);
             List<java.util.function.Function<FaultProxy, ConnectionFault>> faults = List.of(
-                    p -> new ConnectionFault("responses dropped, requests delivered (proxy)", true, p::dropResponses, p::heal),
+                    p -> new ConnectionFault(
+                            "responses dropped, requests delivered (proxy)", true, p::dropResponses, p::heal),
                     p -> new ConnectionFault("blackhole, sockets left open (proxy)", true, p::blackhole, p::heal),
                     p -> new ConnectionFault("connections reset (proxy)", false, p::reset, p::heal),
                     p -> new ConnectionFault("connections refused (proxy)", true, p::refuse, p::heal),
-                    p -> new ConnectionFault("latency of 0.6 TTL each way (proxy)", true,
-                            () -> p.latency(TTL.multipliedBy(6).dividedBy(10)), p::heal));
+                    p -> new ConnectionFault(
+                            "latency of 0.6 TTL each way (proxy)",
+                            true,
+                            () -> p.latency(TTL.multipliedBy(6).dividedBy(10)),
+                            p::heal));
             for (var fault : faults) {
                 try (FaultProxy proxy = FaultProxy.start(target.get())) {
                     runs.add(connectionScenario(fixture.openBackendVia(proxy.address()), fault.apply(proxy)));
@@ -260,7 +298,8 @@ public final class FaultScenarios {
 
     /** Why the proxy faults cannot run on this fixture, or empty when they can. */
     public Optional<String> proxyUnavailable() {
-        return fixture.proxyTarget().isPresent() ? Optional.empty()
+        return fixture.proxyTarget().isPresent()
+                ? Optional.empty()
                 : Optional.of("the fixture gives no proxyTarget() (its clients cannot be routed through one address)");
     }
 
@@ -278,7 +317,7 @@ public final class FaultScenarios {
         String heldName = names.get();
         String contestedName = names.get();
         try (RecordedClient faulted = new RecordedClient(1, history, faultedBackend, options(TTL));
-             RecordedClient healthy = new RecordedClient(2, history, fixture.openBackend(), options(TTL))) {
+                RecordedClient healthy = new RecordedClient(2, history, fixture.openBackend(), options(TTL))) {
             Lease lease = faulted.acquire(heldName, HANG_BOUND)
                     .orElseThrow(() -> new AssertionError("a free lock was not granted before the fault:\n" + history));
             faulted.write(held, lease, lease.isValid());
@@ -309,8 +348,12 @@ public final class FaultScenarios {
             Optional<Lease> blind = blindAttempt.get(HANG_BOUND.toMillis(), TimeUnit.MILLISECONDS);
             blind.ifPresent(l -> faulted.write(contested, l, l.isValid()));
             if (fault.leaseCannotSurvive()) {
-                run.check(FaultRun.RECOVERED + " (takeover)", takeover.isPresent(), takeover.isPresent()
-                        ? "the healthy client took the lock over" : "the healthy client never got the faulted client's lock");
+                run.check(
+                        FaultRun.RECOVERED + " (takeover)",
+                        takeover.isPresent(),
+                        takeover.isPresent()
+                                ? "the healthy client took the lock over"
+                                : "the healthy client never got the faulted client's lock");
             }
             checkRecovered(run, faulted, healedAt);
             checkNotAssumed(run, lease, healthy);
@@ -330,12 +373,12 @@ public final class FaultScenarios {
     // ------------------------------------------------------------------ crash and restart
 
     /** A crash of the backend (or part of it) and the recovery from it; both block until done. */
-    private record ServerFault(String name, Runnable crash, Runnable recover) {
-    }
+    private record ServerFault(String name, Runnable crash, Runnable recover) {}
 
     /** Why the restart faults cannot run on this fixture, or empty when they can. */
     public Optional<String> restartUnavailable() {
-        return fixture.control().isPresent() || fixture.replicaSet().isPresent() ? Optional.empty()
+        return fixture.control().isPresent() || fixture.replicaSet().isPresent()
+                ? Optional.empty()
                 : Optional.of("the fixture gives no control() or replicaSet() to stop and restart its server");
     }
 
@@ -351,14 +394,20 @@ public final class FaultScenarios {
         });
         fixture.replicaSet().ifPresent(rs -> {
             AtomicReference<ServerControl> victim = new AtomicReference<>();
-            faults.add(new ServerFault("follower killed, then restarted", () -> {
-                victim.set(rs.follower().orElseThrow(() -> new IllegalStateException("no follower to kill")));
-                victim.get().kill();
-            }, () -> restartMember(rs, victim.get())));
-            faults.add(new ServerFault("leader killed, then restarted", () -> {
-                victim.set(rs.leader().orElseThrow(() -> new IllegalStateException("no leader to kill")));
-                victim.get().kill();
-            }, () -> restartMember(rs, victim.get())));
+            faults.add(new ServerFault(
+                    "follower killed, then restarted",
+                    () -> {
+                        victim.set(rs.follower().orElseThrow(() -> new IllegalStateException("no follower to kill")));
+                        victim.get().kill();
+                    },
+                    () -> restartMember(rs, victim.get())));
+            faults.add(new ServerFault(
+                    "leader killed, then restarted",
+                    () -> {
+                        victim.set(rs.leader().orElseThrow(() -> new IllegalStateException("no leader to kill")));
+                        victim.get().kill();
+                    },
+                    () -> restartMember(rs, victim.get())));
         });
         List<FaultRun> runs = new ArrayList<>();
         for (ServerFault fault : faults) {
@@ -385,10 +434,12 @@ public final class FaultScenarios {
         String heldName = names.get();
         FencedResource resource = new FencedResource();
         try (RecordedClient client = new RecordedClient(1, history, fixture.openBackend(), options(RESTART_TTL));
-             RecordedClient other = new RecordedClient(2, history, fixture.openBackend(), options(RESTART_TTL))) {
-            Lease before = client.acquire(releasedName, HANG_BOUND).orElseThrow(() -> new AssertionError("not granted:\n" + history));
+                RecordedClient other = new RecordedClient(2, history, fixture.openBackend(), options(RESTART_TTL))) {
+            Lease before = client.acquire(releasedName, HANG_BOUND)
+                    .orElseThrow(() -> new AssertionError("not granted:\n" + history));
             client.release(before);
-            Lease lease = client.acquire(heldName, HANG_BOUND).orElseThrow(() -> new AssertionError("not granted:\n" + history));
+            Lease lease = client.acquire(heldName, HANG_BOUND)
+                    .orElseThrow(() -> new AssertionError("not granted:\n" + history));
             client.write(resource, lease, lease.isValid());
             fault.crash().run();
             fault.recover().run();
@@ -401,13 +452,20 @@ public final class FaultScenarios {
                 client.write(resource, lease, true);
             }
             Optional<Lease> after = retryAcquire(client, releasedName, HANG_BOUND);
-            run.check(FaultRun.RECOVERED, after.isPresent(), after.isPresent()
-                    ? "acquired again " + (System.nanoTime() - recoveredAt) / 1_000_000 + " ms after the restart"
-                    : "no acquire succeeded within " + HANG_BOUND + " after the restart");
-            after.ifPresent(l -> run.check(FaultRun.TOKENS_MONOTONE, l.fencingToken() > before.fencingToken(),
+            run.check(
+                    FaultRun.RECOVERED,
+                    after.isPresent(),
+                    after.isPresent()
+                            ? "acquired again " + (System.nanoTime() - recoveredAt) / 1_000_000
+                                    + " ms after the restart"
+                            : "no acquire succeeded within " + HANG_BOUND + " after the restart");
+            after.ifPresent(l -> run.check(
+                    FaultRun.TOKENS_MONOTONE,
+                    l.fencingToken() > before.fencingToken(),
                     "token " + before.fencingToken() + " before the fault, " + l.fencingToken() + " after it"));
             // the lease held across the fault: wait until the watchdog renewed it after the restart, or it was lost
-            await("the lease held across the fault to be renewed or lost",
+            await(
+                    "the lease held across the fault to be renewed or lost",
                     () -> lease.state() != LeaseState.HELD || renewedSince(history, lease, recoveredAt));
             checkNotAssumed(run, lease, other);
             if (lease.state() == LeaseState.LOST) {
@@ -425,7 +483,8 @@ public final class FaultScenarios {
     // ------------------------------------------------------------------ checks shared by the scenarios
 
     /** Makes an attempt every 50 ms until one succeeds or {@code bound} passes. */
-    private static Optional<Lease> retryAcquire(RecordedClient client, String name, Duration bound) throws InterruptedException {
+    private static Optional<Lease> retryAcquire(RecordedClient client, String name, Duration bound)
+            throws InterruptedException {
         long end = System.nanoTime() + bound.toNanos();
         while (System.nanoTime() - end < 0) {
             Optional<Lease> got = client.acquire(name, null);
@@ -440,9 +499,13 @@ public final class FaultScenarios {
     private static void checkRecovered(FaultRun run, RecordedClient client, long healedAt) throws InterruptedException {
         String fresh = "recovery-" + java.util.UUID.randomUUID().toString().substring(0, 8);
         Optional<Lease> got = retryAcquire(client, fresh, HANG_BOUND);
-        run.check(FaultRun.RECOVERED, got.isPresent(), got.isPresent()
-                ? "acquired a fresh lock " + (System.nanoTime() - healedAt) / 1_000_000 + " ms after the fault healed"
-                : "no acquire succeeded within " + HANG_BOUND + " after the fault healed");
+        run.check(
+                FaultRun.RECOVERED,
+                got.isPresent(),
+                got.isPresent()
+                        ? "acquired a fresh lock " + (System.nanoTime() - healedAt) / 1_000_000
+                                + " ms after the fault healed"
+                        : "no acquire succeeded within " + HANG_BOUND + " after the fault healed");
         got.ifPresent(client::release);
     }
 
@@ -453,15 +516,21 @@ public final class FaultScenarios {
             return;
         }
         Optional<LockInfo> info = observer.client().inspect(lease.name());
-        boolean holds = info.map(i -> i.held() && lease.leaseId().equals(i.leaseId())).orElse(false);
-        run.check(FaultRun.LEASE_NOT_ASSUMED, holds, holds ? "renewed, and the backend shows it as the holder"
-                : "the client takes its lease as valid but the backend shows " + info.map(Object::toString).orElse("no record"));
+        boolean holds =
+                info.map(i -> i.held() && lease.leaseId().equals(i.leaseId())).orElse(false);
+        run.check(
+                FaultRun.LEASE_NOT_ASSUMED,
+                holds,
+                holds
+                        ? "renewed, and the backend shows it as the holder"
+                        : "the client takes its lease as valid but the backend shows "
+                                + info.map(Object::toString).orElse("no record"));
     }
 
     /** A lease of {@code process} was signalled lost; the detail says how long after its last local deadline. */
     private static void checkLostSignalled(FaultRun run, int process) throws InterruptedException {
-        BooleanSupplier signalled = () -> run.history().events().stream()
-                .anyMatch(e -> e.process() == process && e.kind() == Event.Kind.LOST);
+        BooleanSupplier signalled = () ->
+                run.history().events().stream().anyMatch(e -> e.process() == process && e.kind() == Event.Kind.LOST);
         try {
             await("the lost signal", signalled);
         } catch (AssertionError e) {
@@ -469,16 +538,30 @@ public final class FaultScenarios {
             return;
         }
         List<Event> events = run.history().events();
-        Event lost = events.stream().filter(e -> e.process() == process && e.kind() == Event.Kind.LOST).findFirst().orElseThrow();
-        long deadline = events.stream().filter(e -> lost.leaseId().equals(e.leaseId()) && e.deadlineNanos() != 0)
-                .mapToLong(Event::deadlineNanos).max().orElse(lost.timeNanos());
-        run.check(FaultRun.LOST_SIGNALLED, true, String.format(java.util.Locale.ROOT,
-                "lost signal %.1f ms after the lease's local deadline", (lost.timeNanos() - deadline) / 1e6));
+        Event lost = events.stream()
+                .filter(e -> e.process() == process && e.kind() == Event.Kind.LOST)
+                .findFirst()
+                .orElseThrow();
+        long deadline = events.stream()
+                .filter(e -> lost.leaseId().equals(e.leaseId()) && e.deadlineNanos() != 0)
+                .mapToLong(Event::deadlineNanos)
+                .max()
+                .orElse(lost.timeNanos());
+        run.check(
+                FaultRun.LOST_SIGNALLED,
+                true,
+                String.format(
+                        java.util.Locale.ROOT,
+                        "lost signal %.1f ms after the lease's local deadline",
+                        (lost.timeNanos() - deadline) / 1e6));
     }
 
     private static boolean renewedSince(History history, Lease lease, long since) {
-        return history.events().stream().anyMatch(e -> e.kind() == Event.Kind.RENEW && e.type() == Event.Type.INVOKE
-                && lease.leaseId().equals(e.leaseId()) && e.timeNanos() - since > 0);
+        return history.events().stream()
+                .anyMatch(e -> e.kind() == Event.Kind.RENEW
+                        && e.type() == Event.Type.INVOKE
+                        && lease.leaseId().equals(e.leaseId())
+                        && e.timeNanos() - since > 0);
     }
 
     /** Waits for a condition, bounded only to stop a hang. */

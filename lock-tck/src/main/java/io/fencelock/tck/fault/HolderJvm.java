@@ -5,14 +5,13 @@ import io.fencelock.tck.FencedResource;
 import io.fencelock.tck.RecordedClient;
 import io.fencelock.tck.history.Event;
 import io.fencelock.tck.history.History;
-
 import java.io.BufferedReader;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
-import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -89,16 +88,27 @@ public final class HolderJvm implements AutoCloseable {
         List<String> command = new ArrayList<>();
         ProcessBuilder builder = new ProcessBuilder(command);
         if (spec.wallClockOffset() != null) {
-            command.addAll(List.of(faketime().orElseThrow(() -> new IllegalStateException(
-                    "faketime is not installed (Debian package faketime)")).toString(), "-f", spec.wallClockOffset()));
+            command.addAll(List.of(
+                    faketime()
+                            .orElseThrow(() ->
+                                    new IllegalStateException("faketime is not installed (Debian package faketime)"))
+                            .toString(),
+                    "-f",
+                    spec.wallClockOffset()));
             // libfaketime moves the monotonic clock too (synchronizeClocks measures by how much);
             // leaving it alone (FAKETIME_DONT_FAKE_MONOTONIC) breaks the JVM's timed waits, and the fix
             // keeps pthread_cond_timedwait on the monotonic clock working
             builder.environment().put("FAKETIME_FORCE_MONOTONIC_FIX", "1");
         }
-        command.addAll(List.of(java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+        command.addAll(List.of(
+                java,
+                "-Xmx256m",
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                "-cp", System.getProperty("java.class.path"), HolderJvmMain.class.getName()));
+                "-cp",
+                System.getProperty("java.class.path"),
+                HolderJvmMain.class.getName()));
         Process child;
         try {
             child = builder.start();
@@ -112,8 +122,9 @@ public final class HolderJvm implements AutoCloseable {
         for (Map.Entry<String, String> p : connection.properties().entrySet()) {
             holder.toChild.println("property " + EventLines.encode(p.getKey()) + " " + EventLines.encode(p.getValue()));
         }
-        holder.toChild.println("hold " + EventLines.encode(spec.name()) + " " + spec.ttl().toMillis() + " " + spec.processId()
-                + " " + (spec.holdFor() == null ? 0 : Math.max(1, spec.holdFor().toMillis())));
+        holder.toChild.println("hold " + EventLines.encode(spec.name()) + " "
+                + spec.ttl().toMillis() + " " + spec.processId() + " "
+                + (spec.holdFor() == null ? 0 : Math.max(1, spec.holdFor().toMillis())));
         holder.synchronizeClocks();
         holder.toChild.println("start");
         return holder;
@@ -155,24 +166,27 @@ public final class HolderJvm implements AutoCloseable {
         Thread out = new Thread(this::readEvents, "tck-holder-jvm-out");
         out.setDaemon(true);
         out.start();
-        Thread err = new Thread(() -> {
-            try (BufferedReader r = process.errorReader(StandardCharsets.UTF_8)) {
-                for (String line; (line = r.readLine()) != null; ) {
-                    if (stderr.size() < 400) {
-                        stderr.add(line);
+        Thread err = new Thread(
+                () -> {
+                    try (BufferedReader r = process.errorReader(StandardCharsets.UTF_8)) {
+                        for (String line; (line = r.readLine()) != null; ) {
+                            if (stderr.size() < 400) {
+                                stderr.add(line);
+                            }
+                        }
+                    } catch (IOException ignored) {
+                        // the child is gone
                     }
-                }
-            } catch (IOException ignored) {
-                // the child is gone
-            }
-        }, "tck-holder-jvm-err");
+                },
+                "tck-holder-jvm-err");
         err.setDaemon(true);
         err.start();
     }
 
     private void readEvents() {
         java.util.Map<Long, Long> opIds = new java.util.HashMap<>();
-        try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+        try (BufferedReader r =
+                new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
             for (String line; (line = r.readLine()) != null; ) {
                 String[] f = line.split(" ");
                 switch (f[0]) {
@@ -180,13 +194,28 @@ public final class HolderJvm implements AutoCloseable {
                         long childOp = Long.parseLong(f[2]);
                         long op = opIds.computeIfAbsent(childOp, k -> history.newOpId());
                         Event e = EventLines.event(f, op);
-                        history.add(new Event(e.process(), e.opId(), e.type(), e.kind(), e.name(), e.leaseId(), e.token(),
-                                e.flag(), e.deadlineNanos() == 0 ? 0 : e.deadlineNanos() - clockOffset,
-                                e.timeNanos() - clockOffset, e.detail()));
+                        history.add(new Event(
+                                e.process(),
+                                e.opId(),
+                                e.type(),
+                                e.kind(),
+                                e.name(),
+                                e.leaseId(),
+                                e.token(),
+                                e.flag(),
+                                e.deadlineNanos() == 0 ? 0 : e.deadlineNanos() - clockOffset,
+                                e.timeNanos() - clockOffset,
+                                e.detail()));
                     }
                     case "write" -> {
-                        boolean accepted = RecordedClient.recordWrite(history, processId, resource, name,
-                                EventLines.decode(f[1]), Long.parseLong(f[2]), Boolean.parseBoolean(f[3]));
+                        boolean accepted = RecordedClient.recordWrite(
+                                history,
+                                processId,
+                                resource,
+                                name,
+                                EventLines.decode(f[1]),
+                                Long.parseLong(f[2]),
+                                Boolean.parseBoolean(f[3]));
                         toChild.println("ack " + accepted);
                     }
                     case "clock" -> clockAnswers.add(Long.parseLong(f[1]));
@@ -201,7 +230,8 @@ public final class HolderJvm implements AutoCloseable {
             unexpected.add("reader failed: " + e);
         } finally {
             done.complete(null);
-            holding.completeExceptionally(new IllegalStateException("the holder JVM ended before it held the lock:\n" + diagnostics()));
+            holding.completeExceptionally(
+                    new IllegalStateException("the holder JVM ended before it held the lock:\n" + diagnostics()));
             cancelled.complete(null);
             finished.complete(false);
         }

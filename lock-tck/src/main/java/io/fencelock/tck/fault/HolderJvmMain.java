@@ -5,7 +5,6 @@ import io.fencelock.LockOptions;
 import io.fencelock.tck.ClientConnection;
 import io.fencelock.tck.RecordedClient;
 import io.fencelock.tck.history.History;
-
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
@@ -22,8 +21,7 @@ import java.util.Map;
  * event goes to stdout as it happens.
  */
 public final class HolderJvmMain {
-    private HolderJvmMain() {
-    }
+    private HolderJvmMain() {}
 
     public static void main(String[] args) throws Exception {
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
@@ -50,11 +48,15 @@ public final class HolderJvmMain {
             }
         }
         History history = new History(e -> out.println(EventLines.event(e)));
-        LockOptions options = LockOptions.builder().ttl(Duration.ofMillis(ttlMillis)).autoRenew(true).build();
+        LockOptions options = LockOptions.builder()
+                .ttl(Duration.ofMillis(ttlMillis))
+                .autoRenew(true)
+                .build();
         long[] token = new long[1];
         String[] leaseId = new String[1];
         long holdNanos = holdMillis * 1_000_000;
-        try (RecordedClient client = new RecordedClient(process, history, new ClientConnection(uri, properties).open(), options)) {
+        try (RecordedClient client =
+                new RecordedClient(process, history, new ClientConnection(uri, properties).open(), options)) {
             try {
                 client.runExclusively(name, Duration.ofSeconds(20), lease -> {
                     token[0] = lease.fencingToken();

@@ -17,8 +17,7 @@ import java.util.concurrent.TimeUnit;
 public final class ProcessSignals {
     private static final long COMMAND_TIMEOUT_SECONDS = 10;
 
-    private ProcessSignals() {
-    }
+    private ProcessSignals() {}
 
     /** The live descendants of {@code pid} (children first), found through their parent links. */
     public static List<Long> descendants(long pid) {
@@ -31,7 +30,8 @@ public final class ProcessSignals {
     /** Sends {@code signal} (e.g. {@code "STOP"}) to {@code pid}; fails if it cannot be delivered. */
     public static void send(String signal, long pid) {
         if (run(signal, List.of(pid)) != 0) {
-            throw new IllegalStateException("kill -" + signal + " " + pid + " failed: no such process or not permitted");
+            throw new IllegalStateException(
+                    "kill -" + signal + " " + pid + " failed: no such process or not permitted");
         }
     }
 
@@ -74,8 +74,10 @@ public final class ProcessSignals {
         List<String> command = new ArrayList<>(List.of("kill", "-" + signal));
         pids.forEach(pid -> command.add(Long.toString(pid)));
         try {
-            Process kill = new ProcessBuilder(command).redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            Process kill = new ProcessBuilder(command)
+                    .redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                    .start();
             if (!kill.waitFor(COMMAND_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
                 kill.destroyForcibly();
                 throw new IllegalStateException("kill -" + signal + " did not finish");

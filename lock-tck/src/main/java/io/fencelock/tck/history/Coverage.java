@@ -4,7 +4,6 @@ import io.fencelock.tck.history.Event.Kind;
 import io.fencelock.tck.history.Event.Type;
 import io.fencelock.tck.history.HistoryModel.LeaseRecord;
 import io.fencelock.tck.history.HistoryModel.Operation;
-
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Predicate;
@@ -24,15 +23,26 @@ import java.util.function.Predicate;
  * @param zombieWritesRejected WRITE by a writer that knew its lease invalid, rejected by the fenced resource
  * @param lost                 LOST signals
  */
-public record Coverage(int acquisitions, int contendedAttempts, int takeovers, int handOffs, int releases,
-                       int staleReleases, int renewals, int purges, int zombieWritesRejected, int lost) {
+public record Coverage(
+        int acquisitions,
+        int contendedAttempts,
+        int takeovers,
+        int handOffs,
+        int releases,
+        int staleReleases,
+        int renewals,
+        int purges,
+        int zombieWritesRejected,
+        int lost) {
 
     public static final Coverage NONE = new Coverage(0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
 
     public static Coverage of(List<Event> events) {
         HistoryModel history = HistoryModel.of(events);
         List<Operation> acquires = history.operations(Kind.ACQUIRE);
-        List<Operation> releaseOks = history.operations(Kind.RELEASE).stream().filter(Operation::isOk).toList();
+        List<Operation> releaseOks = history.operations(Kind.RELEASE).stream()
+                .filter(Operation::isOk)
+                .toList();
         int takeovers = 0;
         int handOffs = 0;
         for (String name : history.grantedNames()) {
@@ -56,12 +66,20 @@ public record Coverage(int acquisitions, int contendedAttempts, int takeovers, i
                 count(releaseOks, op -> !op.completion().flag()),
                 count(history.operations(Kind.RENEW), Operation::isOk),
                 count(history.operations(Kind.PURGE), Operation::isOk),
-                count(history.operations(Kind.WRITE), op -> op.isOk() && op.invoke() != null
-                        && !op.invoke().flag() && !op.completion().flag()),
+                count(
+                        history.operations(Kind.WRITE),
+                        op -> op.isOk()
+                                && op.invoke() != null
+                                && !op.invoke().flag()
+                                && !op.completion().flag()),
                 history.operations(Kind.LOST).size());
     }
 
-    private enum Succession { TAKEOVER, HAND_OFF, FREE }
+    private enum Succession {
+        TAKEOVER,
+        HAND_OFF,
+        FREE
+    }
 
     /** How {@code acquire} followed {@code previous}, the lease that acquired the name just before it. */
     private static Succession succession(LeaseRecord previous, Operation acquire) {
@@ -85,10 +103,17 @@ public record Coverage(int acquisitions, int contendedAttempts, int takeovers, i
 
     /** The sum of two coverages, to total a run of many schedules. */
     public Coverage plus(Coverage other) {
-        return new Coverage(acquisitions + other.acquisitions, contendedAttempts + other.contendedAttempts,
-                takeovers + other.takeovers, handOffs + other.handOffs, releases + other.releases,
-                staleReleases + other.staleReleases, renewals + other.renewals, purges + other.purges,
-                zombieWritesRejected + other.zombieWritesRejected, lost + other.lost);
+        return new Coverage(
+                acquisitions + other.acquisitions,
+                contendedAttempts + other.contendedAttempts,
+                takeovers + other.takeovers,
+                handOffs + other.handOffs,
+                releases + other.releases,
+                staleReleases + other.staleReleases,
+                renewals + other.renewals,
+                purges + other.purges,
+                zombieWritesRejected + other.zombieWritesRejected,
+                lost + other.lost);
     }
 
     /** One line for logs and failure reports. */

@@ -24,12 +24,34 @@ package io.fencelock.tck.history;
  * @param opId          pairs an invocation with its completion; unique within a history
  * @param detail        free text for reports (exception, wait time...), never judged
  */
-public record Event(int process, long opId, Type type, Kind kind, String name, String leaseId, long token,
-                    boolean flag, long deadlineNanos, long timeNanos, String detail) {
+public record Event(
+        int process,
+        long opId,
+        Type type,
+        Kind kind,
+        String name,
+        String leaseId,
+        long token,
+        boolean flag,
+        long deadlineNanos,
+        long timeNanos,
+        String detail) {
 
-    public enum Type { INVOKE, OK, FAIL, INFO }
+    public enum Type {
+        INVOKE,
+        OK,
+        FAIL,
+        INFO
+    }
 
-    public enum Kind { ACQUIRE, RENEW, RELEASE, WRITE, LOST, PURGE }
+    public enum Kind {
+        ACQUIRE,
+        RENEW,
+        RELEASE,
+        WRITE,
+        LOST,
+        PURGE
+    }
 
     @Override
     public String toString() {

@@ -19,7 +19,7 @@ public final class History {
     private final Consumer<Event> sink;
 
     public History() {
-        this(event -> { });
+        this(event -> {});
     }
 
     /** A history that also hands every recorded event to {@code sink}, in order (e.g. to stream it to another process). */
@@ -33,11 +33,21 @@ public final class History {
     }
 
     /** Records an event stamped now, and returns it. */
-    public Event record(int process, long opId, Event.Type type, Event.Kind kind, String name, String leaseId,
-                        long token, boolean flag, long deadlineNanos, String detail) {
+    public Event record(
+            int process,
+            long opId,
+            Event.Type type,
+            Event.Kind kind,
+            String name,
+            String leaseId,
+            long token,
+            boolean flag,
+            long deadlineNanos,
+            String detail) {
         lock.lock();
         try {
-            Event e = new Event(process, opId, type, kind, name, leaseId, token, flag, deadlineNanos, System.nanoTime(), detail);
+            Event e = new Event(
+                    process, opId, type, kind, name, leaseId, token, flag, deadlineNanos, System.nanoTime(), detail);
             events.add(e);
             sink.accept(e);
             return e;
@@ -50,8 +60,18 @@ public final class History {
      * Records an event that happened at {@code atNanos} (in the past, e.g. when a watchdog renewal
      * was sent), placed in time order among the events recorded so far.
      */
-    public Event recordAt(long atNanos, int process, long opId, Event.Type type, Event.Kind kind, String name,
-                          String leaseId, long token, boolean flag, long deadlineNanos, String detail) {
+    public Event recordAt(
+            long atNanos,
+            int process,
+            long opId,
+            Event.Type type,
+            Event.Kind kind,
+            String name,
+            String leaseId,
+            long token,
+            boolean flag,
+            long deadlineNanos,
+            String detail) {
         lock.lock();
         try {
             Event e = new Event(process, opId, type, kind, name, leaseId, token, flag, deadlineNanos, atNanos, detail);
@@ -93,8 +113,19 @@ public final class History {
         StringBuilder sb = new StringBuilder();
         long t0 = events().isEmpty() ? 0 : events().get(0).timeNanos();
         for (Event e : events()) {
-            sb.append(new Event(e.process(), e.opId(), e.type(), e.kind(), e.name(), e.leaseId(), e.token(), e.flag(),
-                    e.deadlineNanos() == 0 ? 0 : e.deadlineNanos() - t0, e.timeNanos() - t0, e.detail())).append('\n');
+            sb.append(new Event(
+                            e.process(),
+                            e.opId(),
+                            e.type(),
+                            e.kind(),
+                            e.name(),
+                            e.leaseId(),
+                            e.token(),
+                            e.flag(),
+                            e.deadlineNanos() == 0 ? 0 : e.deadlineNanos() - t0,
+                            e.timeNanos() - t0,
+                            e.detail()))
+                    .append('\n');
         }
         return sb.toString();
     }

@@ -5,7 +5,6 @@ import io.fencelock.tck.history.HistoryModel.CertainHold;
 import io.fencelock.tck.history.HistoryModel.Grant;
 import io.fencelock.tck.history.HistoryModel.LeaseRecord;
 import io.fencelock.tck.history.HistoryModel.Operation;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -35,18 +34,25 @@ public final class HistoryChecker {
     public static final String RENEW_AFTER_EXPIRY_IS_REJECTED = "renewAfterExpiryIsRejected";
 
     /** The properties {@link #check} judges, in the order it reports them. */
-    public static final List<String> PROPERTIES = List.of(CERTAIN_HOLDS_NEVER_OVERLAP, TOKENS_RESPECT_REAL_TIME_ORDER,
-            NEW_HOLDER_EXCEEDS_ALL_PRIOR_TOKENS, FENCED_RESOURCE_REJECTS_STALE_WRITERS, RELEASE_IS_OWNER_CHECKED,
-            RELEASE_IS_IDEMPOTENT, RENEW_AFTER_EXPIRY_IS_REJECTED);
+    public static final List<String> PROPERTIES = List.of(
+            CERTAIN_HOLDS_NEVER_OVERLAP,
+            TOKENS_RESPECT_REAL_TIME_ORDER,
+            NEW_HOLDER_EXCEEDS_ALL_PRIOR_TOKENS,
+            FENCED_RESOURCE_REJECTS_STALE_WRITERS,
+            RELEASE_IS_OWNER_CHECKED,
+            RELEASE_IS_IDEMPOTENT,
+            RENEW_AFTER_EXPIRY_IS_REJECTED);
 
     private static final List<Function<HistoryModel, List<Violation>>> CHECKS = List.of(
-            HistoryChecker::certainHoldsNeverOverlap, HistoryChecker::tokensRespectRealTimeOrder,
-            HistoryChecker::newHolderExceedsAllPriorTokens, HistoryChecker::fencedResourceRejectsStaleWriters,
-            HistoryChecker::releaseIsOwnerChecked, HistoryChecker::releaseIsIdempotent,
+            HistoryChecker::certainHoldsNeverOverlap,
+            HistoryChecker::tokensRespectRealTimeOrder,
+            HistoryChecker::newHolderExceedsAllPriorTokens,
+            HistoryChecker::fencedResourceRejectsStaleWriters,
+            HistoryChecker::releaseIsOwnerChecked,
+            HistoryChecker::releaseIsIdempotent,
             HistoryChecker::renewAfterExpiryIsRejected);
 
-    private HistoryChecker() {
-    }
+    private HistoryChecker() {}
 
     /** Every violation of every property, grouped by property in the order of {@link #PROPERTIES}. */
     public static List<Violation> check(List<Event> events) {
@@ -110,7 +116,9 @@ public final class HistoryChecker {
 
     private static List<Violation> certainHoldsNeverOverlap(HistoryModel history) {
         List<Violation> violations = new ArrayList<>();
-        List<LeaseRecord> leases = history.acquiredLeases().stream().filter(lease -> !lease.hold.isEmpty()).toList();
+        List<LeaseRecord> leases = history.acquiredLeases().stream()
+                .filter(lease -> !lease.hold.isEmpty())
+                .toList();
         for (int i = 0; i < leases.size(); i++) {
             for (int j = i + 1; j < leases.size(); j++) {
                 LeaseRecord first = leases.get(i);
@@ -118,9 +126,17 @@ public final class HistoryChecker {
                 if (first.key.name().equals(second.key.name()) && first.hold.overlaps(second.hold)) {
                     List<Event> evidence = new ArrayList<>(first.hold.evidence());
                     evidence.addAll(second.hold.evidence());
-                    violations.add(new Violation(CERTAIN_HOLDS_NEVER_OVERLAP, String.format(Locale.ROOT,
-                            "%s and %s both certainly held '%s': %s overlaps %s",
-                            first.describe(), second.describe(), first.key.name(), first.hold, second.hold), evidence));
+                    violations.add(new Violation(
+                            CERTAIN_HOLDS_NEVER_OVERLAP,
+                            String.format(
+                                    Locale.ROOT,
+                                    "%s and %s both certainly held '%s': %s overlaps %s",
+                                    first.describe(),
+                                    second.describe(),
+                                    first.key.name(),
+                                    first.hold,
+                                    second.hold),
+                            evidence));
                 }
             }
         }
@@ -140,11 +156,13 @@ public final class HistoryChecker {
                         continue; // concurrent or later: real-time order says nothing
                     }
                     boolean sameLease = earlier.lease().equals(later.lease());
-                    if (!sameLease && later.token() <= earlier.token()
+                    if (!sameLease
+                            && later.token() <= earlier.token()
                             && (otherLeaseNotBelow == null || earlier.token() > otherLeaseNotBelow.token())) {
                         otherLeaseNotBelow = earlier;
                     }
-                    if (sameLease && later.token() < earlier.token()
+                    if (sameLease
+                            && later.token() < earlier.token()
                             && (sameLeaseAbove == null || earlier.token() > sameLeaseAbove.token())) {
                         sameLeaseAbove = earlier;
                     }
@@ -153,8 +171,8 @@ public final class HistoryChecker {
                     violations.add(tokenOrderViolation(name, later, otherLeaseNotBelow, "is not greater than"));
                 }
                 if (sameLeaseAbove != null) {
-                    violations.add(tokenOrderViolation(name, later, sameLeaseAbove,
-                            "is smaller than its own lease's earlier"));
+                    violations.add(tokenOrderViolation(
+                            name, later, sameLeaseAbove, "is smaller than its own lease's earlier"));
                 }
             }
         }
@@ -162,10 +180,21 @@ public final class HistoryChecker {
     }
 
     private static Violation tokenOrderViolation(String name, Grant later, Grant earlier, String relation) {
-        return new Violation(TOKENS_RESPECT_REAL_TIME_ORDER, String.format(Locale.ROOT,
-                "on '%s', token %d of the %s of %s (invoked at %s) %s token %d of the %s of %s (completed at %s)",
-                name, later.token(), grantKind(later), describe(later), at(later.invokeTime()), relation,
-                earlier.token(), grantKind(earlier), describe(earlier), at(earlier.okTime())),
+        return new Violation(
+                TOKENS_RESPECT_REAL_TIME_ORDER,
+                String.format(
+                        Locale.ROOT,
+                        "on '%s', token %d of the %s of %s (invoked at %s) %s token %d of the %s of %s (completed at %s)",
+                        name,
+                        later.token(),
+                        grantKind(later),
+                        describe(later),
+                        at(later.invokeTime()),
+                        relation,
+                        earlier.token(),
+                        grantKind(earlier),
+                        describe(earlier),
+                        at(earlier.okTime())),
                 List.of(earlier.okEvent(), later.invokeEvent(), later.okEvent()));
     }
 
@@ -185,12 +214,21 @@ public final class HistoryChecker {
                     }
                 }
                 if (highestPrior != null && acquire.token() <= highestPrior.token()) {
-                    violations.add(new Violation(NEW_HOLDER_EXCEEDS_ALL_PRIOR_TOKENS, String.format(Locale.ROOT,
-                            "new holder %s of '%s' got token %d, but the highest token granted on '%s' before it "
-                                    + "asked (at %s) was %d, by the %s of %s at %s",
-                            describe(acquire), name, acquire.token(), name, at(acquire.invokeTime()),
-                            highestPrior.token(), grantKind(highestPrior), describe(highestPrior),
-                            at(highestPrior.okTime())),
+                    violations.add(new Violation(
+                            NEW_HOLDER_EXCEEDS_ALL_PRIOR_TOKENS,
+                            String.format(
+                                    Locale.ROOT,
+                                    "new holder %s of '%s' got token %d, but the highest token granted on '%s' before it "
+                                            + "asked (at %s) was %d, by the %s of %s at %s",
+                                    describe(acquire),
+                                    name,
+                                    acquire.token(),
+                                    name,
+                                    at(acquire.invokeTime()),
+                                    highestPrior.token(),
+                                    grantKind(highestPrior),
+                                    describe(highestPrior),
+                                    at(highestPrior.okTime())),
                             List.of(highestPrior.okEvent(), acquire.invokeEvent(), acquire.okEvent())));
                 }
             }
@@ -216,10 +254,17 @@ public final class HistoryChecker {
             if (believedValid && !accepted && hold.covers(write.invokeTime(), write.completionTime())) {
                 List<Event> evidence = new ArrayList<>(hold.evidence());
                 evidence.addAll(write.events());
-                violations.add(new Violation(FENCED_RESOURCE_REJECTS_STALE_WRITERS, String.format(Locale.ROOT,
-                        "write with token %d by %s on '%s' was rejected although made inside its certain hold %s: "
-                                + "the resource had accepted a higher token from someone else",
-                        write.invoke().token(), writer.get().describe(), write.name(), hold), evidence));
+                violations.add(new Violation(
+                        FENCED_RESOURCE_REJECTS_STALE_WRITERS,
+                        String.format(
+                                Locale.ROOT,
+                                "write with token %d by %s on '%s' was rejected although made inside its certain hold %s: "
+                                        + "the resource had accepted a higher token from someone else",
+                                write.invoke().token(),
+                                writer.get().describe(),
+                                write.name(),
+                                hold),
+                        evidence));
             }
             if (accepted) {
                 staleWriteAccepted(history, write, writer.get(), writes).ifPresent(violations::add);
@@ -232,30 +277,44 @@ public final class HistoryChecker {
      * An accepted write of lease L is stale if, before it was invoked, the resource accepted a write
      * of a lease M acquired after L's last grant: M's token exceeds all of L's, so L's write must fail.
      */
-    private static Optional<Violation> staleWriteAccepted(HistoryModel history, Operation write, LeaseRecord writer,
-                                                          List<Operation> writes) {
+    private static Optional<Violation> staleWriteAccepted(
+            HistoryModel history, Operation write, LeaseRecord writer, List<Operation> writes) {
         Optional<Grant> writersLastGrant = writer.lastGrant();
         if (writersLastGrant.isEmpty()) {
             return Optional.empty();
         }
         for (Operation newer : writes) {
-            if (!newer.completion().flag() || newer.completionTime() >= write.invokeTime()
+            if (!newer.completion().flag()
+                    || newer.completionTime() >= write.invokeTime()
                     || !write.name().equals(newer.name())) {
                 continue;
             }
-            Optional<LeaseRecord> newerLease = history.leaseOf(newer)
-                    .filter(lease -> lease != writer && lease.acquire != null);
-            if (newerLease.isPresent() && newerLease.get().acquire.invokeTime() > writersLastGrant.get().okTime()) {
-                List<Event> evidence = new ArrayList<>(List.of(writersLastGrant.get().okEvent(),
-                        newerLease.get().acquire.first(), newerLease.get().acquire.completion()));
+            Optional<LeaseRecord> newerLease =
+                    history.leaseOf(newer).filter(lease -> lease != writer && lease.acquire != null);
+            if (newerLease.isPresent()
+                    && newerLease.get().acquire.invokeTime()
+                            > writersLastGrant.get().okTime()) {
+                List<Event> evidence = new ArrayList<>(List.of(
+                        writersLastGrant.get().okEvent(),
+                        newerLease.get().acquire.first(),
+                        newerLease.get().acquire.completion()));
                 evidence.addAll(newer.events());
                 evidence.addAll(write.events());
-                return Optional.of(new Violation(FENCED_RESOURCE_REJECTS_STALE_WRITERS, String.format(Locale.ROOT,
-                        "%s write with token %d by %s on '%s' was accepted after a write with token %d by %s, "
-                                + "which acquired at %s, after the stale lease's last grant at %s",
-                        write.invoke().flag() ? "a" : "zombie", write.invoke().token(), writer.describe(),
-                        write.name(), newer.invoke().token(), newerLease.get().describe(),
-                        at(newerLease.get().acquire.invokeTime()), at(writersLastGrant.get().okTime())), evidence));
+                return Optional.of(new Violation(
+                        FENCED_RESOURCE_REJECTS_STALE_WRITERS,
+                        String.format(
+                                Locale.ROOT,
+                                "%s write with token %d by %s on '%s' was accepted after a write with token %d by %s, "
+                                        + "which acquired at %s, after the stale lease's last grant at %s",
+                                write.invoke().flag() ? "a" : "zombie",
+                                write.invoke().token(),
+                                writer.describe(),
+                                write.name(),
+                                newer.invoke().token(),
+                                newerLease.get().describe(),
+                                at(newerLease.get().acquire.invokeTime()),
+                                at(writersLastGrant.get().okTime())),
+                        evidence));
             }
         }
         return Optional.empty();
@@ -272,17 +331,24 @@ public final class HistoryChecker {
             if (lastGrant.isEmpty()) {
                 continue;
             }
-            Optional<LeaseRecord> newHolder = acquiredBetween(history, releaser.get(), lastGrant.get().okTime(),
-                    release.invokeTime());
+            Optional<LeaseRecord> newHolder =
+                    acquiredBetween(history, releaser.get(), lastGrant.get().okTime(), release.invokeTime());
             if (newHolder.isPresent()) {
-                List<Event> evidence = new ArrayList<>(List.of(lastGrant.get().okEvent(),
-                        newHolder.get().acquire.completion()));
+                List<Event> evidence = new ArrayList<>(List.of(
+                        lastGrant.get().okEvent(), newHolder.get().acquire.completion()));
                 evidence.addAll(release.events());
-                violations.add(new Violation(RELEASE_IS_OWNER_CHECKED, String.format(Locale.ROOT,
-                        "release by %s of '%s' reported it freed the lock, but %s had acquired it at %s, after "
-                                + "the releasing lease's last grant at %s",
-                        releaser.get().describe(), release.name(), newHolder.get().describe(),
-                        at(newHolder.get().acquireOkTime()), at(lastGrant.get().okTime())), evidence));
+                violations.add(new Violation(
+                        RELEASE_IS_OWNER_CHECKED,
+                        String.format(
+                                Locale.ROOT,
+                                "release by %s of '%s' reported it freed the lock, but %s had acquired it at %s, after "
+                                        + "the releasing lease's last grant at %s",
+                                releaser.get().describe(),
+                                release.name(),
+                                newHolder.get().describe(),
+                                at(newHolder.get().acquireOkTime()),
+                                at(lastGrant.get().okTime())),
+                        evidence));
             }
         }
         return violations;
@@ -291,7 +357,8 @@ public final class HistoryChecker {
     private static List<Violation> releaseIsIdempotent(HistoryModel history) {
         List<Violation> violations = new ArrayList<>();
         for (LeaseRecord lease : history.allLeases()) {
-            List<Operation> freeing = lease.releases.stream().filter(Operation::isOkWithFlag).toList();
+            List<Operation> freeing =
+                    lease.releases.stream().filter(Operation::isOkWithFlag).toList();
             for (Operation release : freeing) {
                 freeing.stream()
                         .filter(earlier -> earlier.completionTime() < release.invokeTime())
@@ -299,11 +366,17 @@ public final class HistoryChecker {
                         .ifPresent(earlier -> {
                             List<Event> evidence = new ArrayList<>(earlier.events());
                             evidence.addAll(release.events());
-                            violations.add(new Violation(RELEASE_IS_IDEMPOTENT, String.format(Locale.ROOT,
-                                    "%s freed '%s' twice: the release invoked at %s reported freed although the "
-                                            + "release completed at %s already had",
-                                    lease.describe(), lease.key.name(), at(release.invokeTime()),
-                                    at(earlier.completionTime())), evidence));
+                            violations.add(new Violation(
+                                    RELEASE_IS_IDEMPOTENT,
+                                    String.format(
+                                            Locale.ROOT,
+                                            "%s freed '%s' twice: the release invoked at %s reported freed although the "
+                                                    + "release completed at %s already had",
+                                            lease.describe(),
+                                            lease.key.name(),
+                                            at(release.invokeTime()),
+                                            at(earlier.completionTime())),
+                                    evidence));
                         });
             }
         }
@@ -322,12 +395,15 @@ public final class HistoryChecker {
             List<Event> evidence = new ArrayList<>(renew.events());
             String reason = null;
             Optional<Grant> previousGrant = lease.lastGrantBefore(invoked);
-            Optional<LeaseRecord> newHolder = previousGrant.flatMap(
-                    grant -> acquiredBetween(history, lease, grant.okTime(), invoked));
+            Optional<LeaseRecord> newHolder =
+                    previousGrant.flatMap(grant -> acquiredBetween(history, lease, grant.okTime(), invoked));
             Optional<Operation> release = lease.firstRelease();
             if (newHolder.isPresent()) {
-                reason = String.format(Locale.ROOT, "%s acquired it at %s, after the renewing lease's previous grant at %s",
-                        newHolder.get().describe(), at(newHolder.get().acquireOkTime()),
+                reason = String.format(
+                        Locale.ROOT,
+                        "%s acquired it at %s, after the renewing lease's previous grant at %s",
+                        newHolder.get().describe(),
+                        at(newHolder.get().acquireOkTime()),
                         at(previousGrant.get().okTime()));
                 evidence.add(previousGrant.get().okEvent());
                 evidence.add(newHolder.get().acquire.completion());
@@ -335,21 +411,30 @@ public final class HistoryChecker {
                 reason = "the lease was declared lost at " + at(lease.lost.timeNanos());
                 evidence.add(lease.lost);
             } else if (release.isPresent() && release.get().invokeTime() < invoked) {
-                reason = "the lease's release was invoked at " + at(release.get().invokeTime());
+                reason =
+                        "the lease's release was invoked at " + at(release.get().invokeTime());
                 evidence.add(release.get().first());
             }
             if (reason != null) {
-                violations.add(new Violation(RENEW_AFTER_EXPIRY_IS_REJECTED, String.format(Locale.ROOT,
-                        "renew of %s on '%s' invoked at %s succeeded (token %d), but %s",
-                        lease.describe(), renew.name(), at(invoked), renew.completion().token(), reason), evidence));
+                violations.add(new Violation(
+                        RENEW_AFTER_EXPIRY_IS_REJECTED,
+                        String.format(
+                                Locale.ROOT,
+                                "renew of %s on '%s' invoked at %s succeeded (token %d), but %s",
+                                lease.describe(),
+                                renew.name(),
+                                at(invoked),
+                                renew.completion().token(),
+                                reason),
+                        evidence));
             }
         }
         return violations;
     }
 
     /** A lease other than {@code lease} on its name whose ACQUIRE OK lies strictly between the two times. */
-    private static Optional<LeaseRecord> acquiredBetween(HistoryModel history, LeaseRecord lease, long after,
-                                                         long before) {
+    private static Optional<LeaseRecord> acquiredBetween(
+            HistoryModel history, LeaseRecord lease, long after, long before) {
         return history.acquiredLeasesOn(lease.key.name()).stream()
                 .filter(other -> other != lease)
                 .filter(other -> after < other.acquireOkTime() && other.acquireOkTime() < before)
@@ -361,7 +446,8 @@ public final class HistoryChecker {
     }
 
     private static String describe(Grant grant) {
-        return "lease " + shortId(grant.lease().leaseId()) + " (p" + grant.operation().process() + ")";
+        return "lease " + shortId(grant.lease().leaseId()) + " (p"
+                + grant.operation().process() + ")";
     }
 
     /** A time as {@link Event#toString()} prints it, so messages and evidence line up. */

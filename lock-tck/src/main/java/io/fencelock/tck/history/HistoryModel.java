@@ -2,7 +2,6 @@ package io.fencelock.tck.history;
 
 import io.fencelock.tck.history.Event.Kind;
 import io.fencelock.tck.history.Event.Type;
-
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -19,8 +18,7 @@ import java.util.Optional;
 final class HistoryModel {
 
     /** A lease is identified by its name and id (ids are fresh per acquisition; the name guards synthetic reuse). */
-    record LeaseKey(String name, String leaseId) {
-    }
+    record LeaseKey(String name, String leaseId) {}
 
     /**
      * An invocation and its completion. Either may be missing: a LOST event (and any completion
@@ -149,11 +147,11 @@ final class HistoryModel {
     /** What the history says about one lease. */
     static final class LeaseRecord {
         final LeaseKey key;
-        Operation acquire;                                   // its ACQUIRE OK, if recorded
-        final List<Grant> grants = new ArrayList<>();        // acquire and renews, OK time order
-        final List<Operation> releases = new ArrayList<>();  // every RELEASE, invoke order
-        Event lost;                                          // the first LOST signal
-        CertainHold hold;                                    // null without an ACQUIRE OK
+        Operation acquire; // its ACQUIRE OK, if recorded
+        final List<Grant> grants = new ArrayList<>(); // acquire and renews, OK time order
+        final List<Operation> releases = new ArrayList<>(); // every RELEASE, invoke order
+        Event lost; // the first LOST signal
+        CertainHold hold; // null without an ACQUIRE OK
 
         LeaseRecord(LeaseKey key) {
             this.key = key;
@@ -209,10 +207,12 @@ final class HistoryModel {
         List<Event> sorted = new ArrayList<>(events);
         sorted.sort(Comparator.comparingLong(Event::timeNanos)); // stable: keeps the recorder's order on ties
         this.events = List.copyOf(sorted);
-        this.lastEventTime = sorted.isEmpty() ? 0 : sorted.get(sorted.size() - 1).timeNanos();
+        this.lastEventTime =
+                sorted.isEmpty() ? 0 : sorted.get(sorted.size() - 1).timeNanos();
         this.operations = pair(sorted);
         indexLeases();
-        operations.stream().filter(op -> op.kind() == Kind.ACQUIRE || op.kind() == Kind.RENEW)
+        operations.stream()
+                .filter(op -> op.kind() == Kind.ACQUIRE || op.kind() == Kind.RENEW)
                 .filter(Operation::isOk)
                 .forEach(this::addGrant);
         grantsByName.values().forEach(grants -> grants.sort(Comparator.comparingLong(Grant::okTime)));
@@ -280,7 +280,8 @@ final class HistoryModel {
         if (op.name() == null || op.leaseId() == null) {
             return; // malformed: nothing to attribute it to
         }
-        Grant grant = new Grant(op, op.leaseKey(), op.completion().token(), op.completion().deadlineNanos());
+        Grant grant = new Grant(
+                op, op.leaseKey(), op.completion().token(), op.completion().deadlineNanos());
         grantsByName.computeIfAbsent(op.name(), n -> new ArrayList<>()).add(grant);
         lease(grant.lease()).grants.add(grant);
     }
@@ -361,7 +362,9 @@ final class HistoryModel {
     }
 
     List<LeaseRecord> acquiredLeasesOn(String name) {
-        return acquiredLeases().stream().filter(lease -> lease.key.name().equals(name)).toList();
+        return acquiredLeases().stream()
+                .filter(lease -> lease.key.name().equals(name))
+                .toList();
     }
 
     /** Leases known by any event (even without their ACQUIRE OK). */

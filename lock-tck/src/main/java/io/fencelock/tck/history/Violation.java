@@ -17,7 +17,10 @@ public record Violation(String property, String message, List<Event> evidence) {
         Objects.requireNonNull(property, "property");
         Objects.requireNonNull(message, "message");
         // distinct: one event may be evidence twice (it ends one hold and is a grant)
-        evidence = evidence.stream().distinct().sorted(Comparator.comparingLong(Event::timeNanos)).toList();
+        evidence = evidence.stream()
+                .distinct()
+                .sorted(Comparator.comparingLong(Event::timeNanos))
+                .toList();
     }
 
     @Override

@@ -23,10 +23,13 @@ import java.util.concurrent.CopyOnWriteArrayList;
 public final class GuaranteeMatrix {
     /** The fault column of a property judged in normal operation. */
     public static final String NO_FAULT = "none";
+
     public static final String SCHEMA = "fencelock-tck-matrix/1";
 
     public enum Outcome {
-        HELD, VIOLATED, NOT_RUN;
+        HELD,
+        VIOLATED,
+        NOT_RUN;
 
         String json() {
             return name().toLowerCase().replace('_', '-');
@@ -39,8 +42,8 @@ public final class GuaranteeMatrix {
      * @param detail         one line for the report: what was run, or why it was not
      * @param counterExample the history (or message) that shows a violation; null otherwise
      */
-    public record Entry(String property, String fault, boolean claimed, Outcome outcome, String detail,
-                        String counterExample) {
+    public record Entry(
+            String property, String fault, boolean claimed, Outcome outcome, String detail, String counterExample) {
 
         /** pass / fail for a claim that was run, not-run for one that could not be, not-claimed otherwise. */
         public String verdict() {
@@ -73,7 +76,8 @@ public final class GuaranteeMatrix {
         this.settings = Map.copyOf(settings);
     }
 
-    public Entry record(String property, String fault, boolean claimed, Outcome outcome, String detail, String counterExample) {
+    public Entry record(
+            String property, String fault, boolean claimed, Outcome outcome, String detail, String counterExample) {
         Entry e = new Entry(property, fault, claimed, outcome, detail, counterExample);
         entries.add(e);
         return e;
@@ -90,13 +94,22 @@ public final class GuaranteeMatrix {
     /** Fails with every claimed-and-violated cell of {@code property}, counter-examples included. */
     public void assertClaimsHeld(String property) {
         List<Entry> failed = entries.stream()
-                .filter(e -> e.property().equals(property) && e.claimed() && e.outcome() == Outcome.VIOLATED).toList();
+                .filter(e -> e.property().equals(property) && e.claimed() && e.outcome() == Outcome.VIOLATED)
+                .toList();
         if (!failed.isEmpty()) {
             StringBuilder sb = new StringBuilder();
-            sb.append(property).append(" violated on ").append(backend).append(" under ").append(failed.size())
+            sb.append(property)
+                    .append(" violated on ")
+                    .append(backend)
+                    .append(" under ")
+                    .append(failed.size())
                     .append(" fault(s):\n");
             for (Entry e : failed) {
-                sb.append("--- fault: ").append(e.fault()).append(": ").append(e.detail()).append('\n');
+                sb.append("--- fault: ")
+                        .append(e.fault())
+                        .append(": ")
+                        .append(e.detail())
+                        .append('\n');
                 if (e.counterExample() != null) {
                     sb.append(e.counterExample()).append('\n');
                 }
@@ -109,8 +122,14 @@ public final class GuaranteeMatrix {
     public String summary() {
         StringBuilder sb = new StringBuilder();
         for (Entry e : entries) {
-            sb.append(String.format("  %-44s %-46s %-11s %s%n", e.property(), e.fault(), e.verdict(),
-                    e.claimed() || e.outcome() == Outcome.NOT_RUN ? e.detail() : "observed " + e.outcome().json() + ": " + e.detail()));
+            sb.append(String.format(
+                    "  %-44s %-46s %-11s %s%n",
+                    e.property(),
+                    e.fault(),
+                    e.verdict(),
+                    e.claimed() || e.outcome() == Outcome.NOT_RUN
+                            ? e.detail()
+                            : "observed " + e.outcome().json() + ": " + e.detail()));
         }
         return sb.toString();
     }

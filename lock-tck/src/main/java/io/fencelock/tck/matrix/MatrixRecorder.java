@@ -1,13 +1,12 @@
 package io.fencelock.tck.matrix;
 
 import io.fencelock.tck.matrix.GuaranteeMatrix.Outcome;
+import java.nio.file.Path;
+import java.util.Optional;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.TestWatcher;
 import org.opentest4j.TestAbortedException;
-
-import java.nio.file.Path;
-import java.util.Optional;
 
 /**
  * Fills a test class's {@link GuaranteeMatrix} from its tests' outcomes and writes it after the
@@ -48,7 +47,8 @@ public final class MatrixRecorder implements TestWatcher, AfterAllCallback {
             String property = property(context);
             if (!m.hasEntriesFor(property)) {
                 String why = cause == null ? "aborted" : cause.getMessage();
-                boolean notClaimed = cause instanceof TestAbortedException && why != null && why.contains("not claimed");
+                boolean notClaimed =
+                        cause instanceof TestAbortedException && why != null && why.contains("not claimed");
                 m.record(property, GuaranteeMatrix.NO_FAULT, !notClaimed, Outcome.NOT_RUN, why, null);
             }
         });
@@ -69,10 +69,13 @@ public final class MatrixRecorder implements TestWatcher, AfterAllCallback {
 
     @Override
     public void afterAll(ExtensionContext context) {
-        context.getTestInstance().filter(Source.class::isInstance).map(i -> ((Source) i).guaranteeMatrix())
+        context.getTestInstance()
+                .filter(Source.class::isInstance)
+                .map(i -> ((Source) i).guaranteeMatrix())
                 .ifPresent(m -> {
                     Path file = m.write(directory(context));
-                    System.out.println("[fencelock-tck] guarantee matrix " + file.toAbsolutePath() + ":\n" + m.summary());
+                    System.out.println(
+                            "[fencelock-tck] guarantee matrix " + file.toAbsolutePath() + ":\n" + m.summary());
                 });
     }
 

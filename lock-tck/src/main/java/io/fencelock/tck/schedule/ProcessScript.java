@@ -29,7 +29,10 @@ public record ProcessScript(int process, boolean autoRenew, long ttlMillis, List
 
     /** The time the script spends sleeping or waiting at most: HOLD and PAUSE sleeps plus ACQUIRE waits. */
     public long busyMillis() {
-        return steps.stream().filter(step -> step.action().isTimed()).mapToLong(Step::millis).sum();
+        return steps.stream()
+                .filter(step -> step.action().isTimed())
+                .mapToLong(Step::millis)
+                .sum();
     }
 
     public ProcessScript withProcess(int newProcess) {

@@ -29,7 +29,8 @@ public record Schedule(long seed, int lockCount, List<ProcessScript> processes) 
             }
             for (Step step : script.steps()) {
                 if (step.lock() >= lockCount) {
-                    throw new IllegalArgumentException(step + " of p" + i + " refers to a lock beyond lockCount " + lockCount);
+                    throw new IllegalArgumentException(
+                            step + " of p" + i + " refers to a lock beyond lockCount " + lockCount);
                 }
             }
         }
@@ -40,7 +41,8 @@ public record Schedule(long seed, int lockCount, List<ProcessScript> processes) 
      * waits (operations themselves are assumed fast).
      */
     public Duration estimatedDuration() {
-        return Duration.ofMillis(processes.stream().mapToLong(ProcessScript::busyMillis).max().orElse(0));
+        return Duration.ofMillis(
+                processes.stream().mapToLong(ProcessScript::busyMillis).max().orElse(0));
     }
 
     /** The number of steps of all processes together. */
@@ -51,10 +53,15 @@ public record Schedule(long seed, int lockCount, List<ProcessScript> processes) 
     @Override
     public String toString() {
         StringBuilder sb = new StringBuilder()
-                .append("Schedule seed=").append(seed)
-                .append(", locks=").append(lockCount)
-                .append(", processes=").append(processes.size())
-                .append(", estimated ").append(estimatedDuration().toMillis()).append("ms");
+                .append("Schedule seed=")
+                .append(seed)
+                .append(", locks=")
+                .append(lockCount)
+                .append(", processes=")
+                .append(processes.size())
+                .append(", estimated ")
+                .append(estimatedDuration().toMillis())
+                .append("ms");
         processes.forEach(script -> sb.append("\n  ").append(script));
         return sb.toString();
     }

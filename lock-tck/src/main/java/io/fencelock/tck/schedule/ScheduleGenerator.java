@@ -25,8 +25,15 @@ public final class ScheduleGenerator {
      *
      * @param purge whether scripts may contain {@link Action#PURGE}
      */
-    public record Config(int minProcesses, int maxProcesses, int maxLocks, int minSteps, int maxSteps,
-                         long minTtlMillis, long maxTtlMillis, boolean purge) {
+    public record Config(
+            int minProcesses,
+            int maxProcesses,
+            int maxLocks,
+            int minSteps,
+            int maxSteps,
+            long minTtlMillis,
+            long maxTtlMillis,
+            boolean purge) {
 
         public Config {
             requireRange("processes", minProcesses, maxProcesses, 1);
@@ -50,8 +57,8 @@ public final class ScheduleGenerator {
 
         private static void requireRange(String what, long min, long max, long lowest) {
             if (min < lowest || max < min) {
-                throw new IllegalArgumentException(what + " range must satisfy " + lowest + " <= min <= max: "
-                        + min + ".." + max);
+                throw new IllegalArgumentException(
+                        what + " range must satisfy " + lowest + " <= min <= max: " + min + ".." + max);
             }
         }
     }
@@ -208,11 +215,12 @@ public final class ScheduleGenerator {
                 choices.remove(steps.get(steps.size() - 1).action());
             }
             Action action = choices.get(random.nextInt(choices.size()));
-            steps.add(switch (action) {
-                case PAUSE -> Step.pause(spend(between(random, ttl / 10, ttl / 2)));
-                case PURGE -> Step.purge();
-                default -> Step.of(action, usedLocks.get(random.nextInt(usedLocks.size())));
-            });
+            steps.add(
+                    switch (action) {
+                        case PAUSE -> Step.pause(spend(between(random, ttl / 10, ttl / 2)));
+                        case PURGE -> Step.purge();
+                        default -> Step.of(action, usedLocks.get(random.nextInt(usedLocks.size())));
+                    });
         }
 
         /** Mostly lock 0, so processes contend; the others sometimes, so locks are seen to be independent. */

@@ -13,8 +13,7 @@ import java.util.function.Predicate;
  */
 public final class Shrinker {
 
-    private Shrinker() {
-    }
+    private Shrinker() {}
 
     /**
      * @param failing    a schedule for which {@code stillFails} is true
@@ -102,8 +101,10 @@ public final class Shrinker {
             for (int s = 0; s < search.smallest.processes().get(p).steps().size() && !search.exhausted(); s++) {
                 Step step = search.smallest.processes().get(p).steps().get(s);
                 // keep halving while it still fails: a 2 s sleep needs ten halvings to reach 1 ms
-                while (step.action().isTimed() && step.millis() > 1
-                        && search.accept(withStep(search.smallest, p, s, step.withMillis(Math.max(1, step.millis() / 2))))) {
+                while (step.action().isTimed()
+                        && step.millis() > 1
+                        && search.accept(
+                                withStep(search.smallest, p, s, step.withMillis(Math.max(1, step.millis() / 2))))) {
                     shrunk = true;
                     step = search.smallest.processes().get(p).steps().get(s);
                 }

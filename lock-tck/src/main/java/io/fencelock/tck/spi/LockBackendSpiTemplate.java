@@ -1,5 +1,9 @@
 package io.fencelock.tck.spi;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
 import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
 import io.fencelock.spi.AcquireResult;
@@ -8,8 +12,6 @@ import io.fencelock.spi.LockBackendProvider;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
 import io.fencelock.tck.CredentialChecks;
-import org.junit.jupiter.api.Test;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -24,10 +26,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.assertj.core.api.Assertions.catchThrowable;
+import org.junit.jupiter.api.Test;
 
 /**
  * The SPI tests every provider shares, below the engine: one lock's acquire, renew, release and
@@ -86,9 +85,11 @@ public abstract class LockBackendSpiTemplate {
         assertThat(info.token()).isEqualTo(granted.token());
         assertThat(info.expiresAt()).isAfter(info.serverTime());
         assertThat(Duration.between(granted.expiresAt(), info.expiresAt()).abs())
-                .as("the stored expiry against the one the grant reported").isLessThanOrEqualTo(harness().grantExpiryPrecision());
+                .as("the stored expiry against the one the grant reported")
+                .isLessThanOrEqualTo(harness().grantExpiryPrecision());
 
-        List<RenewResult> renewed = backend.renew(List.of(new RenewRequest(name, holder, Duration.ofSeconds(60), null),
+        List<RenewResult> renewed = backend.renew(List.of(
+                new RenewRequest(name, holder, Duration.ofSeconds(60), null),
                 new RenewRequest(name, other, TTL, null)));
         assertThat(renewed.get(0).renewed()).isTrue();
         assertThat(renewed.get(0).token()).isEqualTo(granted.token());
@@ -105,7 +106,8 @@ public abstract class LockBackendSpiTemplate {
         assertThat(free.leaseId()).isNull();
         assertThat(free.expiresAt()).isNull();
         assertThat(free.token()).as("the free record keeps the token history").isEqualTo(granted.token());
-        assertThat(backend.renew(List.of(new RenewRequest(name, holder, TTL, null)))).containsExactly(RenewResult.rejected());
+        assertThat(backend.renew(List.of(new RenewRequest(name, holder, TTL, null))))
+                .containsExactly(RenewResult.rejected());
 
         AcquireResult next = backend.tryAcquire(name, other, TTL);
         assertThat(next.acquired()).isTrue();
@@ -122,8 +124,11 @@ public abstract class LockBackendSpiTemplate {
         assertThat(first.acquired()).isTrue();
         pastTheShortestTtl();
 
-        assertThat(backend.renew(List.of(new RenewRequest(name, crashed, TTL, null)))).containsExactly(RenewResult.rejected());
-        assertThat(backend.release(name, crashed)).as("an expired lease frees nothing").isFalse();
+        assertThat(backend.renew(List.of(new RenewRequest(name, crashed, TTL, null))))
+                .containsExactly(RenewResult.rejected());
+        assertThat(backend.release(name, crashed))
+                .as("an expired lease frees nothing")
+                .isFalse();
         assertThat(backend.inspect(name).orElseThrow().held()).isFalse();
 
         AcquireResult takeover = backend.tryAcquire(name, lease(), TTL);
@@ -138,19 +143,24 @@ public abstract class LockBackendSpiTemplate {
         String holder = lease();
         long token = backend.tryAcquire(name, holder, TTL).token();
 
-        RenewResult young = backend.renew(List.of(new RenewRequest(name, holder, TTL, Duration.ofHours(1)))).get(0);
+        RenewResult young = backend.renew(List.of(new RenewRequest(name, holder, TTL, Duration.ofHours(1))))
+                .get(0);
         assertThat(young.renewed()).isTrue();
         assertThat(young.token()).as("issued less than an hour ago").isEqualTo(token);
 
         pastTheShortestTtl(); // the token is now older than the shortest period on the server's clock too
-        RenewResult old = backend.renew(List.of(new RenewRequest(name, holder, TTL, harness().shortestTtl()))).get(0);
+        RenewResult old = backend.renew(
+                        List.of(new RenewRequest(name, holder, TTL, harness().shortestTtl())))
+                .get(0);
         assertThat(old.renewed()).isTrue();
         assertThat(old.token()).isGreaterThan(token);
         assertThat(backend.inspect(name).orElseThrow().token()).isEqualTo(old.token());
 
-        RenewResult again = backend.renew(List.of(new RenewRequest(name, holder, TTL, Duration.ofHours(1)))).get(0);
+        RenewResult again = backend.renew(List.of(new RenewRequest(name, holder, TTL, Duration.ofHours(1))))
+                .get(0);
         assertThat(again.token()).as("the bump restarted the period").isEqualTo(old.token());
-        RenewResult noPeriod = backend.renew(List.of(new RenewRequest(name, holder, TTL, null))).get(0);
+        RenewResult noPeriod = backend.renew(List.of(new RenewRequest(name, holder, TTL, null)))
+                .get(0);
         assertThat(noPeriod.token()).isEqualTo(old.token());
     }
 
@@ -173,7 +183,9 @@ public abstract class LockBackendSpiTemplate {
         List<RenewResult> results = backend.renew(requests);
         OptionalLong callsAfter = harness().renewCalls();
         if (callsBefore.isPresent() && callsAfter.isPresent()) {
-            assertThat(callsAfter.getAsLong() - callsBefore.getAsLong()).as("server calls for 1002 renewals").isEqualTo(1);
+            assertThat(callsAfter.getAsLong() - callsBefore.getAsLong())
+                    .as("server calls for 1002 renewals")
+                    .isEqualTo(1);
         }
 
         assertThat(results).hasSize(1002);
@@ -204,7 +216,9 @@ public abstract class LockBackendSpiTemplate {
         pastTheShortestTtl();
 
         List<LockInfo> listed = backend.list(prefix);
-        assertThat(listed).extracting(LockInfo::name).as("held only, in Java order")
+        assertThat(listed)
+                .extracting(LockInfo::name)
+                .as("held only, in Java order")
                 .containsExactly(prefix + "B", prefix + "a", prefix + "b", prefix + "c");
         assertThat(listed).allSatisfy(info -> {
             assertThat(info.held()).isTrue();
@@ -214,7 +228,9 @@ public abstract class LockBackendSpiTemplate {
         });
         assertThat(backend.list("")).extracting(LockInfo::name).contains(prefix + "a", "other-" + prefix + "a");
         for (String pattern : List.of("%", "_", "*", "?", ".*", "[a]")) {
-            assertThat(backend.list(pattern + prefix)).as("'" + pattern + "' is a plain character in a prefix").isEmpty();
+            assertThat(backend.list(pattern + prefix))
+                    .as("'" + pattern + "' is a plain character in a prefix")
+                    .isEmpty();
         }
     }
 
@@ -237,9 +253,11 @@ public abstract class LockBackendSpiTemplate {
             for (Future<AcquireResult> f : pool.invokeAll(attempts)) {
                 results.add(f.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS));
             }
-            AcquireResult winner = results.stream().filter(AcquireResult::acquired).findFirst().orElseThrow();
+            AcquireResult winner =
+                    results.stream().filter(AcquireResult::acquired).findFirst().orElseThrow();
             assertThat(results).filteredOn(AcquireResult::acquired).hasSize(1);
-            assertThat(backend.inspect(name).orElseThrow().token()).as("the refused attempts drew no token")
+            assertThat(backend.inspect(name).orElseThrow().token())
+                    .as("the refused attempts drew no token")
                     .isEqualTo(winner.token());
         } finally {
             pool.shutdownNow();
@@ -249,23 +267,31 @@ public abstract class LockBackendSpiTemplate {
     @Test
     void serviceLoaderFindsTheProviderAndItOpensTheSameLocks() {
         LockBackendProvider provider = ServiceLoader.load(LockBackendProvider.class).stream()
-                .map(ServiceLoader.Provider::get).filter(p -> p.name().equals(harness().providerName()))
-                .findFirst().orElseThrow(() -> new AssertionError("no provider named " + harness().providerName()));
+                .map(ServiceLoader.Provider::get)
+                .filter(p -> p.name().equals(harness().providerName()))
+                .findFirst()
+                .orElseThrow(() ->
+                        new AssertionError("no provider named " + harness().providerName()));
         assertThat(provider.accepts(harness().uri())).isTrue();
         assertThat(provider.accepts("no-such-scheme://h/x")).isFalse();
         try (LockBackend opened = provider.open(harness().uri(), harness().properties())) {
             String name = name();
             assertThat(opened.tryAcquire(name, lease(), TTL).acquired()).isTrue();
-            assertThat(backend().inspect(name).orElseThrow().held()).as("the same records as the backend under test").isTrue();
+            assertThat(backend().inspect(name).orElseThrow().held())
+                    .as("the same records as the backend under test")
+                    .isTrue();
         }
     }
 
     @Test
     void anUnreachableServerFailsRetryablyAndShowsNoPassword() {
         String secret = "Wr0ng-" + UUID.randomUUID();
-        Throwable unreachable = catchThrowable(() -> provider().open(harness().unreachableUri(secret), Map.of()).close());
+        Throwable unreachable = catchThrowable(() ->
+                provider().open(harness().unreachableUri(secret), Map.of()).close());
         assertThat(unreachable).isInstanceOf(LockBackendException.class);
-        assertThat(((LockBackendException) unreachable).isRetryable()).as("a server that is down may come back").isTrue();
+        assertThat(((LockBackendException) unreachable).isRetryable())
+                .as("a server that is down may come back")
+                .isTrue();
         CredentialChecks.assertNoSecret(unreachable, secret);
     }
 
@@ -273,21 +299,33 @@ public abstract class LockBackendSpiTemplate {
     void badSettingsAreRefusedBeforeAnyIo() {
         // every URI here points at a port nobody listens on: any I/O would fail with a connection error instead
         String offline = harness().unreachableUri("");
-        harness().badSettings().forEach((settings, named) ->
-                assertThatThrownBy(() -> provider().open(offline, settings).close()).as(settings.toString())
-                        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(named));
+        harness()
+                .badSettings()
+                .forEach((settings, named) -> assertThatThrownBy(
+                                () -> provider().open(offline, settings).close())
+                        .as(settings.toString())
+                        .isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining(named));
         String secret = "s3cret-" + UUID.randomUUID();
         Map<String, String> misspelled = new HashMap<>(Map.of(harness().misspelledProperty(), "x", "password", secret));
-        assertThatThrownBy(() -> provider().open(offline, misspelled).close()).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining(harness().misspelledProperty()).hasMessageNotContaining(secret);
+        assertThatThrownBy(() -> provider().open(offline, misspelled).close())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(harness().misspelledProperty())
+                .hasMessageNotContaining(secret);
         for (String bad : harness().malformedPortUris(secret)) {
-            assertThatThrownBy(() -> provider().open(bad, Map.of()).close()).as(bad).isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("port '").hasMessageNotContaining(secret);
+            assertThatThrownBy(() -> provider().open(bad, Map.of()).close())
+                    .as(bad)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("port '")
+                    .hasMessageNotContaining(secret);
         }
     }
 
     private LockBackendProvider provider() {
-        return ServiceLoader.load(LockBackendProvider.class).stream().map(ServiceLoader.Provider::get)
-                .filter(p -> p.name().equals(harness().providerName())).findFirst().orElseThrow();
+        return ServiceLoader.load(LockBackendProvider.class).stream()
+                .map(ServiceLoader.Provider::get)
+                .filter(p -> p.name().equals(harness().providerName()))
+                .findFirst()
+                .orElseThrow();
     }
 }

@@ -1,7 +1,6 @@
 package io.fencelock.tck.spi;
 
 import io.fencelock.spi.LockBackend;
-
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -144,8 +143,17 @@ public interface SpiHarness {
             require(malformedPortUris, "malformedPortUris");
             require(badSettings, "badSettings");
             require(misspelledProperty, "misspelledProperty");
-            return new BuiltHarness(backend, providerName, uri, properties, unreachableUri, malformedPortUris, badSettings,
-                    misspelledProperty, grantExpiryPrecision, renewCalls);
+            return new BuiltHarness(
+                    backend,
+                    providerName,
+                    uri,
+                    properties,
+                    unreachableUri,
+                    malformedPortUris,
+                    badSettings,
+                    misspelledProperty,
+                    grantExpiryPrecision,
+                    renewCalls);
         }
 
         private void require(Object part, String name) {

@@ -2,7 +2,6 @@ package io.fencelock.tck.history;
 
 import io.fencelock.tck.history.Event.Kind;
 import io.fencelock.tck.history.Event.Type;
-
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -15,8 +14,8 @@ final class HistoryBuilder {
     private final List<Event> events = new ArrayList<>();
     private long nextOpId = 1;
 
-    HistoryBuilder acquire(int process, String name, double invokeAt, double okAt, String leaseId, long token,
-                           double deadlineAt) {
+    HistoryBuilder acquire(
+            int process, String name, double invokeAt, double okAt, String leaseId, long token, double deadlineAt) {
         long op = nextOpId++;
         add(process, op, Type.INVOKE, Kind.ACQUIRE, name, null, 0, false, 0, invokeAt);
         add(process, op, Type.OK, Kind.ACQUIRE, name, leaseId, token, false, nanos(deadlineAt), okAt);
@@ -38,8 +37,8 @@ final class HistoryBuilder {
         return this;
     }
 
-    HistoryBuilder renew(int process, String name, String leaseId, double invokeAt, double okAt, long token,
-                         double deadlineAt) {
+    HistoryBuilder renew(
+            int process, String name, String leaseId, double invokeAt, double okAt, long token, double deadlineAt) {
         long op = nextOpId++;
         add(process, op, Type.INVOKE, Kind.RENEW, name, leaseId, 0, false, 0, invokeAt);
         add(process, op, Type.OK, Kind.RENEW, name, leaseId, token, false, nanos(deadlineAt), okAt);
@@ -67,8 +66,15 @@ final class HistoryBuilder {
         return this;
     }
 
-    HistoryBuilder write(int process, String name, String leaseId, long token, boolean believedValid,
-                         double invokeAt, double okAt, boolean accepted) {
+    HistoryBuilder write(
+            int process,
+            String name,
+            String leaseId,
+            long token,
+            boolean believedValid,
+            double invokeAt,
+            double okAt,
+            boolean accepted) {
         long op = nextOpId++;
         add(process, op, Type.INVOKE, Kind.WRITE, name, leaseId, token, believedValid, 0, invokeAt);
         add(process, op, Type.OK, Kind.WRITE, name, leaseId, token, accepted, 0, okAt);
@@ -88,8 +94,8 @@ final class HistoryBuilder {
     }
 
     /** An invocation that never completed: the history was cut off. */
-    HistoryBuilder invokeOnly(int process, Kind kind, String name, String leaseId, long token, boolean flag,
-                              double invokeAt) {
+    HistoryBuilder invokeOnly(
+            int process, Kind kind, String name, String leaseId, long token, boolean flag, double invokeAt) {
         add(process, nextOpId++, Type.INVOKE, kind, name, leaseId, token, flag, 0, invokeAt);
         return this;
     }
@@ -101,9 +107,19 @@ final class HistoryBuilder {
         return sorted;
     }
 
-    private void add(int process, long op, Type type, Kind kind, String name, String leaseId, long token,
-                     boolean flag, long deadlineNanos, double atMillis) {
-        events.add(new Event(process, op, type, kind, name, leaseId, token, flag, deadlineNanos, nanos(atMillis), null));
+    private void add(
+            int process,
+            long op,
+            Type type,
+            Kind kind,
+            String name,
+            String leaseId,
+            long token,
+            boolean flag,
+            long deadlineNanos,
+            double atMillis) {
+        events.add(
+                new Event(process, op, type, kind, name, leaseId, token, flag, deadlineNanos, nanos(atMillis), null));
     }
 
     private static long nanos(double millis) {

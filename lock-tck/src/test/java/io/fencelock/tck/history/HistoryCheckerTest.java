@@ -1,13 +1,12 @@
 package io.fencelock.tck.history;
 
-import io.fencelock.tck.history.Event.Kind;
-import org.junit.jupiter.api.Nested;
-import org.junit.jupiter.api.Test;
-
-import java.util.List;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
+
+import io.fencelock.tck.history.Event.Kind;
+import java.util.List;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
 
 /**
  * The checker judged on synthetic histories: a good one must pass, each bad one must be caught by
@@ -52,8 +51,7 @@ class HistoryCheckerTest {
 
         @Test
         void coverageCountsWhatHappened() {
-            assertThat(Coverage.of(goodHandOverHistory()))
-                    .isEqualTo(new Coverage(3, 1, 1, 1, 2, 1, 1, 1, 1, 1));
+            assertThat(Coverage.of(goodHandOverHistory())).isEqualTo(new Coverage(3, 1, 1, 1, 2, 1, 1, 1, 1, 1));
         }
 
         @Test
@@ -79,7 +77,8 @@ class HistoryCheckerTest {
                     .singleElement()
                     .satisfies(v -> assertThat(v.property()).isEqualTo("certainHoldsNeverOverlap"))
                     .satisfies(v -> assertThat(v.message()).contains("lease a", "lease b", "L0"));
-            assertThat(HistoryChecker.check(history)).extracting(Violation::property)
+            assertThat(HistoryChecker.check(history))
+                    .extracting(Violation::property)
                     .contains("certainHoldsNeverOverlap");
         }
 
@@ -438,9 +437,15 @@ class HistoryCheckerTest {
 
     @Test
     void checkReportsEveryPropertyByItsContractName() {
-        assertThat(HistoryChecker.PROPERTIES).containsExactly("certainHoldsNeverOverlap",
-                "tokensRespectRealTimeOrder", "newHolderExceedsAllPriorTokens", "fencedResourceRejectsStaleWriters",
-                "releaseIsOwnerChecked", "releaseIsIdempotent", "renewAfterExpiryIsRejected");
+        assertThat(HistoryChecker.PROPERTIES)
+                .containsExactly(
+                        "certainHoldsNeverOverlap",
+                        "tokensRespectRealTimeOrder",
+                        "newHolderExceedsAllPriorTokens",
+                        "fencedResourceRejectsStaleWriters",
+                        "releaseIsOwnerChecked",
+                        "releaseIsIdempotent",
+                        "renewAfterExpiryIsRejected");
     }
 
     @Test

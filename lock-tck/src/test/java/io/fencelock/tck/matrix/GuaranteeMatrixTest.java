@@ -1,21 +1,23 @@
 package io.fencelock.tck.matrix;
 
-import io.fencelock.tck.matrix.GuaranteeMatrix.Outcome;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.fencelock.tck.matrix.GuaranteeMatrix.Outcome;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class GuaranteeMatrixTest {
 
     private static GuaranteeMatrix matrix() {
-        return new GuaranteeMatrix("SomeContractTest", "Backend \"x\" 1.0 [source 'binaries']", "com.example.Backend",
+        return new GuaranteeMatrix(
+                "SomeContractTest",
+                "Backend \"x\" 1.0 [source 'binaries']",
+                "com.example.Backend",
                 List.of("FENCING", "SERVER_TIME"));
     }
 
@@ -23,10 +25,15 @@ class GuaranteeMatrixTest {
     void verdictsFollowClaimAndOutcome() {
         GuaranteeMatrix m = matrix();
         assertThat(m.record("p", "f", true, Outcome.HELD, "ok", null).verdict()).isEqualTo("pass");
-        assertThat(m.record("p", "f", true, Outcome.VIOLATED, "bad", "history").verdict()).isEqualTo("fail");
-        assertThat(m.record("p", "f", true, Outcome.NOT_RUN, "no control", null).verdict()).isEqualTo("not-run");
-        assertThat(m.record("q", "f", false, Outcome.VIOLATED, "regressed", "history").verdict()).isEqualTo("not-claimed");
-        assertThat(m.record("q", "f", false, Outcome.HELD, "held anyway", null).verdict()).isEqualTo("not-claimed");
+        assertThat(m.record("p", "f", true, Outcome.VIOLATED, "bad", "history").verdict())
+                .isEqualTo("fail");
+        assertThat(m.record("p", "f", true, Outcome.NOT_RUN, "no control", null).verdict())
+                .isEqualTo("not-run");
+        assertThat(m.record("q", "f", false, Outcome.VIOLATED, "regressed", "history")
+                        .verdict())
+                .isEqualTo("not-claimed");
+        assertThat(m.record("q", "f", false, Outcome.HELD, "held anyway", null).verdict())
+                .isEqualTo("not-claimed");
     }
 
     @Test
@@ -35,8 +42,11 @@ class GuaranteeMatrixTest {
         m.record("durable", "kill -9 and restart", false, Outcome.VIOLATED, "token 1 after 7", "h1");
         m.assertClaimsHeld("durable");
         m.record("exclusion", "blackhole", true, Outcome.VIOLATED, "two holders", "the history");
-        assertThatThrownBy(() -> m.assertClaimsHeld("exclusion")).isInstanceOf(AssertionError.class)
-                .hasMessageContaining("blackhole").hasMessageContaining("two holders").hasMessageContaining("the history");
+        assertThatThrownBy(() -> m.assertClaimsHeld("exclusion"))
+                .isInstanceOf(AssertionError.class)
+                .hasMessageContaining("blackhole")
+                .hasMessageContaining("two holders")
+                .hasMessageContaining("the history");
     }
 
     @Test
@@ -48,14 +58,18 @@ class GuaranteeMatrixTest {
         Path file = m.write(dir);
         assertThat(file.getFileName().toString()).isEqualTo("SomeContractTest.json");
         String json = Files.readString(file);
-        assertThat(json).contains("\"schema\": \"fencelock-tck-matrix/1\"")
+        assertThat(json)
+                .contains("\"schema\": \"fencelock-tck-matrix/1\"")
                 .contains("\"backend\": \"Backend \\\"x\\\" 1.0 [source 'binaries']\"")
                 .contains("\"capabilities\": [")
-                .contains("\"FENCING\"").contains("\"schedules\": 20")
+                .contains("\"FENCING\"")
+                .contains("\"schedules\": 20")
                 .contains("\"detail\": \"tab\\there\"")
                 .contains("\"detail\": \"line1\\nline2 \\\\ \\\"quoted\\\" \\u0001\"")
-                .contains("\"verdict\": \"not-claimed\"").contains("\"outcome\": \"violated\"")
-                .contains("\"counterExample\": null").contains("\"counterExample\": \"h\"");
+                .contains("\"verdict\": \"not-claimed\"")
+                .contains("\"outcome\": \"violated\"")
+                .contains("\"counterExample\": null")
+                .contains("\"counterExample\": \"h\"");
         // structurally sound: brackets balance outside strings, no raw control characters inside them
         int depth = 0;
         boolean inString = false;

@@ -1,16 +1,15 @@
 package io.fencelock.tck.schedule;
 
-import io.fencelock.tck.schedule.ScheduleGenerator.Config;
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.fencelock.tck.schedule.ScheduleGenerator.Config;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.LongStream;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.Test;
 
 class ScheduleGeneratorTest {
 
@@ -80,8 +79,10 @@ class ScheduleGeneratorTest {
 
     @Test
     void everyScheduleMixesWatchdogAndManualRenewal() {
-        assertThat(schedules(50)).allSatisfy(schedule ->
-                assertThat(schedule.processes()).extracting(ProcessScript::autoRenew).contains(true, false));
+        assertThat(schedules(50))
+                .allSatisfy(schedule -> assertThat(schedule.processes())
+                        .extracting(ProcessScript::autoRenew)
+                        .contains(true, false));
     }
 
     @Test
@@ -99,11 +100,21 @@ class ScheduleGeneratorTest {
 
     @Test
     void scheduleReadsWellInAReport() {
-        Schedule schedule = new Schedule(7, 2, List.of(
-                new ProcessScript(0, false, 300, List.of(Step.acquire(0, 300), Step.of(Action.WRITE, 0),
-                        Step.hold(0, 400), Step.of(Action.ABANDON, 0))),
-                new ProcessScript(1, true, 250, List.of(Step.pause(50), Step.of(Action.TRY_ACQUIRE, 1),
-                        Step.purge()))));
+        Schedule schedule = new Schedule(
+                7,
+                2,
+                List.of(
+                        new ProcessScript(
+                                0,
+                                false,
+                                300,
+                                List.of(
+                                        Step.acquire(0, 300),
+                                        Step.of(Action.WRITE, 0),
+                                        Step.hold(0, 400),
+                                        Step.of(Action.ABANDON, 0))),
+                        new ProcessScript(
+                                1, true, 250, List.of(Step.pause(50), Step.of(Action.TRY_ACQUIRE, 1), Step.purge()))));
 
         assertThat(schedule.toString()).isEqualTo("""
                 Schedule seed=7, locks=2, processes=2, estimated 700ms
@@ -115,13 +126,16 @@ class ScheduleGeneratorTest {
     @Test
     void invalidSchedulesAreRejected() {
         assertThatThrownBy(() -> new ProcessScript(0, true, 300, List.of(Step.of(Action.ABANDON, 0))))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("ABANDON");
-        assertThatThrownBy(() -> new Schedule(1, 1, List.of(new ProcessScript(0, false, 300,
-                List.of(Step.of(Action.WRITE, 1))))))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lockCount");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("ABANDON");
+        assertThatThrownBy(() -> new Schedule(
+                        1, 1, List.of(new ProcessScript(0, false, 300, List.of(Step.of(Action.WRITE, 1))))))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("lockCount");
         assertThatThrownBy(() -> new Schedule(1, 1, List.of(new ProcessScript(1, false, 300, List.of()))))
                 .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> new Config(3, 2, 1, 1, 1, 1, 1, true))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("processes");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("processes");
     }
 }

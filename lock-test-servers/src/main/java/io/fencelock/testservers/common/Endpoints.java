@@ -11,8 +11,7 @@ import java.util.Optional;
  */
 public final class Endpoints {
 
-    private Endpoints() {
-    }
+    private Endpoints() {}
 
     /** The address of a URL with exactly one {@code //host[:port]}, or empty. */
     public static Optional<InetSocketAddress> single(String url, int defaultPort) {

@@ -1,7 +1,6 @@
 package io.fencelock.testservers.common;
 
 import io.fencelock.tck.fixture.ServerControl;
-
 import java.util.List;
 
 /**

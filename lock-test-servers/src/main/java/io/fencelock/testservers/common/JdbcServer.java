@@ -1,7 +1,6 @@
 package io.fencelock.testservers.common;
 
 import io.fencelock.spi.Redaction;
-
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -27,8 +26,8 @@ public abstract class JdbcServer extends TestServer {
     private final Queue<String> createdDatabases = new ConcurrentLinkedQueue<>();
 
     /** @param someoneElses a server this fixture did not start: its test databases are dropped on shutdown */
-    protected JdbcServer(String jdbcUrl, String user, String password, boolean someoneElses, Runnable shutdown,
-                         boolean isShared) {
+    protected JdbcServer(
+            String jdbcUrl, String user, String password, boolean someoneElses, Runnable shutdown, boolean isShared) {
         super(shutdown, isShared);
         this.jdbcUrl = jdbcUrl;
         this.user = user;
@@ -83,11 +82,12 @@ public abstract class JdbcServer extends TestServer {
         String stem = prefix.toLowerCase(Locale.ROOT);
         String name = stem.substring(0, Math.min(stem.length(), 40)) + "_"
                 + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
-        try (Connection c = connect(jdbcUrl); Statement s = c.createStatement()) {
+        try (Connection c = connect(jdbcUrl);
+                Statement s = c.createStatement()) {
             s.execute(createDatabaseSql(name));
         } catch (SQLException e) {
-            throw new IllegalStateException("cannot create database " + name + " on " + summary() + ": "
-                    + e.getMessage(), e);
+            throw new IllegalStateException(
+                    "cannot create database " + name + " on " + summary() + ": " + e.getMessage(), e);
         }
         createdDatabases.add(name);
         return urlWithDatabase(jdbcUrl, name);
@@ -95,12 +95,14 @@ public abstract class JdbcServer extends TestServer {
 
     /** The first column of the first row of {@code sql} on the server's own database, e.g. its version. */
     protected final String queryOne(String sql) {
-        try (Connection c = connect(jdbcUrl); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+        try (Connection c = connect(jdbcUrl);
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery(sql)) {
             rs.next();
             return rs.getString(1);
         } catch (SQLException e) {
-            throw new IllegalStateException("cannot query " + Redaction.uri(jdbcUrl) + ": "
-                    + Redaction.message(e.getMessage(), jdbcUrl), e);
+            throw new IllegalStateException(
+                    "cannot query " + Redaction.uri(jdbcUrl) + ": " + Redaction.message(e.getMessage(), jdbcUrl), e);
         }
     }
 
@@ -110,7 +112,8 @@ public abstract class JdbcServer extends TestServer {
         if (!someoneElses) {
             return;
         }
-        try (Connection c = connect(jdbcUrl); Statement s = c.createStatement()) {
+        try (Connection c = connect(jdbcUrl);
+                Statement s = c.createStatement()) {
             for (String name; (name = createdDatabases.poll()) != null; ) {
                 s.execute(dropDatabaseSql(name));
             }

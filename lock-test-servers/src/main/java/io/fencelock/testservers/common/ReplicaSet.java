@@ -2,7 +2,6 @@ package io.fencelock.testservers.common;
 
 import io.fencelock.tck.fixture.ReplicaSetControl;
 import io.fencelock.tck.fixture.ServerControl;
-
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -53,7 +52,9 @@ public final class ReplicaSet<P extends ServerControl> implements ReplicaSetCont
 
     /** A running member that does not lead, for crashing a follower. */
     public Optional<P> followerProcess() {
-        return leaderProcess().flatMap(l -> processes.stream().filter(p -> p != l && p.isRunning()).findFirst());
+        return leaderProcess()
+                .flatMap(l ->
+                        processes.stream().filter(p -> p != l && p.isRunning()).findFirst());
     }
 
     @Override

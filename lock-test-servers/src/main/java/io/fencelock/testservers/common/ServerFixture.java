@@ -5,7 +5,6 @@ import io.fencelock.tck.BackendFixture;
 import io.fencelock.tck.ClientConnection;
 import io.fencelock.tck.fixture.ReplicaSetControl;
 import io.fencelock.tck.fixture.ServerControl;
-
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Objects;
@@ -28,8 +27,11 @@ public final class ServerFixture implements BackendFixture {
     private final ClientConnection connection; // null: no client in another JVM
     private final Function<InetSocketAddress, LockBackend> openVia; // null: not through the proxy
 
-    private ServerFixture(TestServer server, Supplier<LockBackend> open, ClientConnection connection,
-                          Function<InetSocketAddress, LockBackend> openVia) {
+    private ServerFixture(
+            TestServer server,
+            Supplier<LockBackend> open,
+            ClientConnection connection,
+            Function<InetSocketAddress, LockBackend> openVia) {
         this.server = Objects.requireNonNull(server, "server");
         this.open = Objects.requireNonNull(open, "open");
         this.connection = connection;

@@ -1,14 +1,13 @@
 package io.fencelock.testservers.common;
 
-import org.junit.jupiter.api.Assertions;
-import org.junit.jupiter.api.Assumptions;
-
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import org.junit.jupiter.api.Assertions;
+import org.junit.jupiter.api.Assumptions;
 
 /**
  * Finds a server for one backend by trying candidate sources in order (an endpoint from the
@@ -61,7 +60,9 @@ public final class ServerLocator<T> {
     /** Tries the forced source if the system property names one, else every source in order. */
     public Located<T> locate() {
         String forced = System.getProperty(sourceProperty());
-        return forced == null || forced.isBlank() ? locate(List.copyOf(candidates.keySet())) : locateOnly(forced.trim());
+        return forced == null || forced.isBlank()
+                ? locate(List.copyOf(candidates.keySet()))
+                : locateOnly(forced.trim());
     }
 
     /** Tries exactly one source, e.g. for a test of that source. */
@@ -85,15 +86,18 @@ public final class ServerLocator<T> {
                 skipped.add(name + ": " + e.getMessage());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted while starting " + backend + " from source '" + name + "'", e);
+                throw new IllegalStateException(
+                        "interrupted while starting " + backend + " from source '" + name + "'", e);
             } catch (Exception e) {
-                throw new IllegalStateException(backend + " source '" + name + "' is present but failed: " + e
-                        + ". Fix it, or pick another source with -D" + sourceProperty() + "=<"
-                        + String.join("|", candidates.keySet()) + ">", e);
+                throw new IllegalStateException(
+                        backend + " source '" + name + "' is present but failed: " + e
+                                + ". Fix it, or pick another source with -D" + sourceProperty() + "=<"
+                                + String.join("|", candidates.keySet()) + ">",
+                        e);
             }
         }
-        String message = "no " + backend + " server found (" + String.join("; ", skipped) + "). To get one: "
-                + howToGetOne;
+        String message =
+                "no " + backend + " server found (" + String.join("; ", skipped) + "). To get one: " + howToGetOne;
         if (runningInCi()) {
             return Assertions.fail(message + ". CI=true, so this is a failure, not a skip");
         }
@@ -127,6 +131,5 @@ public final class ServerLocator<T> {
      * @param source      the chosen source's name
      * @param description which source was chosen and why the ones before it were skipped
      */
-    public record Located<T>(T server, String source, String description) {
-    }
+    public record Located<T>(T server, String source, String description) {}
 }

@@ -2,7 +2,6 @@ package io.fencelock.testservers.common;
 
 import io.fencelock.tck.fault.ProcessSignals;
 import io.fencelock.tck.fixture.ServerControl;
-
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -114,15 +113,21 @@ public abstract class ServerProcess implements ServerControl {
                 }
             }
         }
-        return candidates.stream().filter(Files::isExecutable).findFirst()
-                .orElseThrow(() -> new ServerLocator.Unavailable("no " + program + " in " + wellKnown + " or on the PATH"));
+        return candidates.stream()
+                .filter(Files::isExecutable)
+                .findFirst()
+                .orElseThrow(
+                        () -> new ServerLocator.Unavailable("no " + program + " in " + wellKnown + " or on the PATH"));
     }
 
     /** Runs a one-off {@code command} in {@link #dir()} (e.g. {@code initdb}) to its end; fails with its output's tail. */
     protected final void runToCompletion(String what, List<String> command) throws IOException {
         Path output = dir.resolve(what + ".log");
-        Process process = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true)
-                .redirectOutput(output.toFile()).start();
+        Process process = new ProcessBuilder(command)
+                .directory(dir.toFile())
+                .redirectErrorStream(true)
+                .redirectOutput(output.toFile())
+                .start();
         try {
             if (!process.waitFor(startTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
                 process.destroyForcibly();
@@ -134,7 +139,8 @@ public abstract class ServerProcess implements ServerControl {
             throw new IOException("interrupted during " + what, e);
         }
         if (process.exitValue() != 0) {
-            throw new IOException(what + " failed with exit code " + process.exitValue() + ":\n" + ThrowawayServers.tail(output));
+            throw new IOException(
+                    what + " failed with exit code " + process.exitValue() + ":\n" + ThrowawayServers.tail(output));
         }
     }
 
@@ -160,8 +166,11 @@ public abstract class ServerProcess implements ServerControl {
             if (server != null && server.isAlive()) {
                 return;
             }
-            Process process = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+            Process process = new ProcessBuilder(command)
+                    .directory(dir.toFile())
+                    .redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+                    .start();
             awaitReady(process);
             server = process;
         } catch (IOException e) {
@@ -185,7 +194,8 @@ public abstract class ServerProcess implements ServerControl {
                 Thread.sleep(10);
             }
             process.destroyForcibly();
-            throw new IOException(name + " not ready after " + startTimeout.toMillis() + " ms" + notReadyDetail() + ":\n" + logTail());
+            throw new IOException(name + " not ready after " + startTimeout.toMillis() + " ms" + notReadyDetail()
+                    + ":\n" + logTail());
         } catch (InterruptedException e) {
             process.destroyForcibly();
             Thread.currentThread().interrupt();
@@ -223,7 +233,8 @@ public abstract class ServerProcess implements ServerControl {
             ProcessSignals.send(signal, server.pid());
             if (!server.waitFor(stopTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
                 killTree();
-                throw new IllegalStateException(this + " did not shut down in " + stopTimeout.toMillis() + " ms; killed it");
+                throw new IllegalStateException(
+                        this + " did not shut down in " + stopTimeout.toMillis() + " ms; killed it");
             }
             server = null;
         } catch (InterruptedException e) {

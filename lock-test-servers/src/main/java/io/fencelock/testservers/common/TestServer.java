@@ -2,7 +2,6 @@ package io.fencelock.testservers.common;
 
 import io.fencelock.tck.fixture.ReplicaSetControl;
 import io.fencelock.tck.fixture.ServerControl;
-
 import java.net.InetSocketAddress;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -48,8 +47,7 @@ public abstract class TestServer implements AutoCloseable {
     protected abstract String summary();
 
     /** Work before the server ends, e.g. dropping the test databases on someone else's server. */
-    protected void beforeShutdown() {
-    }
+    protected void beforeShutdown() {}
 
     /**
      * Version, origin and address, then how it was found, e.g. "PostgreSQL 15.13 from

@@ -20,8 +20,7 @@ public final class ThrowawayServers {
     private static final int TAIL_LINES = 20;
     private static final SecureRandom RANDOM = new SecureRandom();
 
-    private ThrowawayServers() {
-    }
+    private ThrowawayServers() {}
 
     /** A loopback port free right now (the server binds it a moment later). */
     public static int freeLoopbackPort() throws IOException {

@@ -3,7 +3,6 @@ package io.fencelock.testservers.etcd;
 import io.fencelock.testservers.common.ServerLocator;
 import io.fencelock.testservers.common.ServerProcess;
 import io.fencelock.testservers.common.ThrowawayServers;
-
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -34,7 +33,8 @@ final class EtcdProcess extends ServerProcess {
     private static final Duration PROBE_TIMEOUT = Duration.ofMillis(500);
     private static final Pattern MEMBER_ID = Pattern.compile("\"member_id\"\\s*:\\s*\"?(\\d+)");
     private static final Pattern LEADER = Pattern.compile("\"leader\"\\s*:\\s*\"?(\\d+)");
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(PROBE_TIMEOUT).build();
+    private static final HttpClient HTTP =
+            HttpClient.newBuilder().connectTimeout(PROBE_TIMEOUT).build();
 
     private final Path binary;
     private final String name;
@@ -92,16 +92,39 @@ final class EtcdProcess extends ServerProcess {
     }
 
     private static EtcdProcess prepare(Path binary, String name, boolean member) throws IOException {
-        return inNewDirectory("etcd", dir ->
-                new EtcdProcess(binary, dir, name, ThrowawayServers.freeLoopbackPort(), ThrowawayServers.freeLoopbackPort(), member));
+        return inNewDirectory(
+                "etcd",
+                dir -> new EtcdProcess(
+                        binary,
+                        dir,
+                        name,
+                        ThrowawayServers.freeLoopbackPort(),
+                        ThrowawayServers.freeLoopbackPort(),
+                        member));
     }
 
     private void configure(List<EtcdProcess> cluster, String token) {
-        String initial = String.join(",", cluster.stream().map(m -> m.name + "=" + m.peerUrl()).toList());
-        List<String> a = new ArrayList<>(List.of("--name", name, "--data-dir", dir().resolve("data").toString(),
-                "--listen-client-urls", endpoint(), "--advertise-client-urls", endpoint(),
-                "--listen-peer-urls", peerUrl(), "--initial-advertise-peer-urls", peerUrl(),
-                "--initial-cluster", initial, "--initial-cluster-token", token, "--initial-cluster-state", "new"));
+        String initial = String.join(
+                ",", cluster.stream().map(m -> m.name + "=" + m.peerUrl()).toList());
+        List<String> a = new ArrayList<>(List.of(
+                "--name",
+                name,
+                "--data-dir",
+                dir().resolve("data").toString(),
+                "--listen-client-urls",
+                endpoint(),
+                "--advertise-client-urls",
+                endpoint(),
+                "--listen-peer-urls",
+                peerUrl(),
+                "--initial-advertise-peer-urls",
+                peerUrl(),
+                "--initial-cluster",
+                initial,
+                "--initial-cluster-token",
+                token,
+                "--initial-cluster-state",
+                "new"));
         a.addAll(TIMING);
         arguments = List.copyOf(a);
     }
@@ -138,8 +161,8 @@ final class EtcdProcess extends ServerProcess {
 
     private boolean listening() {
         try (java.net.Socket socket = new java.net.Socket()) {
-            socket.connect(new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), clientPort),
-                    (int) PROBE_TIMEOUT.toMillis());
+            socket.connect(new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), clientPort), (int)
+                    PROBE_TIMEOUT.toMillis());
             return true;
         } catch (IOException e) {
             return false;
@@ -167,12 +190,18 @@ final class EtcdProcess extends ServerProcess {
     }
 
     private String get(String path) {
-        return send(HttpRequest.newBuilder(URI.create(endpoint() + path)).timeout(PROBE_TIMEOUT).GET().build());
+        return send(HttpRequest.newBuilder(URI.create(endpoint() + path))
+                .timeout(PROBE_TIMEOUT)
+                .GET()
+                .build());
     }
 
     private String post(String path, String json) {
-        return send(HttpRequest.newBuilder(URI.create(endpoint() + path)).timeout(PROBE_TIMEOUT)
-                .POST(HttpRequest.BodyPublishers.ofString(json)).header("Content-Type", "application/json").build());
+        return send(HttpRequest.newBuilder(URI.create(endpoint() + path))
+                .timeout(PROBE_TIMEOUT)
+                .POST(HttpRequest.BodyPublishers.ofString(json))
+                .header("Content-Type", "application/json")
+                .build());
     }
 
     private static String send(HttpRequest request) {

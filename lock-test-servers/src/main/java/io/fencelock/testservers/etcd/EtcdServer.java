@@ -1,18 +1,13 @@
 package io.fencelock.testservers.etcd;
 
-import io.fencelock.testservers.common.ServerLocator;
-import io.fencelock.testservers.common.TestServer;
-import io.fencelock.testservers.common.OnePerJvm;
+import io.fencelock.tck.fixture.ReplicaSetControl;
+import io.fencelock.tck.fixture.ServerControl;
 import io.fencelock.testservers.common.Endpoints;
 import io.fencelock.testservers.common.GroupControl;
+import io.fencelock.testservers.common.OnePerJvm;
 import io.fencelock.testservers.common.ReplicaSet;
-import io.fencelock.tck.fixture.ServerControl;
-import io.fencelock.tck.fixture.ReplicaSetControl;
-
-import org.testcontainers.DockerClientFactory;
-import org.testcontainers.containers.GenericContainer;
-import org.testcontainers.utility.DockerImageName;
-
+import io.fencelock.testservers.common.ServerLocator;
+import io.fencelock.testservers.common.TestServer;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -29,6 +24,9 @@ import java.util.Optional;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.testcontainers.DockerClientFactory;
+import org.testcontainers.containers.GenericContainer;
+import org.testcontainers.utility.DockerImageName;
 
 /**
  * A real etcd for tests, found in this order (see {@link ServerLocator}):
@@ -57,7 +55,9 @@ public final class EtcdServer extends TestServer {
 
     /** Where a server comes from, in the order they are tried. */
     public enum Source {
-        ENV, BINARIES, TESTCONTAINERS;
+        ENV,
+        BINARIES,
+        TESTCONTAINERS;
 
         /** The name used in {@code -Dfencelock.etcd.source=...}. */
         public String key() {
@@ -72,8 +72,7 @@ public final class EtcdServer extends TestServer {
      * @param endpoint its client URL
      * @param control  crash, freeze, stop and restart it (same directory and ports)
      */
-    public record Member(String name, String endpoint, ServerControl control) {
-    }
+    public record Member(String name, String endpoint, ServerControl control) {}
 
     private final Source source;
     private final List<String> endpoints;
@@ -82,19 +81,31 @@ public final class EtcdServer extends TestServer {
     private final List<EtcdProcess> processes;
     private final ReplicaSet<EtcdProcess> replicas;
 
-    private EtcdServer(Source source, List<String> endpoints, String description, ServerControl control,
-                       List<EtcdProcess> processes, Runnable shutdown, boolean isShared) {
+    private EtcdServer(
+            Source source,
+            List<String> endpoints,
+            String description,
+            ServerControl control,
+            List<EtcdProcess> processes,
+            Runnable shutdown,
+            boolean isShared) {
         super(shutdown, isShared);
         this.source = source;
         this.endpoints = List.copyOf(endpoints);
         this.description = description;
         this.processes = List.copyOf(processes);
-        this.replicas = new ReplicaSet<>("etcd " + String.join(",", endpoints), this.processes, this::leaderProcess,
+        this.replicas = new ReplicaSet<>(
+                "etcd " + String.join(",", endpoints),
+                this.processes,
+                this::leaderProcess,
                 () -> this.processes.stream().filter(EtcdProcess::isRunning).allMatch(EtcdProcess::isHealthy)
                         && (this.processes.isEmpty() || leaderProcess().isPresent()));
         // a cluster this fixture runs: one control over all members, whose start waits for a leader again
-        this.control = control != null || this.processes.size() < 2 ? control
-                : new GroupControl("an etcd cluster on " + String.join(",", endpoints), this.processes,
+        this.control = control != null || this.processes.size() < 2
+                ? control
+                : new GroupControl(
+                        "an etcd cluster on " + String.join(",", endpoints),
+                        this.processes,
                         () -> awaitHealthy(Duration.ofMillis(CLUSTER_START_MILLIS)));
     }
 
@@ -133,9 +144,15 @@ public final class EtcdServer extends TestServer {
         Runnable destroy = () -> members.forEach(EtcdProcess::destroy);
         try {
             List<String> endpoints = members.stream().map(EtcdProcess::endpoint).toList();
-            EtcdServer server = new EtcdServer(Source.BINARIES, endpoints, "etcd " + version(endpoints.get(0)) + " from "
-                    + binary + ", a cluster of " + size + " on " + String.join(",", endpoints) + " " + EtcdProcess.TIMING,
-                    null, members, destroy, false);
+            EtcdServer server = new EtcdServer(
+                    Source.BINARIES,
+                    endpoints,
+                    "etcd " + version(endpoints.get(0)) + " from " + binary + ", a cluster of " + size + " on "
+                            + String.join(",", endpoints) + " " + EtcdProcess.TIMING,
+                    null,
+                    members,
+                    destroy,
+                    false);
             server.awaitHealthy(Duration.ofMillis(CLUSTER_START_MILLIS));
             return server;
         } catch (RuntimeException e) {
@@ -149,8 +166,8 @@ public final class EtcdServer extends TestServer {
     }
 
     private static ServerLocator<EtcdServer> locator(boolean isShared) {
-        return ServerLocator.<EtcdServer>forBackend("etcd",
-                        "apt-get install etcd-server, set " + ENDPOINTS_ENV + ", or start a Docker engine")
+        return ServerLocator.<EtcdServer>forBackend(
+                        "etcd", "apt-get install etcd-server, set " + ENDPOINTS_ENV + ", or start a Docker engine")
                 .candidate(Source.ENV.key(), () -> fromEnvironment(isShared))
                 .candidate(Source.BINARIES.key(), () -> fromBinaries(isShared))
                 .candidate(Source.TESTCONTAINERS.key(), () -> fromTestcontainers(isShared));
@@ -161,25 +178,41 @@ public final class EtcdServer extends TestServer {
         if (value == null || value.isBlank()) {
             throw new ServerLocator.Unavailable(ENDPOINTS_ENV + " is not set");
         }
-        List<String> endpoints = Arrays.stream(value.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList();
+        List<String> endpoints = Arrays.stream(value.split(","))
+                .map(String::trim)
+                .filter(s -> !s.isEmpty())
+                .toList();
         for (String e : endpoints) {
             String lower = e.toLowerCase(Locale.ROOT);
             if (!lower.startsWith("http://") && !lower.startsWith("https://") || e.contains("@")) {
-                throw new IllegalArgumentException(ENDPOINTS_ENV + " must be comma-separated http(s)://host:port endpoints"
-                        + " without credentials, got '" + e.replaceAll("//[^@/]*@", "//***@") + "'");
+                throw new IllegalArgumentException(
+                        ENDPOINTS_ENV + " must be comma-separated http(s)://host:port endpoints"
+                                + " without credentials, got '" + e.replaceAll("//[^@/]*@", "//***@") + "'");
             }
         }
-        return new EtcdServer(Source.ENV, endpoints, "etcd " + version(endpoints.get(0)) + " from " + ENDPOINTS_ENV + ", "
-                + String.join(",", endpoints), null, List.of(), () -> { }, isShared);
+        return new EtcdServer(
+                Source.ENV,
+                endpoints,
+                "etcd " + version(endpoints.get(0)) + " from " + ENDPOINTS_ENV + ", " + String.join(",", endpoints),
+                null,
+                List.of(),
+                () -> {},
+                isShared);
     }
 
     private static EtcdServer fromBinaries(boolean isShared) throws Exception {
         Path binary = EtcdProcess.findBinary();
         EtcdProcess process = EtcdProcess.startSingle(binary);
         try {
-            return new EtcdServer(Source.BINARIES, List.of(process.endpoint()), "etcd " + version(process.endpoint())
-                    + " from " + binary + ", one node on " + process.endpoint() + " " + EtcdProcess.TIMING,
-                    process, List.of(process), process::destroy, isShared);
+            return new EtcdServer(
+                    Source.BINARIES,
+                    List.of(process.endpoint()),
+                    "etcd " + version(process.endpoint()) + " from " + binary + ", one node on " + process.endpoint()
+                            + " " + EtcdProcess.TIMING,
+                    process,
+                    List.of(process),
+                    process::destroy,
+                    isShared);
         } catch (RuntimeException e) {
             process.destroy();
             throw e;
@@ -193,17 +226,28 @@ public final class EtcdServer extends TestServer {
         if (!DockerClientFactory.instance().isDockerAvailable()) {
             throw new ServerLocator.Unavailable("no Docker engine for Testcontainers");
         }
-        List<String> command = new ArrayList<>(List.of("etcd", "--listen-client-urls", "http://0.0.0.0:" + CONTAINER_PORT,
-                "--advertise-client-urls", "http://127.0.0.1:" + CONTAINER_PORT));
+        List<String> command = new ArrayList<>(List.of(
+                "etcd",
+                "--listen-client-urls",
+                "http://0.0.0.0:" + CONTAINER_PORT,
+                "--advertise-client-urls",
+                "http://127.0.0.1:" + CONTAINER_PORT));
         command.addAll(EtcdProcess.TIMING);
         @SuppressWarnings("resource") // stopped by the server's shutdown
         GenericContainer<?> container = new GenericContainer<>(DockerImageName.parse(CONTAINER_IMAGE))
-                .withExposedPorts(CONTAINER_PORT).withCommand(command.toArray(String[]::new));
+                .withExposedPorts(CONTAINER_PORT)
+                .withCommand(command.toArray(String[]::new));
         container.start();
         try {
             String endpoint = "http://" + container.getHost() + ":" + container.getMappedPort(CONTAINER_PORT);
-            return new EtcdServer(Source.TESTCONTAINERS, List.of(endpoint), "etcd " + version(endpoint)
-                    + " from Testcontainers " + CONTAINER_IMAGE + ", " + endpoint, null, List.of(), container::stop, isShared);
+            return new EtcdServer(
+                    Source.TESTCONTAINERS,
+                    List.of(endpoint),
+                    "etcd " + version(endpoint) + " from Testcontainers " + CONTAINER_IMAGE + ", " + endpoint,
+                    null,
+                    List.of(),
+                    container::stop,
+                    isShared);
         } catch (RuntimeException e) {
             container.stop();
             throw e;
@@ -212,8 +256,13 @@ public final class EtcdServer extends TestServer {
 
     private static String version(String endpoint) {
         try {
-            HttpResponse<String> r = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build()
-                    .send(HttpRequest.newBuilder(URI.create(endpoint + "/version")).timeout(Duration.ofSeconds(5)).build(),
+            HttpResponse<String> r = HttpClient.newBuilder()
+                    .connectTimeout(Duration.ofSeconds(5))
+                    .build()
+                    .send(
+                            HttpRequest.newBuilder(URI.create(endpoint + "/version"))
+                                    .timeout(Duration.ofSeconds(5))
+                                    .build(),
                             HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
             Matcher m = VERSION.matcher(r.body());
             return m.find() ? m.group(1) : "?";
@@ -264,13 +313,15 @@ public final class EtcdServer extends TestServer {
      * for a cluster of several endpoints given by {@code env}.
      */
     public Optional<java.net.InetSocketAddress> address() {
-        String endpoint = !processes.isEmpty() ? processes.get(0).endpoint() : endpoints.size() == 1 ? endpoints.get(0) : null;
+        String endpoint =
+                !processes.isEmpty() ? processes.get(0).endpoint() : endpoints.size() == 1 ? endpoints.get(0) : null;
         return endpoint == null ? Optional.empty() : Endpoints.single(endpoint, 2379);
     }
 
     /** The endpoint of {@link #address()}, pointed at {@code address} (the fault proxy): same scheme. */
     public String endpointVia(java.net.InetSocketAddress address) {
-        String endpoint = !processes.isEmpty() ? processes.get(0).endpoint() : endpoints.size() == 1 ? endpoints.get(0) : null;
+        String endpoint =
+                !processes.isEmpty() ? processes.get(0).endpoint() : endpoints.size() == 1 ? endpoints.get(0) : null;
         if (endpoint == null) {
             throw new UnsupportedOperationException("no single endpoint to proxy: " + description());
         }

@@ -1,11 +1,5 @@
 package io.fencelock.testservers.mongo;
 
-import io.fencelock.testservers.common.ServerLocator;
-import io.fencelock.testservers.common.TestServer;
-import io.fencelock.testservers.common.OnePerJvm;
-import io.fencelock.testservers.common.Endpoints;
-import io.fencelock.tck.fixture.ServerControl;
-
 import com.mongodb.ConnectionString;
 import com.mongodb.MongoClientSettings;
 import com.mongodb.MongoServerException;
@@ -13,15 +7,19 @@ import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoDatabase;
 import io.fencelock.spi.Redaction;
-import org.bson.Document;
-import org.testcontainers.DockerClientFactory;
-import org.testcontainers.containers.MongoDBContainer;
-import org.testcontainers.utility.DockerImageName;
-
+import io.fencelock.tck.fixture.ServerControl;
+import io.fencelock.testservers.common.Endpoints;
+import io.fencelock.testservers.common.OnePerJvm;
+import io.fencelock.testservers.common.ServerLocator;
+import io.fencelock.testservers.common.TestServer;
 import java.util.Locale;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import org.bson.Document;
+import org.testcontainers.DockerClientFactory;
+import org.testcontainers.containers.MongoDBContainer;
+import org.testcontainers.utility.DockerImageName;
 
 /**
  * A MongoDB server for tests, found in this order (see {@link ServerLocator}):
@@ -56,7 +54,9 @@ public final class MongoServer extends TestServer {
 
     /** Where a server comes from, in the order they are tried. */
     public enum Source {
-        ENV, TESTCONTAINERS, EMBEDDED;
+        ENV,
+        TESTCONTAINERS,
+        EMBEDDED;
 
         /** The name used in {@code -Dfencelock.mongo.source=...}. */
         public String key() {
@@ -70,8 +70,14 @@ public final class MongoServer extends TestServer {
     private final String origin;
     private final Embedded embedded; // only for Source.EMBEDDED
 
-    private MongoServer(Source source, String uri, Facts facts, String origin, Runnable shutdown, boolean isShared,
-                        Embedded embedded) {
+    private MongoServer(
+            Source source,
+            String uri,
+            Facts facts,
+            String origin,
+            Runnable shutdown,
+            boolean isShared,
+            Embedded embedded) {
         super(shutdown, isShared);
         this.source = source;
         this.uri = uri;
@@ -100,8 +106,10 @@ public final class MongoServer extends TestServer {
     }
 
     private static ServerLocator<MongoServer> locator(boolean isShared) {
-        return ServerLocator.<MongoServer>forBackend("mongo", "set " + URI_ENV + " to a MongoDB connection string, start a"
-                        + " Docker engine, or keep de.bwaldvogel:mongo-java-server on the test class path")
+        return ServerLocator.<MongoServer>forBackend(
+                        "mongo",
+                        "set " + URI_ENV + " to a MongoDB connection string, start a"
+                                + " Docker engine, or keep de.bwaldvogel:mongo-java-server on the test class path")
                 .candidate(Source.ENV.key(), () -> fromEnvironment(isShared))
                 .candidate(Source.TESTCONTAINERS.key(), () -> fromTestcontainers(isShared))
                 .candidate(Source.EMBEDDED.key(), () -> embedded(isShared));
@@ -114,9 +122,11 @@ public final class MongoServer extends TestServer {
         }
         String lower = uri.toLowerCase(Locale.ROOT);
         if (!lower.startsWith("mongodb://") && !lower.startsWith("mongodb+srv://")) {
-            throw new IllegalArgumentException(URI_ENV + " must be a mongodb:// or mongodb+srv:// URI, got " + Redaction.uri(uri));
+            throw new IllegalArgumentException(
+                    URI_ENV + " must be a mongodb:// or mongodb+srv:// URI, got " + Redaction.uri(uri));
         }
-        return new MongoServer(Source.ENV, uri, Facts.of(uri), URI_ENV + ", " + Redaction.uri(uri), () -> { }, isShared, null);
+        return new MongoServer(
+                Source.ENV, uri, Facts.of(uri), URI_ENV + ", " + Redaction.uri(uri), () -> {}, isShared, null);
     }
 
     private static MongoServer fromTestcontainers(boolean isShared) throws ServerLocator.Unavailable {
@@ -127,12 +137,20 @@ public final class MongoServer extends TestServer {
             throw new ServerLocator.Unavailable("no Docker engine for Testcontainers");
         }
         @SuppressWarnings("resource") // stopped by the server's shutdown
-        MongoDBContainer container = new MongoDBContainer(DockerImageName.parse(CONTAINER_IMAGE)); // a one-node replica set
+        MongoDBContainer container =
+                new MongoDBContainer(DockerImageName.parse(CONTAINER_IMAGE)); // a one-node replica set
         container.start();
         try {
             String uri = container.getReplicaSetUrl("admin");
-            return new MongoServer(Source.TESTCONTAINERS, uri, Facts.of(uri), "Testcontainers " + CONTAINER_IMAGE + ", "
-                    + container.getHost() + ":" + container.getFirstMappedPort(), container::stop, isShared, null);
+            return new MongoServer(
+                    Source.TESTCONTAINERS,
+                    uri,
+                    Facts.of(uri),
+                    "Testcontainers " + CONTAINER_IMAGE + ", " + container.getHost() + ":"
+                            + container.getFirstMappedPort(),
+                    container::stop,
+                    isShared,
+                    null);
         } catch (RuntimeException e) {
             container.stop();
             throw e;
@@ -140,14 +158,22 @@ public final class MongoServer extends TestServer {
     }
 
     private static MongoServer embedded(boolean isShared) throws ServerLocator.Unavailable {
-        if (!onClassPath("de.bwaldvogel.mongo.MongoServer") || !onClassPath("de.bwaldvogel.mongo.backend.memory.MemoryBackend")) {
-            throw new ServerLocator.Unavailable("de.bwaldvogel:mongo-java-server (with its memory backend) is not on the class path");
+        if (!onClassPath("de.bwaldvogel.mongo.MongoServer")
+                || !onClassPath("de.bwaldvogel.mongo.backend.memory.MemoryBackend")) {
+            throw new ServerLocator.Unavailable(
+                    "de.bwaldvogel:mongo-java-server (with its memory backend) is not on the class path");
         }
         Embedded server = new Embedded();
         try {
             String uri = "mongodb://127.0.0.1:" + server.port;
-            return new MongoServer(Source.EMBEDDED, uri, Facts.of(uri), "in-JVM mongo-java-server (memory backend), 127.0.0.1:"
-                    + server.port, server::stop, isShared, server);
+            return new MongoServer(
+                    Source.EMBEDDED,
+                    uri,
+                    Facts.of(uri),
+                    "in-JVM mongo-java-server (memory backend), 127.0.0.1:" + server.port,
+                    server::stop,
+                    isShared,
+                    server);
         } catch (RuntimeException e) {
             server.stop();
             throw e;
@@ -166,8 +192,8 @@ public final class MongoServer extends TestServer {
         private final java.util.concurrent.locks.ReentrantLock lock = new java.util.concurrent.locks.ReentrantLock();
 
         Embedded() {
-            de.bwaldvogel.mongo.MongoServer first = new de.bwaldvogel.mongo.MongoServer(
-                    new de.bwaldvogel.mongo.backend.memory.MemoryBackend());
+            de.bwaldvogel.mongo.MongoServer first =
+                    new de.bwaldvogel.mongo.MongoServer(new de.bwaldvogel.mongo.backend.memory.MemoryBackend());
             first.bind("127.0.0.1", 0);
             this.port = first.getLocalAddress().getPort();
             this.server = first;
@@ -201,8 +227,8 @@ public final class MongoServer extends TestServer {
                 if (server != null) {
                     return;
                 }
-                de.bwaldvogel.mongo.MongoServer next = new de.bwaldvogel.mongo.MongoServer(
-                        new de.bwaldvogel.mongo.backend.memory.MemoryBackend());
+                de.bwaldvogel.mongo.MongoServer next =
+                        new de.bwaldvogel.mongo.MongoServer(new de.bwaldvogel.mongo.backend.memory.MemoryBackend());
                 next.bind("127.0.0.1", port);
                 server = next;
             } finally {
@@ -231,7 +257,8 @@ public final class MongoServer extends TestServer {
         /** Unsupported, like {@link #pause()}. */
         @Override
         public void resume() {
-            throw new UnsupportedOperationException("the in-JVM mongo-java-server cannot be paused, so not resumed either");
+            throw new UnsupportedOperationException(
+                    "the in-JVM mongo-java-server cannot be paused, so not resumed either");
         }
 
         void restartEmpty() {
@@ -277,7 +304,8 @@ public final class MongoServer extends TestServer {
     /** A database name of its own for one test class, e.g. {@code fl_contract_1a2b3c4d}. */
     public String uniqueDatabase(String hint) {
         String clean = hint.replaceAll("[^A-Za-z0-9_]", "_");
-        return "fl_" + clean.substring(0, Math.min(clean.length(), 40)) + "_" + UUID.randomUUID().toString().substring(0, 8);
+        return "fl_" + clean.substring(0, Math.min(clean.length(), 40)) + "_"
+                + UUID.randomUUID().toString().substring(0, 8);
     }
 
     /**
@@ -329,11 +357,11 @@ public final class MongoServer extends TestServer {
      */
     public void restartLosingData() {
         if (embedded == null || isShared()) {
-            throw new UnsupportedOperationException("only an embedded server of one's own can be restarted, not " + description());
+            throw new UnsupportedOperationException(
+                    "only an embedded server of one's own can be restarted, not " + description());
         }
         embedded.restartEmpty();
     }
-
 
     @Override
     protected String summary() {
@@ -344,7 +372,8 @@ public final class MongoServer extends TestServer {
     private record Facts(String version, String setName, boolean inJvm, Boolean persistent) {
 
         static Facts of(String uri) {
-            MongoClientSettings settings = MongoClientSettings.builder().applyConnectionString(new ConnectionString(uri))
+            MongoClientSettings settings = MongoClientSettings.builder()
+                    .applyConnectionString(new ConnectionString(uri))
                     .applyToClusterSettings(c -> c.serverSelectionTimeout(PROBE_TIMEOUT_MS, TimeUnit.MILLISECONDS))
                     .applyToSocketSettings(s -> s.connectTimeout(PROBE_TIMEOUT_MS, TimeUnit.MILLISECONDS)
                             .readTimeout(PROBE_TIMEOUT_MS, TimeUnit.MILLISECONDS))
@@ -357,7 +386,8 @@ public final class MongoServer extends TestServer {
                 } catch (MongoServerException e) {
                     hello = admin.runCommand(new Document("isMaster", 1));
                 }
-                String version = String.valueOf(admin.runCommand(new Document("buildInfo", 1)).get("version"));
+                String version = String.valueOf(
+                        admin.runCommand(new Document("buildInfo", 1)).get("version"));
                 Document status = null;
                 try {
                     status = admin.runCommand(new Document("serverStatus", 1));
@@ -366,7 +396,8 @@ public final class MongoServer extends TestServer {
                 }
                 boolean inJvm = status != null && "java".equals(status.getString("process"));
                 Boolean persistent = status != null && status.get("storageEngine") instanceof Document engine
-                        ? engine.getBoolean("persistent") : null;
+                        ? engine.getBoolean("persistent")
+                        : null;
                 return new Facts(version, hello.getString("setName"), inJvm, persistent);
             }
         }
@@ -374,8 +405,9 @@ public final class MongoServer extends TestServer {
         String describe() {
             String product = inJvm ? "mongo-java-server (reports MongoDB " + version + ")" : "MongoDB " + version;
             String topology = setName != null ? "replica set " + setName : "standalone";
-            String storage = inJvm ? "in memory" : persistent == null ? "storage unknown"
-                    : persistent ? "persistent storage" : "in-memory storage";
+            String storage = inJvm
+                    ? "in memory"
+                    : persistent == null ? "storage unknown" : persistent ? "persistent storage" : "in-memory storage";
             return product + ", " + topology + ", " + storage;
         }
     }

@@ -3,7 +3,6 @@ package io.fencelock.testservers.mysql;
 import io.fencelock.testservers.common.ServerLocator;
 import io.fencelock.testservers.common.ServerProcess;
 import io.fencelock.testservers.common.ThrowawayServers;
-
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,14 +29,15 @@ final class MariaDbProcess extends ServerProcess {
     static final String USER = "fencelock";
     static final String DATABASE = "fencelock";
     private static final List<Path> SERVERS = List.of(Path.of("/usr/sbin/mariadbd"), Path.of("/usr/bin/mariadbd"));
-    private static final List<Path> INSTALLERS = List.of(Path.of("/usr/bin/mariadb-install-db"),
-            Path.of("/usr/bin/mysql_install_db"), Path.of("/usr/sbin/mariadb-install-db"));
+    private static final List<Path> INSTALLERS = List.of(
+            Path.of("/usr/bin/mariadb-install-db"),
+            Path.of("/usr/bin/mysql_install_db"),
+            Path.of("/usr/sbin/mariadb-install-db"));
     private static final Duration TIMEOUT = Duration.ofSeconds(60); // to start, to stop, to install
     private static final int MAX_CONNECTIONS = 500;
 
     /** Where the two programs are. */
-    record Binaries(Path server, Path installer) {
-    }
+    record Binaries(Path server, Path installer) {}
 
     private final Binaries binaries;
     private final Path base; // data/, the socket, the log, the pid file
@@ -59,9 +59,13 @@ final class MariaDbProcess extends ServerProcess {
 
     /** The MariaDB server and installer of this machine's packages. */
     static Binaries find() throws ServerLocator.Unavailable {
-        Path server = SERVERS.stream().filter(Files::isExecutable).findFirst()
+        Path server = SERVERS.stream()
+                .filter(Files::isExecutable)
+                .findFirst()
                 .orElseThrow(() -> new ServerLocator.Unavailable("no mariadbd in " + SERVERS));
-        Path installer = INSTALLERS.stream().filter(Files::isExecutable).findFirst()
+        Path installer = INSTALLERS.stream()
+                .filter(Files::isExecutable)
+                .findFirst()
                 .orElseThrow(() -> new ServerLocator.Unavailable("no mariadb-install-db in " + INSTALLERS));
         return new Binaries(server, installer);
     }
@@ -70,8 +74,8 @@ final class MariaDbProcess extends ServerProcess {
     static MariaDbProcess initAndStart(Binaries binaries) throws IOException {
         boolean root = "root".equals(System.getProperty("user.name"));
         return inNewDirectory("mariadb", base -> {
-            MariaDbProcess process = new MariaDbProcess(binaries, base, ThrowawayServers.freeLoopbackPort(),
-                    ThrowawayServers.newPassword(), root);
+            MariaDbProcess process = new MariaDbProcess(
+                    binaries, base, ThrowawayServers.freeLoopbackPort(), ThrowawayServers.newPassword(), root);
             process.install();
             process.firstStart();
             return process;
@@ -100,8 +104,7 @@ final class MariaDbProcess extends ServerProcess {
             command.add("--user=root");
         }
         // root gets socket authentication only (nobody uses it); tests connect over TCP as USER
-        command.addAll(List.of("--auth-root-authentication-method=socket", "--skip-test-db",
-                "--datadir=" + data));
+        command.addAll(List.of("--auth-root-authentication-method=socket", "--skip-test-db", "--datadir=" + data));
         runToCompletion("mariadb-install-db", command);
     }
 
@@ -111,9 +114,11 @@ final class MariaDbProcess extends ServerProcess {
         Files.createFile(init, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
         try {
             // the password is hex, so it needs no escaping
-            Files.writeString(init, "CREATE DATABASE IF NOT EXISTS `" + DATABASE + "` CHARACTER SET utf8mb4;\n"
-                    + "CREATE USER IF NOT EXISTS '" + USER + "'@'127.0.0.1' IDENTIFIED BY '" + password + "';\n"
-                    + "GRANT ALL PRIVILEGES ON *.* TO '" + USER + "'@'127.0.0.1' WITH GRANT OPTION;\n");
+            Files.writeString(
+                    init,
+                    "CREATE DATABASE IF NOT EXISTS `" + DATABASE + "` CHARACTER SET utf8mb4;\n"
+                            + "CREATE USER IF NOT EXISTS '" + USER + "'@'127.0.0.1' IDENTIFIED BY '" + password + "';\n"
+                            + "GRANT ALL PRIVILEGES ON *.* TO '" + USER + "'@'127.0.0.1' WITH GRANT OPTION;\n");
             startWith(command(init));
         } finally {
             Files.deleteIfExists(init);
@@ -131,9 +136,15 @@ final class MariaDbProcess extends ServerProcess {
         if (root) {
             command.add("--user=root");
         }
-        command.addAll(List.of("--datadir=" + data, "--bind-address=127.0.0.1", "--port=" + port,
-                "--socket=" + base.resolve("s.sock"), "--pid-file=" + base.resolve("mariadbd.pid"),
-                "--skip-log-bin", "--skip-name-resolve", "--max-connections=" + MAX_CONNECTIONS));
+        command.addAll(List.of(
+                "--datadir=" + data,
+                "--bind-address=127.0.0.1",
+                "--port=" + port,
+                "--socket=" + base.resolve("s.sock"),
+                "--pid-file=" + base.resolve("mariadbd.pid"),
+                "--skip-log-bin",
+                "--skip-name-resolve",
+                "--max-connections=" + MAX_CONNECTIONS));
         if (initFile != null) {
             command.add("--init-file=" + initFile);
         }

@@ -1,20 +1,18 @@
 package io.fencelock.testservers.mysql;
 
-import io.fencelock.testservers.common.ServerLocator;
-import io.fencelock.testservers.common.ThrowawayServers;
+import io.fencelock.spi.Redaction;
+import io.fencelock.tck.fixture.ServerControl;
+import io.fencelock.testservers.common.Endpoints;
 import io.fencelock.testservers.common.JdbcServer;
 import io.fencelock.testservers.common.OnePerJvm;
-import io.fencelock.testservers.common.Endpoints;
-import io.fencelock.tck.fixture.ServerControl;
-
-import io.fencelock.spi.Redaction;
-import org.testcontainers.DockerClientFactory;
-import org.testcontainers.containers.MySQLContainer;
-import org.testcontainers.utility.DockerImageName;
-
+import io.fencelock.testservers.common.ServerLocator;
+import io.fencelock.testservers.common.ThrowawayServers;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.function.Supplier;
+import org.testcontainers.DockerClientFactory;
+import org.testcontainers.containers.MySQLContainer;
+import org.testcontainers.utility.DockerImageName;
 
 /**
  * A real MySQL or MariaDB server for tests, found in this order (see {@link ServerLocator}):
@@ -44,7 +42,9 @@ public final class MariaDbServer extends JdbcServer {
 
     /** Where a server comes from, in the order they are tried. */
     public enum Source {
-        ENV, BINARIES, TESTCONTAINERS;
+        ENV,
+        BINARIES,
+        TESTCONTAINERS;
 
         /** The name used in {@code -Dfencelock.mysql.source=...}. */
         public String key() {
@@ -58,8 +58,15 @@ public final class MariaDbServer extends JdbcServer {
     private final String description;
     private final ServerControl control;
 
-    private MariaDbServer(Source source, String jdbcUrl, String user, String password, String origin,
-                          ServerControl control, Runnable shutdown, boolean isShared) {
+    private MariaDbServer(
+            Source source,
+            String jdbcUrl,
+            String user,
+            String password,
+            String origin,
+            ServerControl control,
+            Runnable shutdown,
+            boolean isShared) {
         super(jdbcUrl, user, password, source == Source.ENV, shutdown, isShared);
         this.source = source;
         this.control = control;
@@ -92,7 +99,8 @@ public final class MariaDbServer extends JdbcServer {
     }
 
     private static ServerLocator<MariaDbServer> locator(boolean isShared) {
-        return ServerLocator.<MariaDbServer>forBackend("mysql",
+        return ServerLocator.<MariaDbServer>forBackend(
+                        "mysql",
                         "apt-get install mariadb-server, set " + URL_ENV + " (with " + USER_ENV + " and " + PASSWORD_ENV
                                 + "), or start a Docker engine")
                 .candidate(Source.ENV.key(), () -> fromEnvironment(isShared))
@@ -113,8 +121,15 @@ public final class MariaDbServer extends JdbcServer {
             throw new IllegalArgumentException(URL_ENV + " must be a JDBC URL starting with " + JDBC_PREFIX + " or "
                     + MARIADB_PREFIX + ", got " + Redaction.uri(url));
         }
-        return new MariaDbServer(Source.ENV, url, System.getenv(USER_ENV), System.getenv(PASSWORD_ENV),
-                URL_ENV + ", " + Redaction.uri(url), null, () -> { }, isShared);
+        return new MariaDbServer(
+                Source.ENV,
+                url,
+                System.getenv(USER_ENV),
+                System.getenv(PASSWORD_ENV),
+                URL_ENV + ", " + Redaction.uri(url),
+                null,
+                () -> {},
+                isShared);
     }
 
     private static MariaDbServer fromBinaries(boolean isShared) throws Exception {
@@ -122,8 +137,14 @@ public final class MariaDbServer extends JdbcServer {
         requireDriver(); // the readiness check logs in over JDBC
         MariaDbProcess process = MariaDbProcess.initAndStart(binaries);
         try {
-            return new MariaDbServer(Source.BINARIES, process.jdbcUrl(MariaDbProcess.DATABASE), MariaDbProcess.USER,
-                    process.password(), binaries.server() + ", 127.0.0.1:" + process.port(), process, process::destroy,
+            return new MariaDbServer(
+                    Source.BINARIES,
+                    process.jdbcUrl(MariaDbProcess.DATABASE),
+                    MariaDbProcess.USER,
+                    process.password(),
+                    binaries.server() + ", 127.0.0.1:" + process.port(),
+                    process,
+                    process::destroy,
                     isShared);
         } catch (RuntimeException e) {
             process.destroy();
@@ -148,9 +169,16 @@ public final class MariaDbServer extends JdbcServer {
                 .withCommand("--max-connections=500");
         container.start();
         try {
-            return new MariaDbServer(Source.TESTCONTAINERS, container.getJdbcUrl(), container.getUsername(),
-                    container.getPassword(), "Testcontainers " + CONTAINER_IMAGE + ", " + container.getHost() + ":"
-                    + container.getFirstMappedPort(), null, container::stop, isShared);
+            return new MariaDbServer(
+                    Source.TESTCONTAINERS,
+                    container.getJdbcUrl(),
+                    container.getUsername(),
+                    container.getPassword(),
+                    "Testcontainers " + CONTAINER_IMAGE + ", " + container.getHost() + ":"
+                            + container.getFirstMappedPort(),
+                    null,
+                    container::stop,
+                    isShared);
         } catch (RuntimeException e) {
             container.stop();
             throw e;
@@ -227,7 +255,8 @@ public final class MariaDbServer extends JdbcServer {
 
     private static void requireDriver() throws ServerLocator.Unavailable {
         if (!onClassPath("com.mysql.cj.jdbc.Driver")) {
-            throw new ServerLocator.Unavailable("MySQL Connector/J (com.mysql:mysql-connector-j) is not on the class path");
+            throw new ServerLocator.Unavailable(
+                    "MySQL Connector/J (com.mysql:mysql-connector-j) is not on the class path");
         }
     }
 

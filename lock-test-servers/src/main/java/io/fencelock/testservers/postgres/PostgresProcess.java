@@ -3,7 +3,6 @@ package io.fencelock.testservers.postgres;
 import io.fencelock.testservers.common.ServerLocator;
 import io.fencelock.testservers.common.ServerProcess;
 import io.fencelock.testservers.common.ThrowawayServers;
-
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -61,12 +60,13 @@ final class PostgresProcess extends ServerProcess {
             throw new ServerLocator.Unavailable("no " + DEBIAN_VERSIONS);
         }
         try (Stream<Path> versions = Files.list(DEBIAN_VERSIONS)) {
-            return versions
-                    .filter(v -> v.getFileName().toString().matches("\\d+(\\.\\d+)?"))
+            return versions.filter(v -> v.getFileName().toString().matches("\\d+(\\.\\d+)?"))
                     .map(v -> v.resolve("bin"))
                     .filter(b -> Files.isExecutable(b.resolve("initdb")) && Files.isExecutable(b.resolve("postgres")))
-                    .max(Comparator.comparingDouble(b -> Double.parseDouble(b.getParent().getFileName().toString())))
-                    .orElseThrow(() -> new ServerLocator.Unavailable("no initdb and postgres under " + DEBIAN_VERSIONS + "/*/bin"));
+                    .max(Comparator.comparingDouble(
+                            b -> Double.parseDouble(b.getParent().getFileName().toString())))
+                    .orElseThrow(() -> new ServerLocator.Unavailable(
+                            "no initdb and postgres under " + DEBIAN_VERSIONS + "/*/bin"));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -81,8 +81,8 @@ final class PostgresProcess extends ServerProcess {
                 giveTo(OS_USER, base);
                 runAs = List.of("setpriv", "--reuid=" + OS_USER, "--regid=" + OS_USER, "--init-groups", "--");
             }
-            PostgresProcess server = new PostgresProcess(bin, base, ThrowawayServers.freeLoopbackPort(),
-                    ThrowawayServers.newPassword(), runAs);
+            PostgresProcess server = new PostgresProcess(
+                    bin, base, ThrowawayServers.freeLoopbackPort(), ThrowawayServers.newPassword(), runAs);
             server.initdb(root);
             server.start();
             return server;
@@ -110,9 +110,21 @@ final class PostgresProcess extends ServerProcess {
         try {
             // trust on the socket only (nobody uses it); TCP clients need the password, so tests
             // of authentication failures are real. --no-sync only skips initdb's final fsync.
-            runToCompletion("initdb", command(bin.resolve("initdb").toString(), "-D", data.toString(),
-                    "-U", SUPERUSER, "--pwfile=" + passwordFile, "--auth-local=trust", "--auth-host=scram-sha-256",
-                    "--no-sync", "-E", "UTF8", "--locale=C"));
+            runToCompletion(
+                    "initdb",
+                    command(
+                            bin.resolve("initdb").toString(),
+                            "-D",
+                            data.toString(),
+                            "-U",
+                            SUPERUSER,
+                            "--pwfile=" + passwordFile,
+                            "--auth-local=trust",
+                            "--auth-host=scram-sha-256",
+                            "--no-sync",
+                            "-E",
+                            "UTF8",
+                            "--locale=C"));
         } finally {
             Files.deleteIfExists(passwordFile);
         }
@@ -120,9 +132,18 @@ final class PostgresProcess extends ServerProcess {
 
     @Override
     protected List<String> command() {
-        return command(bin.resolve("postgres").toString(), "-D", data.toString(),
-                "-p", Integer.toString(port), "-h", "127.0.0.1", "-k", base.toString(),
-                "-c", "max_connections=200");
+        return command(
+                bin.resolve("postgres").toString(),
+                "-D",
+                data.toString(),
+                "-p",
+                Integer.toString(port),
+                "-h",
+                "127.0.0.1",
+                "-k",
+                base.toString(),
+                "-c",
+                "max_connections=200");
     }
 
     /** Ready when postmaster.pid names this process and says "ready", as {@code pg_ctl -w} waits. */
@@ -130,7 +151,8 @@ final class PostgresProcess extends ServerProcess {
     protected boolean serves(Process process) throws IOException {
         List<String> lines = readLines(data.resolve("postmaster.pid"));
         // a file left by a killed server says "ready" too: it must name the new process
-        return lines.size() > PID_FILE_STATUS_LINE && lines.get(0).trim().equals(Long.toString(process.pid()))
+        return lines.size() > PID_FILE_STATUS_LINE
+                && lines.get(0).trim().equals(Long.toString(process.pid()))
                 && lines.get(PID_FILE_STATUS_LINE).trim().equals("ready");
     }
 
@@ -161,8 +183,8 @@ final class PostgresProcess extends ServerProcess {
             view.setOwner(owner);
             view.setGroup(group);
         } catch (UserPrincipalNotFoundException e) {
-            throw new ServerLocator.Unavailable("running as root and there is no '" + osUser
-                    + "' OS user to run PostgreSQL as");
+            throw new ServerLocator.Unavailable(
+                    "running as root and there is no '" + osUser + "' OS user to run PostgreSQL as");
         }
     }
 

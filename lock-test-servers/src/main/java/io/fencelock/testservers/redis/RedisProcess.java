@@ -3,7 +3,6 @@ package io.fencelock.testservers.redis;
 import io.fencelock.testservers.common.ServerLocator;
 import io.fencelock.testservers.common.ServerProcess;
 import io.fencelock.testservers.common.ThrowawayServers;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -26,7 +25,8 @@ import java.util.List;
  * comes back after a SIGKILL, without persistence it is gone.
  */
 final class RedisProcess extends ServerProcess {
-    private static final List<Path> WELL_KNOWN = List.of(Path.of("/usr/bin/redis-server"), Path.of("/usr/local/bin/redis-server"));
+    private static final List<Path> WELL_KNOWN =
+            List.of(Path.of("/usr/bin/redis-server"), Path.of("/usr/local/bin/redis-server"));
     private static final Duration TIMEOUT = Duration.ofSeconds(30); // to start, to stop
     private static final int PROBE_TIMEOUT_MILLIS = 250;
 
@@ -54,7 +54,8 @@ final class RedisProcess extends ServerProcess {
     }
 
     /** Starts a new server in a new temp directory, with more {@code redis-server} arguments (e.g. for Cluster). */
-    static RedisProcess start(Path binary, RedisServer.Persistence persistence, List<String> extraArguments) throws IOException {
+    static RedisProcess start(Path binary, RedisServer.Persistence persistence, List<String> extraArguments)
+            throws IOException {
         return inNewDirectory("redis", dir -> {
             int port = ThrowawayServers.freeLoopbackPort();
             List<String> arguments = new ArrayList<>(local(port, dir));
@@ -75,9 +76,12 @@ final class RedisProcess extends ServerProcess {
     static RedisProcess startSentinel(Path binary, String masterName, int masterPort) throws IOException {
         return inNewDirectory("redis-sentinel", dir -> {
             Path config = dir.resolve("sentinel.conf");
-            Files.writeString(config, "sentinel monitor " + masterName + " 127.0.0.1 " + masterPort + " 1\n"
-                    + "sentinel down-after-milliseconds " + masterName + " 1000\n"
-                    + "sentinel failover-timeout " + masterName + " 5000\n", StandardCharsets.UTF_8);
+            Files.writeString(
+                    config,
+                    "sentinel monitor " + masterName + " 127.0.0.1 " + masterPort + " 1\n"
+                            + "sentinel down-after-milliseconds " + masterName + " 1000\n"
+                            + "sentinel failover-timeout " + masterName + " 5000\n",
+                    StandardCharsets.UTF_8);
             int port = ThrowawayServers.freeLoopbackPort();
             List<String> arguments = new ArrayList<>(List.of(config.toString(), "--sentinel"));
             arguments.addAll(local(port, dir));
@@ -89,7 +93,8 @@ final class RedisProcess extends ServerProcess {
 
     /** In the foreground (a child of this JVM), on loopback, with its files in {@code dir}. */
     private static List<String> local(int port, Path dir) {
-        return List.of("--port", Integer.toString(port), "--bind", "127.0.0.1", "--dir", dir.toString(), "--daemonize", "no");
+        return List.of(
+                "--port", Integer.toString(port), "--bind", "127.0.0.1", "--dir", dir.toString(), "--daemonize", "no");
     }
 
     int port() {

@@ -1,22 +1,17 @@
 package io.fencelock.testservers.redis;
 
+import io.fencelock.spi.Redaction;
+import io.fencelock.tck.fixture.ServerControl;
+import io.fencelock.testservers.common.Endpoints;
+import io.fencelock.testservers.common.OnePerJvm;
 import io.fencelock.testservers.common.ServerLocator;
 import io.fencelock.testservers.common.TestServer;
 import io.fencelock.testservers.common.ThrowawayServers;
-import io.fencelock.testservers.common.OnePerJvm;
-import io.fencelock.testservers.common.Endpoints;
-import io.fencelock.tck.fixture.ServerControl;
-
-import io.fencelock.spi.Redaction;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
-import org.testcontainers.DockerClientFactory;
-import org.testcontainers.containers.GenericContainer;
-import org.testcontainers.utility.DockerImageName;
-
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -28,6 +23,9 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Supplier;
+import org.testcontainers.DockerClientFactory;
+import org.testcontainers.containers.GenericContainer;
+import org.testcontainers.utility.DockerImageName;
 
 /**
  * A real Redis server for tests, found in this order (see {@link ServerLocator}):
@@ -55,7 +53,10 @@ public final class RedisServer extends TestServer {
 
     /** Where a server comes from, in the order they are tried. */
     public enum Source {
-        ENV, BINARIES, TESTCONTAINERS, EMBEDDED;
+        ENV,
+        BINARIES,
+        TESTCONTAINERS,
+        EMBEDDED;
 
         /** The name used in {@code -Dfencelock.redis.source=...}. */
         public String key() {
@@ -100,13 +101,26 @@ public final class RedisServer extends TestServer {
     private final String description;
     private final ServerControl control;
 
-    private RedisServer(Source source, String uri, Persistence persistence, String description, ServerControl control,
-                        Runnable shutdown, boolean isShared) {
+    private RedisServer(
+            Source source,
+            String uri,
+            Persistence persistence,
+            String description,
+            ServerControl control,
+            Runnable shutdown,
+            boolean isShared) {
         this(source, uri, List.of(uri), persistence, description, control, shutdown, isShared);
     }
 
-    private RedisServer(Source source, String uri, List<String> nodeUris, Persistence persistence, String description,
-                        ServerControl control, Runnable shutdown, boolean isShared) {
+    private RedisServer(
+            Source source,
+            String uri,
+            List<String> nodeUris,
+            Persistence persistence,
+            String description,
+            ServerControl control,
+            Runnable shutdown,
+            boolean isShared) {
         super(shutdown, isShared);
         this.source = source;
         this.uri = uri;
@@ -141,7 +155,8 @@ public final class RedisServer extends TestServer {
      * Without the binary the test fails under CI and is skipped elsewhere. Close it when done.
      */
     public static RedisServer startCluster(int masters, Persistence persistence) {
-        return locate(() -> ServerLocator.<RedisServer>forBackend("redis-cluster", "apt-get install redis-server (7.0 or later)")
+        return locate(() -> ServerLocator.<RedisServer>forBackend(
+                        "redis-cluster", "apt-get install redis-server (7.0 or later)")
                 .candidate(Source.BINARIES.key(), () -> clusterFromBinaries(masters, persistence))
                 .locateOnly(Source.BINARIES.key()));
     }
@@ -150,11 +165,22 @@ public final class RedisServer extends TestServer {
         Path binary = RedisProcess.findBinary();
         RedisClusterNodes cluster = RedisClusterNodes.start(binary, masters, persistence);
         try {
-            List<String> uris = cluster.ports().stream().map(p -> "redis://127.0.0.1:" + p).toList();
-            String ports = cluster.ports().stream().map(String::valueOf).reduce((a, b) -> a + "," + b).orElse("");
-            return new RedisServer(Source.BINARIES, uris.get(0), uris, persistence, Facts.of(uris.get(0))
-                    .describe(binary + ", a Cluster of " + masters + " masters on 127.0.0.1:" + ports), cluster.control(),
-                    cluster::destroy, false);
+            List<String> uris =
+                    cluster.ports().stream().map(p -> "redis://127.0.0.1:" + p).toList();
+            String ports = cluster.ports().stream()
+                    .map(String::valueOf)
+                    .reduce((a, b) -> a + "," + b)
+                    .orElse("");
+            return new RedisServer(
+                    Source.BINARIES,
+                    uris.get(0),
+                    uris,
+                    persistence,
+                    Facts.of(uris.get(0))
+                            .describe(binary + ", a Cluster of " + masters + " masters on 127.0.0.1:" + ports),
+                    cluster.control(),
+                    cluster::destroy,
+                    false);
         } catch (RuntimeException e) {
             cluster.destroy();
             throw e;
@@ -185,15 +211,23 @@ public final class RedisServer extends TestServer {
             RedisProcess started = sentinel;
             String masterUri = "redis://127.0.0.1:" + master.port();
             String uri = "redis-sentinel://127.0.0.1:" + sentinel.port() + "#" + SENTINEL_MASTER;
-            return new RedisServer(Source.BINARIES, uri, List.of(masterUri), persistence, Facts.of(masterUri)
-                    .describe(binary + ", 127.0.0.1:" + master.port() + " behind Sentinel 127.0.0.1:" + sentinel.port()),
-                    master, () -> {
+            return new RedisServer(
+                    Source.BINARIES,
+                    uri,
+                    List.of(masterUri),
+                    persistence,
+                    Facts.of(masterUri)
+                            .describe(binary + ", 127.0.0.1:" + master.port() + " behind Sentinel 127.0.0.1:"
+                                    + sentinel.port()),
+                    master,
+                    () -> {
                         try {
                             started.destroy();
                         } finally {
                             master.destroy();
                         }
-                    }, false);
+                    },
+                    false);
         } catch (IOException | RuntimeException e) {
             if (sentinel != null) {
                 sentinel.destroy();
@@ -208,8 +242,8 @@ public final class RedisServer extends TestServer {
     }
 
     private static ServerLocator<RedisServer> locator(Persistence persistence, boolean isShared) {
-        return ServerLocator.<RedisServer>forBackend("redis",
-                        "apt-get install redis-server, set " + URL_ENV + ", or start a Docker engine")
+        return ServerLocator.<RedisServer>forBackend(
+                        "redis", "apt-get install redis-server, set " + URL_ENV + ", or start a Docker engine")
                 .candidate(Source.ENV.key(), () -> fromEnvironment(persistence, isShared))
                 .candidate(Source.BINARIES.key(), () -> fromBinaries(persistence, isShared))
                 .candidate(Source.TESTCONTAINERS.key(), () -> fromTestcontainers(persistence, isShared))
@@ -222,18 +256,26 @@ public final class RedisServer extends TestServer {
             throw new ServerLocator.Unavailable(URL_ENV + " is not set");
         }
         String lower = url.toLowerCase(Locale.ROOT);
-        if (!lower.startsWith("redis://") && !lower.startsWith("rediss://") && !lower.startsWith("redis-sentinel://")
+        if (!lower.startsWith("redis://")
+                && !lower.startsWith("rediss://")
+                && !lower.startsWith("redis-sentinel://")
                 && !lower.startsWith("rediss-sentinel://")) {
-            throw new IllegalArgumentException(URL_ENV + " must be a redis://, rediss:// or redis-sentinel:// URI, got "
-                    + Redaction.uri(url));
+            throw new IllegalArgumentException(
+                    URL_ENV + " must be a redis://, rediss:// or redis-sentinel:// URI, got " + Redaction.uri(url));
         }
         Facts facts = Facts.of(url);
         if (wanted == Persistence.AOF_ALWAYS && facts.persistence() != Persistence.AOF_ALWAYS) {
-            throw new ServerLocator.Unavailable(URL_ENV + " names a server without appendonly yes + appendfsync always ("
-                    + facts.settings() + ")");
+            throw new ServerLocator.Unavailable(
+                    URL_ENV + " names a server without appendonly yes + appendfsync always (" + facts.settings() + ")");
         }
-        return new RedisServer(Source.ENV, url, facts.persistence(),
-                facts.describe(URL_ENV + ", " + Redaction.uri(url)), null, () -> { }, isShared);
+        return new RedisServer(
+                Source.ENV,
+                url,
+                facts.persistence(),
+                facts.describe(URL_ENV + ", " + Redaction.uri(url)),
+                null,
+                () -> {},
+                isShared);
     }
 
     private static RedisServer fromBinaries(Persistence persistence, boolean isShared) throws Exception {
@@ -241,15 +283,22 @@ public final class RedisServer extends TestServer {
         RedisProcess process = RedisProcess.start(binary, persistence);
         try {
             String uri = "redis://127.0.0.1:" + process.port();
-            return new RedisServer(Source.BINARIES, uri, persistence,
-                    Facts.of(uri).describe(binary + ", 127.0.0.1:" + process.port()), process, process::destroy, isShared);
+            return new RedisServer(
+                    Source.BINARIES,
+                    uri,
+                    persistence,
+                    Facts.of(uri).describe(binary + ", 127.0.0.1:" + process.port()),
+                    process,
+                    process::destroy,
+                    isShared);
         } catch (RuntimeException e) {
             process.destroy();
             throw e;
         }
     }
 
-    private static RedisServer fromTestcontainers(Persistence persistence, boolean isShared) throws ServerLocator.Unavailable {
+    private static RedisServer fromTestcontainers(Persistence persistence, boolean isShared)
+            throws ServerLocator.Unavailable {
         if (!onClassPath("org.testcontainers.DockerClientFactory")) {
             throw new ServerLocator.Unavailable("Testcontainers is not on the class path");
         }
@@ -260,13 +309,20 @@ public final class RedisServer extends TestServer {
         command.addAll(persistence.serverArguments());
         @SuppressWarnings("resource") // stopped by the server's shutdown
         GenericContainer<?> container = new GenericContainer<>(DockerImageName.parse(CONTAINER_IMAGE))
-                .withExposedPorts(CONTAINER_PORT).withCommand(command.toArray(String[]::new));
+                .withExposedPorts(CONTAINER_PORT)
+                .withCommand(command.toArray(String[]::new));
         container.start();
         try {
             String address = container.getHost() + ":" + container.getMappedPort(CONTAINER_PORT);
             String uri = "redis://" + address;
-            return new RedisServer(Source.TESTCONTAINERS, uri, persistence,
-                    Facts.of(uri).describe("Testcontainers " + CONTAINER_IMAGE + ", " + address), null, container::stop, isShared);
+            return new RedisServer(
+                    Source.TESTCONTAINERS,
+                    uri,
+                    persistence,
+                    Facts.of(uri).describe("Testcontainers " + CONTAINER_IMAGE + ", " + address),
+                    null,
+                    container::stop,
+                    isShared);
         } catch (RuntimeException e) {
             container.stop();
             throw e;
@@ -280,7 +336,10 @@ public final class RedisServer extends TestServer {
         Path dir = Files.createTempDirectory("fencelock-embedded-redis-");
         int port = ThrowawayServers.freeLoopbackPort();
         redis.embedded.core.RedisServerBuilder builder = redis.embedded.RedisServer.newRedisServer()
-                .bind("127.0.0.1").port(port).setting("dir " + dir).setting("save \"\"");
+                .bind("127.0.0.1")
+                .port(port)
+                .setting("dir " + dir)
+                .setting("save \"\"");
         persistence.configLines().forEach(builder::setting);
         redis.embedded.RedisServer embedded = builder.build();
         Runnable close = () -> {
@@ -295,8 +354,14 @@ public final class RedisServer extends TestServer {
         try {
             embedded.start();
             String uri = "redis://127.0.0.1:" + port;
-            return new RedisServer(Source.EMBEDDED, uri, persistence,
-                    Facts.of(uri).describe("embedded-redis, 127.0.0.1:" + port), null, close, isShared);
+            return new RedisServer(
+                    Source.EMBEDDED,
+                    uri,
+                    persistence,
+                    Facts.of(uri).describe("embedded-redis, 127.0.0.1:" + port),
+                    null,
+                    close,
+                    isShared);
         } catch (IOException | RuntimeException e) {
             close.run();
             throw e;
@@ -360,7 +425,6 @@ public final class RedisServer extends TestServer {
         return Endpoints.withAddress(uri, address);
     }
 
-
     @Override
     protected String summary() {
         return description;
@@ -395,11 +459,13 @@ public final class RedisServer extends TestServer {
 
         Persistence persistence() {
             return "yes".equals(config.get("appendonly")) && "always".equals(config.get("appendfsync"))
-                    ? Persistence.AOF_ALWAYS : Persistence.NONE;
+                    ? Persistence.AOF_ALWAYS
+                    : Persistence.NONE;
         }
 
         String settings() {
-            return config.isEmpty() ? "CONFIG unavailable"
+            return config.isEmpty()
+                    ? "CONFIG unavailable"
                     : "appendonly=" + config.get("appendonly") + " appendfsync=" + config.get("appendfsync");
         }
 

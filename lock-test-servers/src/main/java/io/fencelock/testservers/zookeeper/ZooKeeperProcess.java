@@ -3,7 +3,6 @@ package io.fencelock.testservers.zookeeper;
 import io.fencelock.testservers.common.ServerLocator;
 import io.fencelock.testservers.common.ServerProcess;
 import io.fencelock.testservers.common.ThrowawayServers;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -13,9 +12,9 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.time.Duration;
 
 /**
  * One ZooKeeper server run from the {@code org.apache.zookeeper:zookeeper} artifact on this JVM's class
@@ -33,7 +32,9 @@ final class ZooKeeperProcess extends ServerProcess {
     static final int TICK_MILLIS = 100;
     static final int MAX_SESSION_MILLIS = 60_000;
     /** The settings every server of this fixture runs with, for descriptions. */
-    static final String TIMING = "(tickTime " + TICK_MILLIS + " ms, sessions 200 ms to " + MAX_SESSION_MILLIS / 1000 + " s)";
+    static final String TIMING =
+            "(tickTime " + TICK_MILLIS + " ms, sessions 200 ms to " + MAX_SESSION_MILLIS / 1000 + " s)";
+
     private static final Duration START_TIMEOUT = Duration.ofSeconds(30);
     private static final Duration STOP_TIMEOUT = Duration.ofSeconds(30);
     private static final int PROBE_TIMEOUT_MILLIS = 500;
@@ -61,15 +62,20 @@ final class ZooKeeperProcess extends ServerProcess {
                 Class.forName(name, false, ZooKeeperProcess.class.getClassLoader());
             }
         } catch (ClassNotFoundException | LinkageError e) {
-            throw new ServerLocator.Unavailable("the ZooKeeper server's classes are not on the class path (" + e.getMessage()
-                    + "): org.apache.zookeeper:zookeeper with metrics-core and snappy-java");
+            throw new ServerLocator.Unavailable("the ZooKeeper server's classes are not on the class path ("
+                    + e.getMessage() + "): org.apache.zookeeper:zookeeper with metrics-core and snappy-java");
         }
     }
 
     /** Classes the server needs at run time (the last one, a logging back end, only if present), by the jar each comes from. */
-    private static final List<String> SERVER_CLASSES = List.of("org.apache.zookeeper.server.ZooKeeperServerMain",
-            "org.apache.jute.Record", "org.slf4j.LoggerFactory", "com.codahale.metrics.Reservoir",
-            "org.xerial.snappy.SnappyInputStream", "org.apache.commons.io.FileUtils", "org.slf4j.simple.SimpleLogger");
+    private static final List<String> SERVER_CLASSES = List.of(
+            "org.apache.zookeeper.server.ZooKeeperServerMain",
+            "org.apache.jute.Record",
+            "org.slf4j.LoggerFactory",
+            "com.codahale.metrics.Reservoir",
+            "org.xerial.snappy.SnappyInputStream",
+            "org.apache.commons.io.FileUtils",
+            "org.slf4j.simple.SimpleLogger");
 
     /**
      * The server's class path: the jars this JVM loaded those classes from, so that it works wherever the
@@ -128,8 +134,13 @@ final class ZooKeeperProcess extends ServerProcess {
     private static ZooKeeperProcess prepare(String name, boolean member) throws IOException {
         Path dir = newDirectory("zookeeper");
         try {
-            return new ZooKeeperProcess(dir, name, ThrowawayServers.freeLoopbackPort(), ThrowawayServers.freeLoopbackPort(),
-                    ThrowawayServers.freeLoopbackPort(), member);
+            return new ZooKeeperProcess(
+                    dir,
+                    name,
+                    ThrowawayServers.freeLoopbackPort(),
+                    ThrowawayServers.freeLoopbackPort(),
+                    ThrowawayServers.freeLoopbackPort(),
+                    member);
         } catch (IOException | RuntimeException e) {
             ThrowawayServers.deleteRecursively(dir);
             throw e;
@@ -139,10 +150,18 @@ final class ZooKeeperProcess extends ServerProcess {
     private void configure(List<ZooKeeperProcess> ensemble, int myid) throws IOException {
         Path data = Files.createDirectories(dir().resolve("data"));
         List<String> cfg = new ArrayList<>(List.of(
-                "tickTime=" + TICK_MILLIS, "initLimit=50", "syncLimit=20",
-                "dataDir=" + data, "clientPort=" + clientPort, "clientPortAddress=127.0.0.1",
-                "maxClientCnxns=0", "minSessionTimeout=" + 2 * TICK_MILLIS, "maxSessionTimeout=" + MAX_SESSION_MILLIS,
-                "admin.enableServer=false", "4lw.commands.whitelist=srvr,ruok", "autopurge.purgeInterval=0"));
+                "tickTime=" + TICK_MILLIS,
+                "initLimit=50",
+                "syncLimit=20",
+                "dataDir=" + data,
+                "clientPort=" + clientPort,
+                "clientPortAddress=127.0.0.1",
+                "maxClientCnxns=0",
+                "minSessionTimeout=" + 2 * TICK_MILLIS,
+                "maxSessionTimeout=" + MAX_SESSION_MILLIS,
+                "admin.enableServer=false",
+                "4lw.commands.whitelist=srvr,ruok",
+                "autopurge.purgeInterval=0"));
         if (member) {
             Files.writeString(data.resolve("myid"), Integer.toString(myid), StandardCharsets.US_ASCII);
             for (int i = 0; i < ensemble.size(); i++) {
@@ -172,10 +191,19 @@ final class ZooKeeperProcess extends ServerProcess {
     @Override
     protected List<String> command() {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        return List.of(java, "-Xms32m", "-Xmx160m", "-XX:+UseSerialGC",
-                "-XX:TieredStopAtLevel=1", "-Dzookeeper.admin.enableServer=false", "-Dzookeeper.jmx.log4j.disable=true",
-                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", serverClassPath(),
-                mainClass, dir().resolve("zoo.cfg").toString());
+        return List.of(
+                java,
+                "-Xms32m",
+                "-Xmx160m",
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
+                "-Dzookeeper.admin.enableServer=false",
+                "-Dzookeeper.jmx.log4j.disable=true",
+                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                "-cp",
+                serverClassPath(),
+                mainClass,
+                dir().resolve("zoo.cfg").toString());
     }
 
     /**

@@ -8,7 +8,6 @@ import io.fencelock.testservers.common.OnePerJvm;
 import io.fencelock.testservers.common.ReplicaSet;
 import io.fencelock.testservers.common.ServerLocator;
 import io.fencelock.testservers.common.TestServer;
-
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
@@ -39,7 +38,8 @@ public final class ZooKeeperServer extends TestServer {
 
     /** Where a server comes from, in the order they are tried. */
     public enum Source {
-        ENV, JVM;
+        ENV,
+        JVM;
 
         /** The name used in {@code -Dfencelock.zookeeper.source=...}. */
         public String key() {
@@ -54,8 +54,7 @@ public final class ZooKeeperServer extends TestServer {
      * @param hostPort its client address, {@code 127.0.0.1:port}
      * @param control  crash, freeze, stop and restart it (same directory and ports)
      */
-    public record Member(String name, String hostPort, ServerControl control) {
-    }
+    public record Member(String name, String hostPort, ServerControl control) {}
 
     private final Source source;
     private final String hosts;
@@ -65,20 +64,34 @@ public final class ZooKeeperServer extends TestServer {
     private final ReplicaSet<ZooKeeperProcess> replicas;
     private final ServerControl control;
 
-    private ZooKeeperServer(Source source, String hosts, String chroot, String description, List<ZooKeeperProcess> processes,
-                            boolean isShared) {
+    private ZooKeeperServer(
+            Source source,
+            String hosts,
+            String chroot,
+            String description,
+            List<ZooKeeperProcess> processes,
+            boolean isShared) {
         super(() -> processes.forEach(ZooKeeperProcess::destroy), isShared);
         this.source = source;
         this.hosts = hosts;
         this.chroot = chroot;
         this.description = description;
         this.processes = List.copyOf(processes);
-        this.replicas = new ReplicaSet<>("ZooKeeper " + hosts, this.processes, this::leaderProcess,
-                () -> this.processes.size() == 1 ? "standalone".equals(this.processes.get(0).mode())
+        this.replicas = new ReplicaSet<>(
+                "ZooKeeper " + hosts,
+                this.processes,
+                this::leaderProcess,
+                () -> this.processes.size() == 1
+                        ? "standalone".equals(this.processes.get(0).mode())
                         : this.processes.isEmpty() || leaderProcess().isPresent());
-        this.control = this.processes.isEmpty() ? null : this.processes.size() == 1 ? this.processes.get(0)
-                : new GroupControl("a ZooKeeper ensemble on " + hosts, this.processes,
-                        () -> awaitHealthy(Duration.ofMillis(ENSEMBLE_START_MILLIS)));
+        this.control = this.processes.isEmpty()
+                ? null
+                : this.processes.size() == 1
+                        ? this.processes.get(0)
+                        : new GroupControl(
+                                "a ZooKeeper ensemble on " + hosts,
+                                this.processes,
+                                () -> awaitHealthy(Duration.ofMillis(ENSEMBLE_START_MILLIS)));
     }
 
     /** The server of this JVM, found on first use and stopped by a shutdown hook; fails in CI, skips elsewhere when none. */
@@ -104,8 +117,8 @@ public final class ZooKeeperServer extends TestServer {
         if (size < 1) {
             throw new IllegalArgumentException("an ensemble needs at least one member, got " + size);
         }
-        return locate(() -> ServerLocator.<ZooKeeperServer>forBackend("zookeeper-ensemble",
-                        "put org.apache.zookeeper:zookeeper on the test class path")
+        return locate(() -> ServerLocator.<ZooKeeperServer>forBackend(
+                        "zookeeper-ensemble", "put org.apache.zookeeper:zookeeper on the test class path")
                 .candidate(Source.JVM.key(), () -> ensembleInJvms(size))
                 .locateOnly(Source.JVM.key()));
     }
@@ -114,10 +127,16 @@ public final class ZooKeeperServer extends TestServer {
         ZooKeeperProcess.requireServerClasses();
         List<ZooKeeperProcess> members = ZooKeeperProcess.startEnsemble(size);
         try {
-            String hosts = String.join(",", members.stream().map(ZooKeeperProcess::hostPort).toList());
-            ZooKeeperServer server = new ZooKeeperServer(Source.JVM, hosts, "", "ZooKeeper " + version()
-                    + " (QuorumPeerMain in child JVMs), an ensemble of " + size + " on " + hosts + " " + ZooKeeperProcess.TIMING,
-                    members, false);
+            String hosts = String.join(
+                    ",", members.stream().map(ZooKeeperProcess::hostPort).toList());
+            ZooKeeperServer server = new ZooKeeperServer(
+                    Source.JVM,
+                    hosts,
+                    "",
+                    "ZooKeeper " + version() + " (QuorumPeerMain in child JVMs), an ensemble of " + size + " on "
+                            + hosts + " " + ZooKeeperProcess.TIMING,
+                    members,
+                    false);
             server.awaitHealthy(Duration.ofMillis(ENSEMBLE_START_MILLIS));
             return server;
         } catch (RuntimeException e) {
@@ -131,7 +150,8 @@ public final class ZooKeeperServer extends TestServer {
     }
 
     private static ServerLocator<ZooKeeperServer> locator(boolean isShared) {
-        return ServerLocator.<ZooKeeperServer>forBackend("zookeeper",
+        return ServerLocator.<ZooKeeperServer>forBackend(
+                        "zookeeper",
                         "set " + URL_ENV + ", or put org.apache.zookeeper:zookeeper on the test class path")
                 .candidate(Source.ENV.key(), () -> fromEnvironment(isShared))
                 .candidate(Source.JVM.key(), () -> inJvm(isShared));
@@ -144,24 +164,30 @@ public final class ZooKeeperServer extends TestServer {
         }
         String v = value.trim();
         if (!v.regionMatches(true, 0, SCHEME, 0, SCHEME.length()) || v.contains("@") || v.length() == SCHEME.length()) {
-            throw new IllegalArgumentException(URL_ENV + " must be zookeeper://host:port[,host:port...][/chroot] without"
-                    + " credentials, got '" + v.replaceAll("//[^@/]*@", "//***@") + "'");
+            throw new IllegalArgumentException(
+                    URL_ENV + " must be zookeeper://host:port[,host:port...][/chroot] without" + " credentials, got '"
+                            + v.replaceAll("//[^@/]*@", "//***@") + "'");
         }
         String rest = v.substring(SCHEME.length());
         int slash = rest.indexOf('/');
         String hosts = slash < 0 ? rest : rest.substring(0, slash);
         String chroot = slash < 0 ? "" : rest.substring(slash);
-        return new ZooKeeperServer(Source.ENV, hosts, chroot, "ZooKeeper from " + URL_ENV + ", " + hosts + chroot,
-                List.of(), isShared);
+        return new ZooKeeperServer(
+                Source.ENV, hosts, chroot, "ZooKeeper from " + URL_ENV + ", " + hosts + chroot, List.of(), isShared);
     }
 
     private static ZooKeeperServer inJvm(boolean isShared) throws Exception {
         ZooKeeperProcess.requireServerClasses();
         ZooKeeperProcess process = ZooKeeperProcess.startSingle();
         try {
-            return new ZooKeeperServer(Source.JVM, process.hostPort(), "", "ZooKeeper " + version()
-                    + " (ZooKeeperServerMain in a child JVM), one node on " + process.hostPort() + " " + ZooKeeperProcess.TIMING,
-                    List.of(process), isShared);
+            return new ZooKeeperServer(
+                    Source.JVM,
+                    process.hostPort(),
+                    "",
+                    "ZooKeeper " + version() + " (ZooKeeperServerMain in a child JVM), one node on "
+                            + process.hostPort() + " " + ZooKeeperProcess.TIMING,
+                    List.of(process),
+                    isShared);
         } catch (RuntimeException e) {
             process.destroy();
             throw e;
@@ -170,7 +196,9 @@ public final class ZooKeeperServer extends TestServer {
 
     private static String version() {
         try {
-            return (String) Class.forName("org.apache.zookeeper.Version").getMethod("getVersion").invoke(null);
+            return (String) Class.forName("org.apache.zookeeper.Version")
+                    .getMethod("getVersion")
+                    .invoke(null);
         } catch (ReflectiveOperationException | LinkageError e) {
             return "?";
         }

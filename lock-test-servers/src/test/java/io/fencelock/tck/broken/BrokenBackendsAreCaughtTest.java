@@ -1,19 +1,18 @@
 package io.fencelock.tck.broken;
 
-import io.fencelock.testservers.postgres.PostgresServer;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.platform.engine.discovery.DiscoverySelectors.selectMethod;
 
 import io.fencelock.spi.LockBackend;
 import io.fencelock.tck.BackendFixture;
 import io.fencelock.tck.LockBackendContract;
 import io.fencelock.tck.matrix.MatrixRecorder;
+import io.fencelock.testservers.postgres.PostgresServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.platform.testkit.engine.EngineTestKit;
 import org.junit.platform.testkit.engine.Events;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.platform.engine.discovery.DiscoverySelectors.selectMethod;
 
 /**
  * The kit is not vacuous: run against a backend with one seeded flaw, the property that guards
@@ -22,6 +21,7 @@ import static org.junit.platform.engine.discovery.DiscoverySelectors.selectMetho
 class BrokenBackendsAreCaughtTest {
     /** The flawed backends' matrices are no real backend's results: kept out of the comparison report's way. */
     private static final String FLAWED_MATRICES = "target/fencelock-tck-flawed";
+
     private static String previousSchedules;
     private static String previousShrink;
     private static String previousRace;
@@ -66,7 +66,9 @@ class BrokenBackendsAreCaughtTest {
     @Test
     void purgeWithoutGuardIsCaught() {
         Events events = run(PurgeWithoutGuard.class, "tokensRiseWhilePurgesRace");
-        assertThat(events.failed().count()).as("tokensRiseWhilePurgesRace on PurgeWithoutGuard").isEqualTo(1);
+        assertThat(events.failed().count())
+                .as("tokensRiseWhilePurgesRace on PurgeWithoutGuard")
+                .isEqualTo(1);
         // judged by the history checker: a holder's write inside its certain hold was turned away
         assertThat(failure(events).getMessage()).contains("fencedResourceRejectsStaleWriters");
     }
@@ -101,48 +103,68 @@ class BrokenBackendsAreCaughtTest {
         Events events = run(NoMutualExclusion.class, "certainHoldsNeverOverlap");
         assertThat(events.failed().count()).as("failed tests").isEqualTo(1);
         // the report names the property, the seed to replay and the shrunk schedule
-        assertThat(failure(events).getMessage()).contains("certainHoldsNeverOverlap").contains("-Dfencelock.tck.seed=")
-                .contains("schedule").contains("history:");
+        assertThat(failure(events).getMessage())
+                .contains("certainHoldsNeverOverlap")
+                .contains("-Dfencelock.tck.seed=")
+                .contains("schedule")
+                .contains("history:");
     }
 
     @Test
     void aCorrectTableDesignPassesTheSameProperties() {
         // The same SQL without a flaw is not flagged: the failures above come from the flaws.
         Events events = EngineTestKit.engine("junit-jupiter")
-                .selectors(selectMethod(NoFlaw.class, "releaseIsOwnerChecked"),
+                .selectors(
+                        selectMethod(NoFlaw.class, "releaseIsOwnerChecked"),
                         selectMethod(NoFlaw.class, "renewAfterExpiryIsRejected"),
                         selectMethod(NoFlaw.class, "fencedResourceRejectsStaleWriters"),
                         selectMethod(NoFlaw.class, "acquireHonoursItsWaitUnderLoad"),
                         selectMethod(NoFlaw.class, "interruptedAcquireLeavesNoGrantBehind"),
                         selectMethod(NoFlaw.class, "releaseWorksOnAnInterruptedThread"))
                 .configurationParameter(MatrixRecorder.DIRECTORY_PARAMETER, FLAWED_MATRICES)
-                .execute().testEvents();
-        assertThat(events.failed().count()).as("failures on the sound variant: " + failures(events)).isZero();
+                .execute()
+                .testEvents();
+        assertThat(events.failed().count())
+                .as("failures on the sound variant: " + failures(events))
+                .isZero();
         assertThat(events.succeeded().count()).isEqualTo(6);
     }
 
     private static Throwable failure(Events events) {
-        return events.failed().stream().findFirst().orElseThrow()
-                .getPayload(org.junit.platform.engine.TestExecutionResult.class).orElseThrow()
-                .getThrowable().orElseThrow();
+        return events.failed().stream()
+                .findFirst()
+                .orElseThrow()
+                .getPayload(org.junit.platform.engine.TestExecutionResult.class)
+                .orElseThrow()
+                .getThrowable()
+                .orElseThrow();
     }
 
     private static String failures(Events events) {
         StringBuilder sb = new StringBuilder();
-        events.failed().stream().forEach(e -> e.getPayload(org.junit.platform.engine.TestExecutionResult.class)
-                .flatMap(org.junit.platform.engine.TestExecutionResult::getThrowable)
-                .ifPresent(t -> sb.append('\n').append(e.getTestDescriptor().getDisplayName()).append(": ").append(t)));
+        events.failed().stream()
+                .forEach(e -> e.getPayload(org.junit.platform.engine.TestExecutionResult.class)
+                        .flatMap(org.junit.platform.engine.TestExecutionResult::getThrowable)
+                        .ifPresent(t -> sb.append('\n')
+                                .append(e.getTestDescriptor().getDisplayName())
+                                .append(": ")
+                                .append(t)));
         return sb.toString();
     }
 
     private static void assertFails(Class<? extends LockBackendContract> contract, String property) {
         Events events = run(contract, property);
-        assertThat(events.failed().count()).as(property + " on " + contract.getSimpleName()).isEqualTo(1);
+        assertThat(events.failed().count())
+                .as(property + " on " + contract.getSimpleName())
+                .isEqualTo(1);
     }
 
     private static Events run(Class<? extends LockBackendContract> contract, String property) {
-        return EngineTestKit.engine("junit-jupiter").selectors(selectMethod(contract, property))
-                .configurationParameter(MatrixRecorder.DIRECTORY_PARAMETER, FLAWED_MATRICES).execute().testEvents();
+        return EngineTestKit.engine("junit-jupiter")
+                .selectors(selectMethod(contract, property))
+                .configurationParameter(MatrixRecorder.DIRECTORY_PARAMETER, FLAWED_MATRICES)
+                .execute()
+                .testEvents();
     }
 
     /** A fixture for one flaw, on its own database of the shared PostgreSQL. */
@@ -173,43 +195,63 @@ class BrokenBackendsAreCaughtTest {
     }
 
     static class ReleaseWithoutOwnerCheck extends FlawedContract {
-        FlawedTableBackend.Flaw flaw() { return FlawedTableBackend.Flaw.RELEASE_WITHOUT_OWNER_CHECK; }
+        FlawedTableBackend.Flaw flaw() {
+            return FlawedTableBackend.Flaw.RELEASE_WITHOUT_OWNER_CHECK;
+        }
     }
 
     static class TokenPlusOneWithCleanup extends FlawedContract {
-        FlawedTableBackend.Flaw flaw() { return FlawedTableBackend.Flaw.TOKEN_PLUS_ONE_WITH_CLEANUP; }
+        FlawedTableBackend.Flaw flaw() {
+            return FlawedTableBackend.Flaw.TOKEN_PLUS_ONE_WITH_CLEANUP;
+        }
     }
 
     static class RenewIgnoresExpiry extends FlawedContract {
-        FlawedTableBackend.Flaw flaw() { return FlawedTableBackend.Flaw.RENEW_IGNORES_EXPIRY; }
+        FlawedTableBackend.Flaw flaw() {
+            return FlawedTableBackend.Flaw.RENEW_IGNORES_EXPIRY;
+        }
     }
 
     static class TakeoverKeepsToken extends FlawedContract {
-        FlawedTableBackend.Flaw flaw() { return FlawedTableBackend.Flaw.TAKEOVER_KEEPS_TOKEN; }
+        FlawedTableBackend.Flaw flaw() {
+            return FlawedTableBackend.Flaw.TAKEOVER_KEEPS_TOKEN;
+        }
     }
 
     static class PurgeWithoutGuard extends FlawedContract {
-        FlawedTableBackend.Flaw flaw() { return FlawedTableBackend.Flaw.PURGE_WITHOUT_GUARD; }
+        FlawedTableBackend.Flaw flaw() {
+            return FlawedTableBackend.Flaw.PURGE_WITHOUT_GUARD;
+        }
     }
 
     static class NoMutualExclusion extends FlawedContract {
-        FlawedTableBackend.Flaw flaw() { return FlawedTableBackend.Flaw.NO_MUTUAL_EXCLUSION; }
+        FlawedTableBackend.Flaw flaw() {
+            return FlawedTableBackend.Flaw.NO_MUTUAL_EXCLUSION;
+        }
     }
 
     static class BlocksUntilFree extends FlawedContract {
-        FlawedTableBackend.Flaw flaw() { return FlawedTableBackend.Flaw.BLOCKS_UNTIL_FREE; }
+        FlawedTableBackend.Flaw flaw() {
+            return FlawedTableBackend.Flaw.BLOCKS_UNTIL_FREE;
+        }
     }
 
     static class InterruptedGrantReportedRefused extends FlawedContract {
-        FlawedTableBackend.Flaw flaw() { return FlawedTableBackend.Flaw.INTERRUPTED_GRANT_REPORTED_REFUSED; }
+        FlawedTableBackend.Flaw flaw() {
+            return FlawedTableBackend.Flaw.INTERRUPTED_GRANT_REPORTED_REFUSED;
+        }
     }
 
     static class ReleaseNotAwaited extends FlawedContract {
-        FlawedTableBackend.Flaw flaw() { return FlawedTableBackend.Flaw.RELEASE_NOT_AWAITED; }
+        FlawedTableBackend.Flaw flaw() {
+            return FlawedTableBackend.Flaw.RELEASE_NOT_AWAITED;
+        }
     }
 
     /** The same table design without a flaw. */
     static class NoFlaw extends FlawedContract {
-        FlawedTableBackend.Flaw flaw() { return null; }
+        FlawedTableBackend.Flaw flaw() {
+            return null;
+        }
     }
 }

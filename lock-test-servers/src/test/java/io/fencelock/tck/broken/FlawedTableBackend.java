@@ -7,7 +7,6 @@ import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
-
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -78,6 +77,7 @@ final class FlawedTableBackend implements LockBackend {
     private final String sequence;
     /** Connections, each used by one statement at a time. */
     private final BlockingQueue<Connection> connections;
+
     private volatile boolean closed;
     private final ScheduledExecutorService late;
 
@@ -89,11 +89,13 @@ final class FlawedTableBackend implements LockBackend {
         // a pool as the real providers have, where the flaw is a race between statements or the property puts
         // a crowd of callers on the backend (a single connection would make every waiter queue for it)
         int count = flaw == null || flaw == Flaw.PURGE_WITHOUT_GUARD || flaw == Flaw.BLOCKS_UNTIL_FREE ? 8 : 1;
-        this.late = flaw != Flaw.RELEASE_NOT_AWAITED ? null : Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "flawed-backend-late-release");
-            t.setDaemon(true);
-            return t;
-        });
+        this.late = flaw != Flaw.RELEASE_NOT_AWAITED
+                ? null
+                : Executors.newSingleThreadScheduledExecutor(r -> {
+                    Thread t = new Thread(r, "flawed-backend-late-release");
+                    t.setDaemon(true);
+                    return t;
+                });
         this.connections = new ArrayBlockingQueue<>(count);
         try {
             for (int i = 0; i < count; i++) {
@@ -132,17 +134,26 @@ final class FlawedTableBackend implements LockBackend {
         boolean sequenced = flaw == Flaw.PURGE_WITHOUT_GUARD;
         String firstToken = sequenced ? "nextval('" + sequence + "')" : "1";
         String takeoverToken = flaw == Flaw.TAKEOVER_KEEPS_TOKEN ? "l.token" : sequenced ? firstToken : "l.token + 1";
-        String when = flaw == Flaw.NO_MUTUAL_EXCLUSION ? "true" : "l.lease_id IS NULL OR l.expires_at <= clock_timestamp()";
+        String when =
+                flaw == Flaw.NO_MUTUAL_EXCLUSION ? "true" : "l.lease_id IS NULL OR l.expires_at <= clock_timestamp()";
         String sql = "INSERT INTO " + table + " AS l (name, lease_id, token, expires_at) VALUES (?, ?, " + firstToken
                 + ", clock_timestamp() + ? * interval '1 millisecond') "
                 + "ON CONFLICT (name) DO UPDATE SET lease_id = EXCLUDED.lease_id, token = " + takeoverToken
                 + ", expires_at = EXCLUDED.expires_at WHERE " + when + " RETURNING token, expires_at";
-        AcquireResult result = query(sql, ps -> {
-            ps.setString(1, name);
-            ps.setString(2, leaseId);
-            ps.setLong(3, ttl.toMillis());
-        }, rs -> rs.next() ? AcquireResult.granted(rs.getLong(1), rs.getTimestamp(2).toInstant()) : AcquireResult.held(null));
-        if (flaw == Flaw.INTERRUPTED_GRANT_REPORTED_REFUSED && result.acquired() && Thread.currentThread().isInterrupted()) {
+        AcquireResult result = query(
+                sql,
+                ps -> {
+                    ps.setString(1, name);
+                    ps.setString(2, leaseId);
+                    ps.setLong(3, ttl.toMillis());
+                },
+                rs -> rs.next()
+                        ? AcquireResult.granted(
+                                rs.getLong(1), rs.getTimestamp(2).toInstant())
+                        : AcquireResult.held(null));
+        if (flaw == Flaw.INTERRUPTED_GRANT_REPORTED_REFUSED
+                && result.acquired()
+                && Thread.currentThread().isInterrupted()) {
             return AcquireResult.held(null);
         }
         return result;
@@ -153,12 +164,18 @@ final class FlawedTableBackend implements LockBackend {
         List<RenewResult> results = new ArrayList<>();
         String expiry = flaw == Flaw.RENEW_IGNORES_EXPIRY ? "" : " AND expires_at > clock_timestamp()";
         for (RenewRequest r : requests) {
-            results.add(query("UPDATE " + table + " SET expires_at = clock_timestamp() + ? * interval '1 millisecond' "
-                    + "WHERE name = ? AND lease_id = ?" + expiry + " RETURNING token, expires_at", ps -> {
-                ps.setLong(1, r.ttl().toMillis());
-                ps.setString(2, r.name());
-                ps.setString(3, r.leaseId());
-            }, rs -> rs.next() ? RenewResult.renewed(rs.getLong(1), rs.getTimestamp(2).toInstant()) : RenewResult.rejected()));
+            results.add(query(
+                    "UPDATE " + table + " SET expires_at = clock_timestamp() + ? * interval '1 millisecond' "
+                            + "WHERE name = ? AND lease_id = ?" + expiry + " RETURNING token, expires_at",
+                    ps -> {
+                        ps.setLong(1, r.ttl().toMillis());
+                        ps.setString(2, r.name());
+                        ps.setString(3, r.leaseId());
+                    },
+                    rs -> rs.next()
+                            ? RenewResult.renewed(
+                                    rs.getLong(1), rs.getTimestamp(2).toInstant())
+                            : RenewResult.rejected()));
         }
         return results;
     }
@@ -173,28 +190,36 @@ final class FlawedTableBackend implements LockBackend {
     }
 
     private boolean releaseNow(String name, String leaseId) {
-        String owner = flaw == Flaw.RELEASE_WITHOUT_OWNER_CHECK ? "" : " AND lease_id = ? AND expires_at > clock_timestamp()";
-        return query("UPDATE " + table + " SET lease_id = NULL, expires_at = clock_timestamp() WHERE name = ?" + owner
-                + " RETURNING name", ps -> {
-            ps.setString(1, name);
-            if (flaw != Flaw.RELEASE_WITHOUT_OWNER_CHECK) {
-                ps.setString(2, leaseId);
-            }
-        }, ResultSet::next);
+        String owner =
+                flaw == Flaw.RELEASE_WITHOUT_OWNER_CHECK ? "" : " AND lease_id = ? AND expires_at > clock_timestamp()";
+        return query(
+                "UPDATE " + table + " SET lease_id = NULL, expires_at = clock_timestamp() WHERE name = ?" + owner
+                        + " RETURNING name",
+                ps -> {
+                    ps.setString(1, name);
+                    if (flaw != Flaw.RELEASE_WITHOUT_OWNER_CHECK) {
+                        ps.setString(2, leaseId);
+                    }
+                },
+                ResultSet::next);
     }
 
     @Override
     public Optional<LockInfo> inspect(String name) {
-        return query("SELECT name, lease_id IS NOT NULL AND expires_at > clock_timestamp(), lease_id, token, expires_at, "
-                + "clock_timestamp() FROM " + table + " WHERE name = ?", ps -> ps.setString(1, name),
+        return query(
+                "SELECT name, lease_id IS NOT NULL AND expires_at > clock_timestamp(), lease_id, token, expires_at, "
+                        + "clock_timestamp() FROM " + table + " WHERE name = ?",
+                ps -> ps.setString(1, name),
                 rs -> rs.next() ? Optional.of(info(rs)) : Optional.empty());
     }
 
     @Override
     public List<LockInfo> list(String prefix) {
-        return query("SELECT name, true, lease_id, token, expires_at, clock_timestamp() FROM " + table
-                + " WHERE starts_with(name, ?) AND lease_id IS NOT NULL AND expires_at > clock_timestamp() ORDER BY name",
-                ps -> ps.setString(1, prefix), rs -> {
+        return query(
+                "SELECT name, true, lease_id, token, expires_at, clock_timestamp() FROM " + table
+                        + " WHERE starts_with(name, ?) AND lease_id IS NOT NULL AND expires_at > clock_timestamp() ORDER BY name",
+                ps -> ps.setString(1, prefix),
+                rs -> {
                     List<LockInfo> all = new ArrayList<>();
                     while (rs.next()) {
                         all.add(info(rs));
@@ -205,9 +230,11 @@ final class FlawedTableBackend implements LockBackend {
 
     @Override
     public int purgeFree(Duration freeFor) {
-        return query("DELETE FROM " + table + " WHERE (lease_id IS NULL OR expires_at <= clock_timestamp()) "
-                + "AND expires_at <= clock_timestamp() - ? * interval '1 millisecond' RETURNING name",
-                ps -> ps.setLong(1, freeFor.toMillis()), rs -> {
+        return query(
+                "DELETE FROM " + table + " WHERE (lease_id IS NULL OR expires_at <= clock_timestamp()) "
+                        + "AND expires_at <= clock_timestamp() - ? * interval '1 millisecond' RETURNING name",
+                ps -> ps.setLong(1, freeFor.toMillis()),
+                rs -> {
                     int n = 0;
                     while (rs.next()) {
                         n++;
@@ -241,8 +268,13 @@ final class FlawedTableBackend implements LockBackend {
 
     private static LockInfo info(ResultSet rs) throws SQLException {
         Timestamp expires = rs.getTimestamp(5);
-        return new LockInfo(rs.getString(1), rs.getBoolean(2), rs.getString(3), rs.getLong(4),
-                expires == null ? null : expires.toInstant(), rs.getTimestamp(6).toInstant());
+        return new LockInfo(
+                rs.getString(1),
+                rs.getBoolean(2),
+                rs.getString(3),
+                rs.getLong(4),
+                expires == null ? null : expires.toInstant(),
+                rs.getTimestamp(6).toInstant());
     }
 
     private Connection takeUninterruptibly() {
@@ -274,7 +306,8 @@ final class FlawedTableBackend implements LockBackend {
         if (closed) {
             throw new IllegalStateException("flawed backend is closed");
         }
-        // an interrupt does not stop a statement here, as it does not stop a JDBC driver's (the interrupt flaw relies on it)
+        // an interrupt does not stop a statement here, as it does not stop a JDBC driver's (the interrupt flaw relies
+        // on it)
         Connection connection = takeUninterruptibly();
         try (PreparedStatement ps = connection.prepareStatement(sql)) {
             binder.bind(ps);

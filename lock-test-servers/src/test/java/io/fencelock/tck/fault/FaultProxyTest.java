@@ -1,10 +1,10 @@
 package io.fencelock.tck.fault;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
 import io.fencelock.testservers.redis.RedisServer;
-
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-
 import java.io.ByteArrayOutputStream;
 import java.io.EOFException;
 import java.io.IOException;
@@ -23,10 +23,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.function.BooleanSupplier;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 
 /**
  * The proxy in front of a real Redis, spoken to in raw RESP over plain sockets so that no client
@@ -61,7 +59,8 @@ class FaultProxyTest {
     @Test
     void passesBytesBothWays() throws IOException {
         String key = uniqueKey();
-        try (FaultProxy proxy = FaultProxy.start(redis); Resp client = Resp.connect(proxy.address())) {
+        try (FaultProxy proxy = FaultProxy.start(redis);
+                Resp client = Resp.connect(proxy.address())) {
             assertThat(proxy.mode()).isEqualTo("pass");
             assertThat(client.call("PING")).isEqualTo("+PONG");
             assertThat(client.call("SET", key, "v", "EX", "60")).isEqualTo("+OK");
@@ -74,7 +73,8 @@ class FaultProxyTest {
     @Test
     void latencyDelaysEachDirectionOfAnOpenConnection() throws IOException {
         Duration delay = Duration.ofMillis(200);
-        try (FaultProxy proxy = FaultProxy.start(redis); Resp client = Resp.connect(proxy.address())) {
+        try (FaultProxy proxy = FaultProxy.start(redis);
+                Resp client = Resp.connect(proxy.address())) {
             assertThat(client.call("PING")).isEqualTo("+PONG");
 
             proxy.latency(delay);
@@ -83,7 +83,9 @@ class FaultProxyTest {
             assertThat(client.call("PING")).isEqualTo("+PONG");
             Duration roundTrip = Duration.ofNanos(System.nanoTime() - start);
 
-            assertThat(roundTrip).as("the request and the reply each delayed").isGreaterThanOrEqualTo(delay.multipliedBy(2));
+            assertThat(roundTrip)
+                    .as("the request and the reply each delayed")
+                    .isGreaterThanOrEqualTo(delay.multipliedBy(2));
             proxy.heal();
             assertThat(client.call("PING")).isEqualTo("+PONG");
         }
@@ -92,8 +94,9 @@ class FaultProxyTest {
     @Test
     void droppedResponsesLeaveTheRequestAppliedAndTheClientUninformed() throws IOException {
         String key = uniqueKey();
-        try (FaultProxy proxy = FaultProxy.start(redis); Resp client = Resp.connect(proxy.address());
-             Resp direct = Resp.connect(redis)) {
+        try (FaultProxy proxy = FaultProxy.start(redis);
+                Resp client = Resp.connect(proxy.address());
+                Resp direct = Resp.connect(redis)) {
             assertThat(client.call("PING")).isEqualTo("+PONG");
 
             proxy.dropResponses();
@@ -114,8 +117,9 @@ class FaultProxyTest {
     @Test
     void blackholeLosesRequestsAndRepliesForGood() throws IOException {
         String key = uniqueKey();
-        try (FaultProxy proxy = FaultProxy.start(redis); Resp client = Resp.connect(proxy.address());
-             Resp direct = Resp.connect(redis)) {
+        try (FaultProxy proxy = FaultProxy.start(redis);
+                Resp client = Resp.connect(proxy.address());
+                Resp direct = Resp.connect(redis)) {
             assertThat(client.call("PING")).isEqualTo("+PONG");
 
             proxy.blackhole();
@@ -146,12 +150,15 @@ class FaultProxyTest {
 
     @Test
     void resetBreaksOpenConnectionsOnceAndNewOnesWork() throws IOException {
-        try (FaultProxy proxy = FaultProxy.start(redis); Resp client = Resp.connect(proxy.address())) {
+        try (FaultProxy proxy = FaultProxy.start(redis);
+                Resp client = Resp.connect(proxy.address())) {
             assertThat(client.call("PING")).isEqualTo("+PONG");
 
             proxy.reset();
             assertThat(proxy.openConnections()).isZero();
-            assertThatThrownBy(() -> client.call("PING")).as("a reset, not an orderly close").isInstanceOf(SocketException.class);
+            assertThatThrownBy(() -> client.call("PING"))
+                    .as("a reset, not an orderly close")
+                    .isInstanceOf(SocketException.class);
 
             assertThat(proxy.mode()).isEqualTo("pass");
             try (Resp fresh = Resp.connect(proxy.address())) {
@@ -162,7 +169,8 @@ class FaultProxyTest {
 
     @Test
     void refuseResetsOpenAndNewConnectionsUntilHealed() throws IOException {
-        try (FaultProxy proxy = FaultProxy.start(redis); Resp open = Resp.connect(proxy.address())) {
+        try (FaultProxy proxy = FaultProxy.start(redis);
+                Resp open = Resp.connect(proxy.address())) {
             assertThat(open.call("PING")).isEqualTo("+PONG");
 
             proxy.refuse();
@@ -170,10 +178,11 @@ class FaultProxyTest {
             assertThatThrownBy(() -> open.call("PING")).isInstanceOf(SocketException.class);
             for (int attempt = 0; attempt < 3; attempt++) {
                 assertThatThrownBy(() -> {
-                    try (Resp refused = Resp.connect(proxy.address())) {
-                        refused.call("PING");
-                    }
-                }).isInstanceOf(SocketException.class);
+                            try (Resp refused = Resp.connect(proxy.address())) {
+                                refused.call("PING");
+                            }
+                        })
+                        .isInstanceOf(SocketException.class);
             }
             assertThat(proxy.connectionsAccepted()).isEqualTo(4);
 
@@ -186,8 +195,9 @@ class FaultProxyTest {
 
     @Test
     void closeEndsEveryConnectionAndThread() throws IOException {
-        try (FaultProxy proxy = FaultProxy.start(redis); Resp first = Resp.connect(proxy.address());
-             Resp second = Resp.connect(proxy.address())) {
+        try (FaultProxy proxy = FaultProxy.start(redis);
+                Resp first = Resp.connect(proxy.address());
+                Resp second = Resp.connect(proxy.address())) {
             String threadPrefix = "fault-proxy-" + proxy.address().getPort() + "-";
             assertThat(first.call("PING")).isEqualTo("+PONG");
             assertThat(second.call("PING")).isEqualTo("+PONG");
@@ -201,9 +211,12 @@ class FaultProxyTest {
 
             assertThat(proxy.openConnections()).isZero();
             assertThat(liveThreads(threadPrefix)).isZero();
-            assertThatThrownBy(() -> second.readReply(REPLY_TIMEOUT_MILLIS)).isInstanceOf(IOException.class)
+            assertThatThrownBy(() -> second.readReply(REPLY_TIMEOUT_MILLIS))
+                    .isInstanceOf(IOException.class)
                     .isNotInstanceOf(SocketTimeoutException.class);
-            assertThatThrownBy(() -> Resp.connect(proxy.address())).as("nobody listens any more").isInstanceOf(IOException.class);
+            assertThatThrownBy(() -> Resp.connect(proxy.address()))
+                    .as("nobody listens any more")
+                    .isInstanceOf(IOException.class);
         }
     }
 
@@ -215,17 +228,19 @@ class FaultProxyTest {
         } // closed: nothing listens there now
         try (FaultProxy proxy = FaultProxy.start(nobody)) {
             assertThatThrownBy(() -> {
-                try (Resp client = Resp.connect(proxy.address())) {
-                    client.call("PING");
-                }
-            }).isInstanceOf(SocketException.class);
+                        try (Resp client = Resp.connect(proxy.address())) {
+                            client.call("PING");
+                        }
+                    })
+                    .isInstanceOf(SocketException.class);
             awaitCondition(() -> proxy.openConnections() == 0, "the failed connection is forgotten");
         }
     }
 
     private static long liveThreads(String prefix) {
         return Thread.getAllStackTraces().keySet().stream()
-                .filter(t -> t.getName().startsWith(prefix) && t.isAlive()).count();
+                .filter(t -> t.getName().startsWith(prefix) && t.isAlive())
+                .count();
     }
 
     private static String uniqueKey() {
@@ -237,7 +252,8 @@ class FaultProxyTest {
     }
 
     private static void awaitCondition(BooleanSupplier condition, String what) {
-        long deadline = System.nanoTime() + Duration.ofMillis(REPLY_TIMEOUT_MILLIS).toNanos();
+        long deadline =
+                System.nanoTime() + Duration.ofMillis(REPLY_TIMEOUT_MILLIS).toNanos();
         while (!condition.getAsBoolean()) {
             assertThat(System.nanoTime()).as("timed out waiting until " + what).isLessThan(deadline);
             try {
@@ -299,10 +315,14 @@ class FaultProxyTest {
         }
 
         void send(String... command) throws IOException {
-            StringBuilder request = new StringBuilder("*").append(command.length).append("\r\n");
+            StringBuilder request =
+                    new StringBuilder("*").append(command.length).append("\r\n");
             for (String part : command) {
-                request.append('$').append(part.getBytes(StandardCharsets.UTF_8).length).append("\r\n")
-                        .append(part).append("\r\n");
+                request.append('$')
+                        .append(part.getBytes(StandardCharsets.UTF_8).length)
+                        .append("\r\n")
+                        .append(part)
+                        .append("\r\n");
             }
             out.write(request.toString().getBytes(StandardCharsets.UTF_8));
             out.flush();

@@ -1,17 +1,15 @@
 package io.fencelock.testservers.common;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.fencelock.tck.fixture.ReplicaSetControl;
 import io.fencelock.tck.fixture.ServerControl;
-
 import java.time.Duration;
 import java.util.function.BooleanSupplier;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 /** The checks the fixtures of replicated and single-node servers share: their controls, on a counter the server keeps. */
 public final class FixtureChecks {
-    private FixtureChecks() {
-    }
+    private FixtureChecks() {}
 
     /** One write to the server that returns its durable, rising counter (a revision, a zxid). */
     @FunctionalInterface
@@ -51,8 +49,11 @@ public final class FixtureChecks {
         leader.kill();
         long killed = System.nanoTime();
         await(() -> members.leader().filter(l -> l != leader).isPresent(), Duration.ofSeconds(30));
-        System.out.println("[fixture] " + members + ": a new leader after " + (System.nanoTime() - killed) / 1_000_000 + " ms");
-        assertThat(write.run()).as("the members left elect a leader and take writes").isGreaterThan(before);
+        System.out.println(
+                "[fixture] " + members + ": a new leader after " + (System.nanoTime() - killed) / 1_000_000 + " ms");
+        assertThat(write.run())
+                .as("the members left elect a leader and take writes")
+                .isGreaterThan(before);
         leader.start();
         members.awaitHealthy(Duration.ofSeconds(30)); // the killed member is back and agrees on the leader
         assertThat(leader.isRunning()).isTrue();
@@ -64,14 +65,15 @@ public final class FixtureChecks {
      * @param before   the counter before the leader was killed
      * @param rejoined the member that led, was killed and started again
      */
-    public record Failover(long before, ServerControl rejoined) {
-    }
+    public record Failover(long before, ServerControl rejoined) {}
 
     /** Polls {@code condition} until it holds; fails after {@code timeout}. */
     public static void await(BooleanSupplier condition, Duration timeout) throws InterruptedException {
         long end = System.nanoTime() + timeout.toNanos();
         while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime() - end).as("condition within " + timeout).isNegative();
+            assertThat(System.nanoTime() - end)
+                    .as("condition within " + timeout)
+                    .isNegative();
             Thread.sleep(20); // polling the members
         }
     }

@@ -1,13 +1,12 @@
 package io.fencelock.testservers.common;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
 import org.junit.jupiter.api.Test;
 import org.opentest4j.AssertionFailedError;
 import org.opentest4j.TestAbortedException;
-
-import java.io.IOException;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class ServerLocatorTest {
 
@@ -35,10 +34,12 @@ class ServerLocatorTest {
                     throw new ServerLocator.Unavailable("DEMO_URL is not set");
                 });
 
-        Class<? extends Throwable> expected = ServerLocator.runningInCi()
-                ? AssertionFailedError.class : TestAbortedException.class;
-        assertThatThrownBy(locator::locate).isInstanceOf(expected)
-                .hasMessageContaining("apt-get install demo").hasMessageContaining("DEMO_URL is not set");
+        Class<? extends Throwable> expected =
+                ServerLocator.runningInCi() ? AssertionFailedError.class : TestAbortedException.class;
+        assertThatThrownBy(locator::locate)
+                .isInstanceOf(expected)
+                .hasMessageContaining("apt-get install demo")
+                .hasMessageContaining("DEMO_URL is not set");
     }
 
     @Test
@@ -49,8 +50,10 @@ class ServerLocatorTest {
                 })
                 .candidate("embedded", () -> "embedded");
 
-        assertThatThrownBy(locator::locate).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("'binaries' is present but failed").hasMessageContaining("initdb failed")
+        assertThatThrownBy(locator::locate)
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("'binaries' is present but failed")
+                .hasMessageContaining("initdb failed")
                 .hasMessageContaining("-Dfencelock.demo.source=");
     }
 
@@ -61,7 +64,8 @@ class ServerLocatorTest {
                 .candidate("embedded", () -> "embedded");
 
         assertThat(locator.locateOnly("embedded").server()).isEqualTo("embedded");
-        assertThatThrownBy(() -> locator.locateOnly("docker")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> locator.locateOnly("docker"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("known: binaries, embedded");
     }
 }

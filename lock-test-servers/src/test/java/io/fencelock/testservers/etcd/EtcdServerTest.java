@@ -1,19 +1,17 @@
 package io.fencelock.testservers.etcd;
 
-import io.fencelock.tck.fixture.ServerControl;
-import io.fencelock.tck.fixture.ReplicaSetControl;
-import io.fencelock.testservers.common.FixtureChecks;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
-import org.junit.jupiter.api.Test;
-
+import io.fencelock.tck.fixture.ReplicaSetControl;
+import io.fencelock.tck.fixture.ServerControl;
+import io.fencelock.testservers.common.FixtureChecks;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.Test;
 
 class EtcdServerTest {
     private static final ByteSequence KEY = ByteSequence.from("fixture-test", StandardCharsets.UTF_8);
@@ -30,8 +28,8 @@ class EtcdServerTest {
     void aClusterSurvivesTheLossOfItsLeaderAndOfAFollower() throws Exception {
         long start = System.nanoTime();
         try (EtcdServer cluster = EtcdServer.startCluster(3)) {
-            System.out.println("[etcd-fixture] 3-node cluster healthy after " + (System.nanoTime() - start) / 1_000_000 + " ms: "
-                    + cluster.description());
+            System.out.println("[etcd-fixture] 3-node cluster healthy after " + (System.nanoTime() - start) / 1_000_000
+                    + " ms: " + cluster.description());
             assertThat(cluster.members()).hasSize(3);
             assertThat(cluster.control()).as("all members at once").isPresent();
             assertThat(cluster.replicaSet()).isPresent();
@@ -39,7 +37,8 @@ class EtcdServerTest {
             long before = put(cluster);
             leader.control().kill();
             long killed = System.nanoTime();
-            FixtureChecks.await(() -> cluster.leader().filter(l -> !l.equals(leader)).isPresent(), Duration.ofSeconds(20));
+            FixtureChecks.await(
+                    () -> cluster.leader().filter(l -> !l.equals(leader)).isPresent(), Duration.ofSeconds(20));
             System.out.println("[etcd-fixture] new leader after " + (System.nanoTime() - killed) / 1_000_000 + " ms");
             assertThat(put(cluster)).isGreaterThan(before);
             EtcdServer.Member follower = cluster.follower().orElseThrow();
@@ -59,8 +58,11 @@ class EtcdServerTest {
             assertThat(members.members()).hasSize(3);
             FixtureChecks.Failover failover = FixtureChecks.assertTheLeadersLossIsSurvived(members, () -> put(cluster));
             long before = failover.before();
-            assertThat(putVia(cluster.members().get(members.members().indexOf(failover.rejoined())).endpoint()))
-                    .as("a write through the member that rejoined").isGreaterThan(before + 1);
+            assertThat(putVia(cluster.members()
+                            .get(members.members().indexOf(failover.rejoined()))
+                            .endpoint()))
+                    .as("a write through the member that rejoined")
+                    .isGreaterThan(before + 1);
 
             ServerControl all = cluster.control().orElseThrow();
             all.kill();
@@ -69,7 +71,9 @@ class EtcdServerTest {
             all.start(); // returns once healthy with one leader
             assertThat(all.isRunning()).isTrue();
             assertThat(members.leader()).isPresent();
-            assertThat(put(cluster)).as("revisions survive a crash of every member").isGreaterThan(before + 2);
+            assertThat(put(cluster))
+                    .as("revisions survive a crash of every member")
+                    .isGreaterThan(before + 2);
             all.stop();
             assertThat(all.isRunning()).isFalse();
             all.start();
@@ -105,14 +109,24 @@ class EtcdServerTest {
     }
 
     private static long put(EtcdServer server, Duration timeout) throws Exception {
-        try (Client client = Client.builder().endpoints(server.endpoints().toArray(String[]::new)).build()) {
-            return client.getKVClient().put(KEY, KEY).get(timeout.toMillis(), TimeUnit.MILLISECONDS).getHeader().getRevision();
+        try (Client client = Client.builder()
+                .endpoints(server.endpoints().toArray(String[]::new))
+                .build()) {
+            return client.getKVClient()
+                    .put(KEY, KEY)
+                    .get(timeout.toMillis(), TimeUnit.MILLISECONDS)
+                    .getHeader()
+                    .getRevision();
         }
     }
 
     private static long putVia(String endpoint) throws Exception {
         try (Client client = Client.builder().endpoints(endpoint).build()) {
-            return client.getKVClient().put(KEY, KEY).get(10, TimeUnit.SECONDS).getHeader().getRevision();
+            return client.getKVClient()
+                    .put(KEY, KEY)
+                    .get(10, TimeUnit.SECONDS)
+                    .getHeader()
+                    .getRevision();
         }
     }
 }

@@ -1,8 +1,7 @@
 package io.fencelock.testservers.mongo;
 
-import io.fencelock.testservers.mongo.MongoServer.Source;
-
-import io.fencelock.tck.fixture.ServerControl;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.mongodb.ConnectionString;
 import com.mongodb.MongoClientSettings;
@@ -10,14 +9,12 @@ import com.mongodb.MongoException;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
-import org.bson.Document;
-import org.junit.jupiter.api.Test;
-
+import io.fencelock.tck.fixture.ServerControl;
+import io.fencelock.testservers.mongo.MongoServer.Source;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
 
 class MongoServerTest {
 
@@ -26,16 +23,27 @@ class MongoServerTest {
         MongoServer server = MongoServer.shared();
 
         assertThat(MongoServer.shared()).isSameAs(server);
-        withMongo(server, client -> assertThat(client.getDatabase("admin").runCommand(new Document("ping", 1)).get("ok"))
-                .isIn(1, 1.0));
-        assertThat(server.description()).contains("source '" + server.source().key() + "'").contains("MongoDB");
-        assertThat(server.control()).as("no source can restart on the same data").isEmpty();
+        withMongo(
+                server,
+                client -> assertThat(client.getDatabase("admin")
+                                .runCommand(new Document("ping", 1))
+                                .get("ok"))
+                        .isIn(1, 1.0));
+        assertThat(server.description())
+                .contains("source '" + server.source().key() + "'")
+                .contains("MongoDB");
+        assertThat(server.control())
+                .as("no source can restart on the same data")
+                .isEmpty();
         assertThatThrownBy(server::restartLosingData).isInstanceOf(UnsupportedOperationException.class);
         if (server.source() == Source.EMBEDDED) {
             assertThat(server.isRealMongoDb()).isFalse();
             assertThat(server.isPersistent()).isFalse();
             assertThat(server.isReplicaSet()).isFalse();
-            assertThat(server.description()).startsWith("mongo-java-server").contains("in memory").contains("127.0.0.1:");
+            assertThat(server.description())
+                    .startsWith("mongo-java-server")
+                    .contains("in memory")
+                    .contains("127.0.0.1:");
         }
     }
 
@@ -46,12 +54,15 @@ class MongoServerTest {
             assertThat(server.isRealMongoDb()).isFalse();
             String db = server.uniqueDatabase("restart test!");
             assertThat(db).matches("fl_restart_test__[0-9a-f]{8}");
-            withMongo(server, client -> client.getDatabase(db).getCollection("c").insertOne(new Document("_id", "kept")));
+            withMongo(
+                    server, client -> client.getDatabase(db).getCollection("c").insertOne(new Document("_id", "kept")));
 
             server.restartLosingData();
             withMongo(server, client -> {
                 MongoCollection<Document> c = client.getDatabase(db).getCollection("c");
-                assertThat(c.countDocuments()).as("documents after a restart of the in-memory server").isZero();
+                assertThat(c.countDocuments())
+                        .as("documents after a restart of the in-memory server")
+                        .isZero();
                 c.insertOne(new Document("_id", "again")); // same port, answering again
             });
         }
@@ -61,13 +72,18 @@ class MongoServerTest {
     void embeddedServerOfOnesOwnHasControlsThatLoseEverything() {
         try (MongoServer server = MongoServer.start(Source.EMBEDDED)) {
             ServerControl control = server.control().orElseThrow();
-            assertThat(server.address()).hasValueSatisfying(a -> assertThat(server.uri()).endsWith(":" + a.getPort()));
-            assertThatThrownBy(control::pause).isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("SIGSTOP");
+            assertThat(server.address())
+                    .hasValueSatisfying(a -> assertThat(server.uri()).endsWith(":" + a.getPort()));
+            assertThatThrownBy(control::pause)
+                    .isInstanceOf(UnsupportedOperationException.class)
+                    .hasMessageContaining("SIGSTOP");
             assertThatThrownBy(control::resume).isInstanceOf(UnsupportedOperationException.class);
             String db = server.uniqueDatabase("control");
             // one client across the restarts: the driver must find the server again by itself
-            MongoClientSettings settings = MongoClientSettings.builder().applyConnectionString(new ConnectionString(server.uri()))
-                    .applyToClusterSettings(c -> c.serverSelectionTimeout(2, TimeUnit.SECONDS)).build();
+            MongoClientSettings settings = MongoClientSettings.builder()
+                    .applyConnectionString(new ConnectionString(server.uri()))
+                    .applyToClusterSettings(c -> c.serverSelectionTimeout(2, TimeUnit.SECONDS))
+                    .build();
             try (MongoClient client = MongoClients.create(settings)) {
                 MongoCollection<Document> c = client.getDatabase(db).getCollection("c");
                 c.insertOne(new Document("_id", "before"));
@@ -75,17 +91,21 @@ class MongoServerTest {
                 control.kill();
                 assertThat(control.isRunning()).isFalse();
                 assertThatThrownBy(() -> c.insertOne(new Document("_id", "while-down")))
-                        .as("a write while the server is down").isInstanceOf(MongoException.class);
+                        .as("a write while the server is down")
+                        .isInstanceOf(MongoException.class);
                 control.start();
                 assertThat(control.isRunning()).isTrue();
                 awaitWritable(c, "after-kill");
-                assertThat(c.countDocuments()).as("the memory backend lost everything").isEqualTo(1);
+                assertThat(c.countDocuments())
+                        .as("the memory backend lost everything")
+                        .isEqualTo(1);
 
                 control.stop();
                 control.stop(); // no-op when stopped
                 control.start();
                 awaitWritable(c, "after-stop");
-                assertThat(c.find().map(d -> d.getString("_id")).into(new java.util.ArrayList<>())).containsExactly("after-stop");
+                assertThat(c.find().map(d -> d.getString("_id")).into(new java.util.ArrayList<>()))
+                        .containsExactly("after-stop");
             }
         }
     }
@@ -106,7 +126,9 @@ class MongoServerTest {
                 c.insertOne(new Document("_id", id));
                 return;
             } catch (MongoException e) {
-                assertThat(System.nanoTime() < deadline).as("the client reconnects within 20 s: " + e).isTrue();
+                assertThat(System.nanoTime() < deadline)
+                        .as("the client reconnects within 20 s: " + e)
+                        .isTrue();
             }
         }
     }
@@ -115,7 +137,8 @@ class MongoServerTest {
     void forcedSourceIsTheOnlyOneTried() {
         // env is not set on these machines: forcing it skips (or fails under CI) instead of falling back
         if (System.getenv(MongoServer.URI_ENV) == null) {
-            assertThatThrownBy(() -> MongoServer.start(Source.ENV)).hasMessageContaining(MongoServer.URI_ENV + " is not set");
+            assertThatThrownBy(() -> MongoServer.start(Source.ENV))
+                    .hasMessageContaining(MongoServer.URI_ENV + " is not set");
         }
     }
 

@@ -1,11 +1,10 @@
 package io.fencelock.testservers.mysql;
 
-import io.fencelock.testservers.mysql.MariaDbServer.Source;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fencelock.tck.fixture.ServerControl;
-
-import org.junit.jupiter.api.Test;
-
+import io.fencelock.testservers.mysql.MariaDbServer.Source;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -16,9 +15,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.Test;
 
 class MariaDbServerTest {
 
@@ -31,14 +28,18 @@ class MariaDbServerTest {
         try (Connection c = server.connect(server.jdbcUrl())) {
             assertThat(query(c, "SELECT VERSION()")).startsWith(server.version());
             if (server.source() != Source.ENV) { // someone else's server has its own settings
-                assertThat(Integer.parseInt(query(c, "SELECT @@max_connections"))).isGreaterThanOrEqualTo(300);
+                assertThat(Integer.parseInt(query(c, "SELECT @@max_connections")))
+                        .isGreaterThanOrEqualTo(300);
             }
             if (server.source() == Source.BINARIES) {
-                assertThat(query(c, "SELECT @@innodb_flush_log_at_trx_commit")).as("commits are durable").isEqualTo("1");
+                assertThat(query(c, "SELECT @@innodb_flush_log_at_trx_commit"))
+                        .as("commits are durable")
+                        .isEqualTo("1");
                 assertThat(query(c, "SELECT @@log_bin")).isEqualTo("0");
             }
         }
-        assertThat(server.description()).startsWith(server.product() + " ")
+        assertThat(server.description())
+                .startsWith(server.product() + " ")
                 .contains("source '" + server.source().key() + "'");
         if (server.password() != null && !server.password().isEmpty()) {
             assertThat(server.description()).doesNotContain(server.password());
@@ -56,7 +57,8 @@ class MariaDbServerTest {
             }
             String wrong = server.jdbcUrl() + "?user=" + MariaDbProcess.USER + "&password=wrong";
             assertThatThrownBy(() -> DriverManager.getConnection(wrong).close())
-                    .isInstanceOf(SQLException.class).hasMessageContaining("Access denied");
+                    .isInstanceOf(SQLException.class)
+                    .hasMessageContaining("Access denied");
         }
     }
 
@@ -67,12 +69,16 @@ class MariaDbServerTest {
         String second = server.createDatabase("fixture_test");
 
         assertThat(first).isNotEqualTo(second).startsWith("jdbc:mysql:");
-        try (Connection c = server.connect(first); Statement s = c.createStatement()) {
+        try (Connection c = server.connect(first);
+                Statement s = c.createStatement()) {
             s.execute("CREATE TABLE only_here (id INT)");
         }
         try (Connection c = server.connect(second)) {
-            assertThat(query(c, "SELECT COUNT(*) FROM information_schema.tables"
-                    + " WHERE table_schema = DATABASE() AND table_name = 'only_here'")).isEqualTo("0");
+            assertThat(query(
+                            c,
+                            "SELECT COUNT(*) FROM information_schema.tables"
+                                    + " WHERE table_schema = DATABASE() AND table_name = 'only_here'"))
+                    .isEqualTo("0");
         }
     }
 
@@ -81,9 +87,12 @@ class MariaDbServerTest {
         assertThat(MariaDbServer.withDatabase("jdbc:mysql://h1:3306,h2/app?useSSL=false&user=x", "t1"))
                 .isEqualTo("jdbc:mysql://h1:3306,h2/t1?useSSL=false&user=x");
         assertThat(MariaDbServer.withDatabase("jdbc:mysql://localhost", "t1")).isEqualTo("jdbc:mysql://localhost/t1");
-        assertThat(MariaDbServer.withDatabase("jdbc:mysql://localhost:3306/", "t1")).isEqualTo("jdbc:mysql://localhost:3306/t1");
-        assertThat(MariaDbServer.withDatabase("jdbc:mysql://localhost?x=1", "t1")).isEqualTo("jdbc:mysql://localhost/t1?x=1");
-        assertThatThrownBy(() -> MariaDbServer.withDatabase("jdbc:mysql:app", "t1")).isInstanceOf(IllegalArgumentException.class);
+        assertThat(MariaDbServer.withDatabase("jdbc:mysql://localhost:3306/", "t1"))
+                .isEqualTo("jdbc:mysql://localhost:3306/t1");
+        assertThat(MariaDbServer.withDatabase("jdbc:mysql://localhost?x=1", "t1"))
+                .isEqualTo("jdbc:mysql://localhost/t1?x=1");
+        assertThatThrownBy(() -> MariaDbServer.withDatabase("jdbc:mysql:app", "t1"))
+                .isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
@@ -113,7 +122,9 @@ class MariaDbServerTest {
                 long pid = serverPid(open);
                 control.kill();
                 assertThat(control.isRunning()).isFalse();
-                assertThat(ProcessHandle.of(pid)).as("killed and reaped, not a zombie").isEmpty();
+                assertThat(ProcessHandle.of(pid))
+                        .as("killed and reaped, not a zombie")
+                        .isEmpty();
                 assertThatThrownBy(() -> query(open, "SELECT 1")).isInstanceOf(SQLException.class);
             }
 
@@ -150,8 +161,10 @@ class MariaDbServerTest {
         String before = System.getProperty(property);
         System.setProperty(property, "nonsense");
         try {
-            assertThatThrownBy(MariaDbServer::start).isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("nonsense").hasMessageContaining(String.join(", ", List.of("env", "binaries", "testcontainers")));
+            assertThatThrownBy(MariaDbServer::start)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("nonsense")
+                    .hasMessageContaining(String.join(", ", List.of("env", "binaries", "testcontainers")));
         } finally {
             if (before == null) {
                 System.clearProperty(property);
@@ -164,14 +177,16 @@ class MariaDbServerTest {
     /** The server's pid, from the pid file it names. */
     private static long serverPid(Connection c) throws SQLException {
         try {
-            return Long.parseLong(Files.readString(Path.of(query(c, "SELECT @@pid_file"))).trim());
+            return Long.parseLong(
+                    Files.readString(Path.of(query(c, "SELECT @@pid_file"))).trim());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
     }
 
     private static void createTableWithRow(MariaDbServer server) throws SQLException {
-        try (Connection c = server.connect(server.jdbcUrl()); Statement s = c.createStatement()) {
+        try (Connection c = server.connect(server.jdbcUrl());
+                Statement s = c.createStatement()) {
             s.execute("CREATE TABLE kept (v VARCHAR(20)) ENGINE=InnoDB");
             s.execute("INSERT INTO kept VALUES ('survivor')");
         }
@@ -184,7 +199,8 @@ class MariaDbServerTest {
     }
 
     private static String query(Connection c, String sql) throws SQLException {
-        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+        try (Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery(sql)) {
             assertThat(rs.next()).isTrue();
             return rs.getString(1);
         }

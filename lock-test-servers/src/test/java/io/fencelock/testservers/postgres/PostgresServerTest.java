@@ -1,18 +1,15 @@
 package io.fencelock.testservers.postgres;
 
-import io.fencelock.testservers.postgres.PostgresServer.Source;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fencelock.tck.fixture.ServerControl;
-
-import org.junit.jupiter.api.Test;
-
+import io.fencelock.testservers.postgres.PostgresServer.Source;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.Test;
 
 class PostgresServerTest {
 
@@ -25,7 +22,9 @@ class PostgresServerTest {
             assertThat(query(c, "select version()")).startsWith("PostgreSQL");
             assertThat(Integer.parseInt(query(c, "show max_connections"))).isGreaterThanOrEqualTo(200);
         }
-        assertThat(server.description()).startsWith("PostgreSQL ").contains("source '" + server.source().key() + "'");
+        assertThat(server.description())
+                .startsWith("PostgreSQL ")
+                .contains("source '" + server.source().key() + "'");
         if (server.password() != null && !server.password().isEmpty()) {
             assertThat(server.description()).doesNotContain(server.password());
         }
@@ -38,7 +37,8 @@ class PostgresServerTest {
         String second = server.createDatabase("fixture_test");
 
         assertThat(first).isNotEqualTo(second).startsWith("jdbc:postgresql:");
-        try (Connection c = server.connect(first); Statement s = c.createStatement()) {
+        try (Connection c = server.connect(first);
+                Statement s = c.createStatement()) {
             s.execute("create table only_here (id int)");
         }
         try (Connection c = server.connect(second)) {
@@ -50,7 +50,8 @@ class PostgresServerTest {
     void withDatabaseReplacesOnlyTheDatabase() {
         assertThat(PostgresServer.withDatabase("jdbc:postgresql://h1:5432,h2/app?ssl=true&user=x", "t1"))
                 .isEqualTo("jdbc:postgresql://h1:5432,h2/t1?ssl=true&user=x");
-        assertThat(PostgresServer.withDatabase("jdbc:postgresql://localhost", "t1")).isEqualTo("jdbc:postgresql://localhost/t1");
+        assertThat(PostgresServer.withDatabase("jdbc:postgresql://localhost", "t1"))
+                .isEqualTo("jdbc:postgresql://localhost/t1");
         assertThat(PostgresServer.withDatabase("jdbc:postgresql:app", "t1")).isEqualTo("jdbc:postgresql:t1");
     }
 
@@ -130,7 +131,8 @@ class PostgresServerTest {
     }
 
     private static void createTableWithRow(PostgresServer server) throws SQLException {
-        try (Connection c = server.connect(server.jdbcUrl()); Statement s = c.createStatement()) {
+        try (Connection c = server.connect(server.jdbcUrl());
+                Statement s = c.createStatement()) {
             s.execute("create table kept (v text)");
             s.execute("insert into kept values ('survivor')");
         }
@@ -143,7 +145,8 @@ class PostgresServerTest {
     }
 
     private static String query(Connection c, String sql) throws SQLException {
-        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+        try (Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery(sql)) {
             assertThat(rs.next()).isTrue();
             return rs.getString(1);
         }

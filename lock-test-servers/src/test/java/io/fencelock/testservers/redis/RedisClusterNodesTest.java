@@ -1,24 +1,21 @@
 package io.fencelock.testservers.redis;
 
-import io.fencelock.testservers.redis.RedisServer.Persistence;
+import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fencelock.testservers.common.ServerLocator;
 import io.fencelock.tck.fixture.ServerControl;
-
+import io.fencelock.testservers.common.ServerLocator;
+import io.fencelock.testservers.redis.RedisServer.Persistence;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
-import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.Test;
-
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.function.Consumer;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
 
 class RedisClusterNodesTest {
 
@@ -31,20 +28,26 @@ class RedisClusterNodesTest {
             assertThat(control.isRunning()).isTrue();
             withCluster(cluster, redis -> spread(redis, "before"));
             List<Path> configs = cluster.nodeConfigFiles();
-            assertThat(configs).hasSize(3).allSatisfy(config -> assertThat(config).isRegularFile());
+            assertThat(configs)
+                    .hasSize(3)
+                    .allSatisfy(config -> assertThat(config).isRegularFile());
 
             control.kill();
             assertThat(control.isRunning()).isFalse();
-            assertThat(configs).as("nodes.conf survives SIGKILL, in each node's directory")
+            assertThat(configs)
+                    .as("nodes.conf survives SIGKILL, in each node's directory")
                     .allSatisfy(config -> assertThat(config).isRegularFile());
             String firstConfig = Files.readString(configs.get(0));
 
             control.start(); // returns once every node says cluster_state:ok and all slots are served
             assertThat(control.isRunning()).isTrue();
-            assertThat(myId(Files.readString(configs.get(0)))).as("the node came back with its own id from nodes.conf")
+            assertThat(myId(Files.readString(configs.get(0))))
+                    .as("the node came back with its own id from nodes.conf")
                     .isEqualTo(myId(firstConfig));
             withCluster(cluster, redis -> {
-                assertThat(redis.sync().get("before-0")).as("no persistence: the data is gone").isNull();
+                assertThat(redis.sync().get("before-0"))
+                        .as("no persistence: the data is gone")
+                        .isNull();
                 spread(redis, "after");
                 assertThat(redis.sync().get("after-29")).isEqualTo("v29");
             });
@@ -65,8 +68,7 @@ class RedisClusterNodesTest {
             ServerControl control = cluster.control();
             control.pause();
             assertThat(control.isRunning()).as("a paused node still runs").isTrue();
-            assertThat(cluster.ports()).as("no node answers while paused")
-                    .noneMatch(RedisProcess::answersPong);
+            assertThat(cluster.ports()).as("no node answers while paused").noneMatch(RedisProcess::answersPong);
             control.resume();
             assertThat(cluster.ports()).allMatch(RedisProcess::answersPong);
             withCluster(cluster, redis -> spread(redis, "resumed"));
@@ -77,7 +79,12 @@ class RedisClusterNodesTest {
 
     /** The node id on the {@code myself} line of a nodes.conf. */
     private static String myId(String nodesConf) {
-        return nodesConf.lines().filter(l -> l.contains("myself")).findFirst().orElseThrow().split(" ")[0];
+        return nodesConf
+                .lines()
+                .filter(l -> l.contains("myself"))
+                .findFirst()
+                .orElseThrow()
+                .split(" ")[0];
     }
 
     private static Path binary() {
@@ -98,8 +105,10 @@ class RedisClusterNodesTest {
         }
     }
 
-    private static void withCluster(RedisClusterNodes cluster, Consumer<StatefulRedisClusterConnection<String, String>> work) {
-        RedisClusterClient client = RedisClusterClient.create("redis://127.0.0.1:" + cluster.ports().get(0));
+    private static void withCluster(
+            RedisClusterNodes cluster, Consumer<StatefulRedisClusterConnection<String, String>> work) {
+        RedisClusterClient client =
+                RedisClusterClient.create("redis://127.0.0.1:" + cluster.ports().get(0));
         try (StatefulRedisClusterConnection<String, String> connection = client.connect()) {
             assertThat(connection.getPartitions().size()).isEqualTo(3);
             work.accept(connection);

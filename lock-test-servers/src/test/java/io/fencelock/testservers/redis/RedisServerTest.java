@@ -1,11 +1,11 @@
 package io.fencelock.testservers.redis;
 
-import io.fencelock.testservers.redis.RedisServer.Source;
-
-import io.fencelock.testservers.redis.RedisServer.Persistence;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fencelock.tck.fixture.ServerControl;
-
+import io.fencelock.testservers.redis.RedisServer.Persistence;
+import io.fencelock.testservers.redis.RedisServer.Source;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisURI;
@@ -13,14 +13,10 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
-import org.junit.jupiter.api.Test;
-
 import java.time.Duration;
 import java.util.Map;
 import java.util.function.Consumer;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.Test;
 
 class RedisServerTest {
 
@@ -36,7 +32,9 @@ class RedisServerTest {
                 assertThat(redis.configGet("save")).containsEntry("save", "");
             }
         });
-        assertThat(server.description()).startsWith("Redis ").contains("source '" + server.source().key() + "'")
+        assertThat(server.description())
+                .startsWith("Redis ")
+                .contains("source '" + server.source().key() + "'")
                 .contains("appendonly=");
         if (server.source() != Source.ENV) {
             assertThat(server.persistence()).isEqualTo(Persistence.NONE);
@@ -50,7 +48,9 @@ class RedisServerTest {
             assertThat(server.persistence()).isEqualTo(Persistence.AOF_ALWAYS);
             assertThat(server.description()).contains("appendonly=yes appendfsync=always");
             withRedis(server, redis -> {
-                assertThat(redis.configGet("append*")).containsEntry("appendonly", "yes").containsEntry("appendfsync", "always");
+                assertThat(redis.configGet("append*"))
+                        .containsEntry("appendonly", "yes")
+                        .containsEntry("appendfsync", "always");
                 redis.set("kept", "survivor");
                 redis.incr("counter");
             });
@@ -59,7 +59,9 @@ class RedisServerTest {
             assertThat(control.isRunning()).isFalse();
             control.start();
             withRedis(server, redis -> {
-                assertThat(redis.get("kept")).as("written before the crash: fsynced in the AOF").isEqualTo("survivor");
+                assertThat(redis.get("kept"))
+                        .as("written before the crash: fsynced in the AOF")
+                        .isEqualTo("survivor");
                 assertThat(redis.incr("counter")).isEqualTo(2);
             });
 
@@ -156,13 +158,17 @@ class RedisServerTest {
     @Test
     void sentinelNamesItsMaster() {
         try (RedisServer server = RedisServer.startWithSentinel(Persistence.NONE)) {
-            assertThat(server.uri()).startsWith("redis-sentinel://127.0.0.1:").endsWith("#" + RedisServer.SENTINEL_MASTER);
+            assertThat(server.uri())
+                    .startsWith("redis-sentinel://127.0.0.1:")
+                    .endsWith("#" + RedisServer.SENTINEL_MASTER);
             assertThat(server.nodeUris()).hasSize(1);
             assertThat(server.control()).isPresent();
-            withRedis(server, redis -> { // connected through the Sentinel, to the master
-                redis.set("through-sentinel", "yes");
-                assertThat(redis.info("replication")).contains("role:master");
-            });
+            withRedis(
+                    server,
+                    redis -> { // connected through the Sentinel, to the master
+                        redis.set("through-sentinel", "yes");
+                        assertThat(redis.info("replication")).contains("role:master");
+                    });
             RedisClient direct = RedisClient.create(server.nodeUris().get(0));
             try (StatefulRedisConnection<String, String> c = direct.connect()) {
                 assertThat(c.sync().get("through-sentinel")).isEqualTo("yes");
@@ -178,8 +184,10 @@ class RedisServerTest {
         String before = System.getProperty(property);
         System.setProperty(property, "carrier-pigeon");
         try {
-            assertThatThrownBy(() -> RedisServer.start(Persistence.NONE)).isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("carrier-pigeon").hasMessageContaining("binaries");
+            assertThatThrownBy(() -> RedisServer.start(Persistence.NONE))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("carrier-pigeon")
+                    .hasMessageContaining("binaries");
         } finally {
             if (before == null) {
                 System.clearProperty(property);

@@ -1,18 +1,16 @@
 package io.fencelock.testservers.zookeeper;
 
-import io.fencelock.testservers.common.FixtureChecks;
+import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fencelock.testservers.common.FixtureChecks;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.client.ZKClientConfig;
 import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.Test;
-
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-
-import static org.assertj.core.api.Assertions.assertThat;
 
 class ZooKeeperServerTest {
 
@@ -30,10 +28,12 @@ class ZooKeeperServerTest {
     void anEnsembleSurvivesTheLossOfItsLeaderAndACrashOfEveryMember() throws Exception {
         long start = System.nanoTime();
         try (ZooKeeperServer ensemble = ZooKeeperServer.startEnsemble(3)) {
-            System.out.println("[zookeeper-fixture] 3-member ensemble serving after " + (System.nanoTime() - start) / 1_000_000
-                    + " ms: " + ensemble.description());
+            System.out.println("[zookeeper-fixture] 3-member ensemble serving after "
+                    + (System.nanoTime() - start) / 1_000_000 + " ms: " + ensemble.description());
             assertThat(ensemble.members()).hasSize(3);
-            long before = FixtureChecks.assertTheLeadersLossIsSurvived(ensemble.replicaSet().orElseThrow(), () -> write(ensemble)).before();
+            long before = FixtureChecks.assertTheLeadersLossIsSurvived(
+                            ensemble.replicaSet().orElseThrow(), () -> write(ensemble))
+                    .before();
             ensemble.control().orElseThrow().kill();
             assertThat(ensemble.control().orElseThrow().isRunning()).isFalse();
             ensemble.control().orElseThrow().start();
@@ -46,11 +46,15 @@ class ZooKeeperServerTest {
         CountDownLatch connected = new CountDownLatch(1);
         ZKClientConfig config = new ZKClientConfig();
         config.setProperty(ZKClientConfig.ENABLE_CLIENT_SASL_KEY, "false");
-        ZooKeeper zk = new ZooKeeper(server.connectString(), 5_000, e -> {
-            if (e.getState() == org.apache.zookeeper.Watcher.Event.KeeperState.SyncConnected) {
-                connected.countDown();
-            }
-        }, config);
+        ZooKeeper zk = new ZooKeeper(
+                server.connectString(),
+                5_000,
+                e -> {
+                    if (e.getState() == org.apache.zookeeper.Watcher.Event.KeeperState.SyncConnected) {
+                        connected.countDown();
+                    }
+                },
+                config);
         try {
             assertThat(connected.await(20, TimeUnit.SECONDS)).as("connected").isTrue();
             long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
