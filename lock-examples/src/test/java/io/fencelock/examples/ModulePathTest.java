@@ -12,13 +12,13 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * The module descriptors work: with lock-api, the PostgreSQL provider and their dependencies on
+ * The module descriptors work: with lock-api, lock-jdbc, the PostgreSQL provider and their dependencies on
  * the module path (not the class path), {@code ServiceLoader} finds the provider through
  * {@code provides} in {@code module-info.java}.
  */
 class ModulePathTest {
-    private static final List<String> MODULE_JARS =
-            List.of("lock-api", "lock-provider-postgres", "slf4j-api", "postgresql-", "checker-qual", "HikariCP");
+    private static final List<String> MODULE_JARS = List.of(
+            "lock-api", "lock-jdbc", "lock-provider-postgres", "slf4j-api", "postgresql-", "checker-qual", "HikariCP");
 
     @Test
     void theProviderLoadsFromTheModulePath() throws Exception {
