@@ -1,5 +1,6 @@
 package io.fencelock.tck;
 
+import static io.fencelock.tck.LockBackendContract.awaitCondition;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fencelock.Lease;
@@ -18,7 +19,6 @@ import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -362,16 +362,5 @@ final class CoordinationChecks {
             return leader.isPresent();
         });
         return found[0];
-    }
-
-    /** Waits for a condition, bounded only to stop a hang. */
-    private static void awaitCondition(String what, BooleanSupplier condition) throws InterruptedException {
-        long end = System.nanoTime() + BOUND.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - end > 0) {
-                throw new AssertionError("timed out after " + BOUND + " waiting for " + what);
-            }
-            Thread.sleep(5);
-        }
     }
 }
