@@ -21,5 +21,10 @@ public enum Capability {
     /** Grants are linearizable across the backend's replicas (single-server backends are trivially so). */
     LINEARIZABLE,
     /** Free lock records can be purged without breaking token monotonicity. */
-    PURGE_FREE
+    PURGE_FREE,
+    /**
+     * Each grant stores its {@link LockMetadata} (owner, type, data) in the same round trip, keeps it
+     * across renewals, and shows it, with the grant's server time, in {@code inspect} and {@code list}.
+     */
+    METADATA
 }

@@ -46,6 +46,13 @@ final class Engine implements AutoCloseable {
     final WaitLines waitLines = new WaitLines();
     final EventFanout events;
     final Watchdog watchdog;
+    /** The provider's name, or the backend's class name. */
+    final String backendName;
+    /** This client's name in threads and logs ({@code fencelock-N}). */
+    final String clientId;
+    /** The owner description of grants that name none. */
+    final String defaultOwner;
+
     private final Map<String, ManagedLease> held = new ConcurrentHashMap<>();
     private final WakeUpRegistry wakeUps; // null: no feed (a backend on the deprecated subscribe, or no signal)
     private volatile boolean closed;
@@ -63,17 +70,21 @@ final class Engine implements AutoCloseable {
 
     Engine(
             LockBackend backend,
+            String backendName,
             LockOptions options,
             List<LockEventListener> listeners,
             LongSupplier clock,
             boolean runThreads) {
         this.backend = Objects.requireNonNull(backend, "backend");
+        this.backendName = backendName;
         this.options = Objects.requireNonNull(options, "options");
         this.clock = clock;
         Set<Capability> declared = backend.capabilities();
         this.capabilities = declared.isEmpty() ? Set.of() : Collections.unmodifiableSet(EnumSet.copyOf(declared));
-        this.events = new EventFanout(listeners);
         String name = "fencelock-" + CLIENT_NUMBER.incrementAndGet();
+        this.clientId = name;
+        this.defaultOwner = options.owner() != null ? options.owner() : DefaultOwner.of(name);
+        this.events = new EventFanout(name, listeners);
         this.wakeUps = capabilities.contains(Capability.WAKE_ON_RELEASE)
                 ? backend.releaseFeed()
                         .map(feed -> new WakeUpRegistry(feed, name + "-wake-ups"))
@@ -84,13 +95,77 @@ final class Engine implements AutoCloseable {
 
     // ---------------------------------------------------------------- acquiring
 
-    Optional<Lease> tryAcquire(String name, Duration ttl) {
-        return Optional.ofNullable(attempt(name, ttl).lease);
+    /**
+     * What one acquire call asks for, validated: the name, the TTL, whether the watchdog renews the
+     * lease, and the metadata stored with the grant (owner filled in).
+     */
+    record AcquireSpec(String name, Duration ttl, boolean autoRenew, LockMetadata metadata) {}
+
+    /** A spec with the client's defaults for what the caller left out ({@code null}), checked before any I/O. */
+    AcquireSpec spec(String name, Duration ttl, Boolean autoRenew, LockMetadata metadata) {
+        LockNames.requireValid(name);
+        Duration usedTtl = requireUsableTtl(ttl != null ? ttl : options.ttl());
+        LockMetadata meta = metadata == null ? LockMetadata.NONE : metadata;
+        if (meta.owner() == null) {
+            meta = meta.withOwner(defaultOwner);
+        }
+        return new AcquireSpec(name, usedTtl, autoRenew != null ? autoRenew : options.autoRenew(), meta);
+    }
+
+    /** The TTL, if a lease of it is possible with these options on this backend; else an IllegalArgumentException. */
+    Duration requireUsableTtl(Duration ttl) {
+        options.requireUsableTtl(ttl);
+        requireOpen();
+        Duration max = maxTtl();
+        if (ttl.compareTo(max) > 0) {
+            throw new IllegalArgumentException(
+                    "ttl " + ttl + " is longer than " + max + ", the longest TTL this backend honours");
+        }
+        return ttl;
+    }
+
+    Optional<Lease> tryAcquire(AcquireSpec spec) {
+        long start = clock.getAsLong();
+        try {
+            ManagedLease lease = attempt(spec).lease;
+            finished(
+                    spec,
+                    start,
+                    lease != null ? AcquireEvent.Outcome.GRANTED : AcquireEvent.Outcome.REFUSED,
+                    lease,
+                    null);
+            return Optional.ofNullable(lease);
+        } catch (RuntimeException e) {
+            finished(spec, start, AcquireEvent.Outcome.FAILED, null, e);
+            throw e;
+        }
     }
 
     /** Waits in the name's local line, then, at its head, attempts until granted or the wait runs out. */
-    Optional<Lease> acquire(String name, Duration wait, Duration ttl) throws InterruptedException {
-        long deadline = clock.getAsLong() + saturatedNanos(wait);
+    Optional<Lease> acquire(AcquireSpec spec, Duration wait) throws InterruptedException {
+        long start = clock.getAsLong();
+        try {
+            Optional<Lease> lease = waitInLine(spec, start + saturatedNanos(wait));
+            finished(
+                    spec,
+                    start,
+                    lease.isPresent() ? AcquireEvent.Outcome.GRANTED : AcquireEvent.Outcome.TIMED_OUT,
+                    lease.orElse(null),
+                    null);
+            return lease;
+        } catch (InterruptedException | RuntimeException e) {
+            finished(spec, start, AcquireEvent.Outcome.FAILED, null, e);
+            throw e;
+        }
+    }
+
+    private void finished(AcquireSpec spec, long start, AcquireEvent.Outcome outcome, Lease lease, Throwable failure) {
+        Duration waited = Duration.ofNanos(Math.max(0, clock.getAsLong() - start));
+        events.acquireFinished(new AcquireEvent(spec.name(), outcome, waited, spec.ttl(), lease, failure));
+    }
+
+    private Optional<Lease> waitInLine(AcquireSpec spec, long deadline) throws InterruptedException {
+        String name = spec.name();
         if (Thread.interrupted()) {
             throw new InterruptedException("interrupted before waiting for lock '" + name + "'");
         }
@@ -105,7 +180,7 @@ final class Engine implements AutoCloseable {
                 }
                 waiter.await(left);
             }
-            return acquireAtHead(name, ttl, deadline, waiter);
+            return acquireAtHead(spec, deadline, waiter);
         } catch (InterruptedException e) {
             throw new InterruptedException("interrupted while waiting for lock '" + name + "'");
         } finally {
@@ -114,8 +189,9 @@ final class Engine implements AutoCloseable {
     }
 
     /** The head of the name's line: attempts, and between attempts sleeps until a release signal or the next poll. */
-    private Optional<Lease> acquireAtHead(String name, Duration ttl, long deadline, WaitLines.Waiter waiter)
+    private Optional<Lease> acquireAtHead(AcquireSpec spec, long deadline, WaitLines.Waiter waiter)
             throws InterruptedException {
+        String name = spec.name();
         // Subscribe before the first attempt, so a release between the attempt and the wait is not missed.
         try (WakeUpSubscription ignored = subscribe(name, waiter::signal)) {
             int misses = 0;
@@ -127,7 +203,7 @@ final class Engine implements AutoCloseable {
                 waiter.forgetSignals();
                 Attempt attempt;
                 try {
-                    attempt = attempt(name, ttl);
+                    attempt = attempt(spec);
                     answered = true;
                 } catch (LockBackendException e) {
                     if (!e.isRetryable()) {
@@ -169,13 +245,15 @@ final class Engine implements AutoCloseable {
         static final Attempt MISS = new Attempt(null, null);
     }
 
-    private Attempt attempt(String name, Duration ttl) {
+    private Attempt attempt(AcquireSpec spec) {
         requireOpen();
+        String name = spec.name();
+        Duration ttl = spec.ttl();
         String leaseId = UUID.randomUUID().toString();
         long sent = clock.getAsLong();
         AcquireResult result;
         try {
-            result = backend.tryAcquire(name, leaseId, ttl);
+            result = backend.tryAcquire(name, leaseId, ttl, spec.metadata());
         } catch (RuntimeException e) {
             // The backend may have granted before the failure or the interrupt, or may still apply the request:
             // sweep the lease id so nobody waits a TTL (or, on a shared etcd lease, longer) for a ghost.
@@ -186,7 +264,7 @@ final class Engine implements AutoCloseable {
             return new Attempt(null, result.holderRemaining());
         }
         ManagedLease lease = new ManagedLease(
-                this, name, leaseId, ttl, options.autoRenew(), result.token(), result.expiresAt(), sent);
+                this, name, leaseId, ttl, spec.autoRenew(), spec.metadata(), result.token(), result.expiresAt(), sent);
         if (!lease.isValid()) {
             // The answer took longer than the validity window: the grant is already unusable.
             releaseInBackground(name, leaseId, ttl, false);
@@ -194,7 +272,6 @@ final class Engine implements AutoCloseable {
         }
         held.put(leaseId, lease);
         watchdog.watch(lease);
-        events.acquired(lease);
         return new Attempt(lease, null);
     }
 

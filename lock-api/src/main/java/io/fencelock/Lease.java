@@ -28,8 +28,11 @@ public interface Lease extends AutoCloseable {
     /** The expiry the backend reported for the latest grant, on the backend's clock (for display). */
     Instant serverExpiry();
 
-    /** The TTL this lease was taken with. */
+    /** The lease's TTL: the one it was taken with, or the last one given to {@link #renew(Duration)}. */
     Duration ttl();
+
+    /** The owner, type and data stored with the grant (the owner filled in with the client's default). */
+    LockMetadata metadata();
 
     /** Whether the lease is held and its local validity deadline has not passed. */
     boolean isValid();
@@ -47,6 +50,31 @@ public interface Lease extends AutoCloseable {
      *                              its deadline and the watchdog keeps trying
      */
     boolean renew();
+
+    /**
+     * Renews now to {@code ttl}, which becomes the lease's TTL (the watchdog renews with it from
+     * now on). A shorter TTL shortens the lease: the local validity deadline moves to {@code ttl}
+     * after this call was sent, before anything is sent (so a lost answer never leaves the deadline
+     * later than the backend's expiry), and the backend frees the lock when the new TTL ends unless
+     * the lease is renewed again. A longer TTL extends exclusivity once the backend has answered.
+     *
+     * @throws IllegalArgumentException when {@code ttl} is not usable with the client's options or
+     *                                  longer than the backend allows (before any I/O)
+     * @throws LockBackendException     as {@link #renew()}; after a lost answer to a shortening the
+     *                                  deadline stays capped at the shorter TTL for the rest of the lease
+     */
+    boolean renew(Duration ttl);
+
+    /**
+     * Keeps the lock on the backend for {@code delay} more and then lets it expire there, with no
+     * further request: one renewal to a TTL of {@code delay}, after which this client no longer holds
+     * or renews the lease. For "hold at least until" (a scheduled job that must not run again on
+     * another node in the same slot) without a sleeping thread. A delay under 1 ms releases at once.
+     *
+     * @return {@code true} when the lock now stays held until the delay ends (or was released at
+     *         once); {@code false} when the lease was no longer held
+     */
+    boolean releaseAfter(Duration delay);
 
     /**
      * Releases the lock if this lease still holds it. Idempotent; returns whether this call freed

@@ -35,7 +35,8 @@ public final class LockClient implements AutoCloseable {
 
     /** A client whose engine reads {@code clock} and runs its watchdog only when a test drives it (see {@link Engine}). */
     static LockClient withClock(LockBackend backend, LockOptions options, LongSupplier clock) {
-        return new LockClient(new Engine(backend, options, List.of(), clock, false));
+        return new LockClient(
+                new Engine(backend, backend.getClass().getSimpleName(), options, List.of(), clock, false));
     }
 
     /** Opens a client with default options on the provider that accepts {@code uri}. */
@@ -71,8 +72,15 @@ public final class LockClient implements AutoCloseable {
 
     /** One attempt with the given TTL; empty when another lease holds the lock. */
     public Optional<Lease> tryAcquire(String name, Duration ttl) {
-        validate(name, ttl);
-        return engine.tryAcquire(name, ttl);
+        return engine.tryAcquire(engine.spec(name, requireTtl(ttl), null, null));
+    }
+
+    /**
+     * A request for {@code name} with settings of its own: TTL, renewal, owner, type and data (see
+     * {@link LockRequest}). The name is checked at once.
+     */
+    public LockRequest lock(String name) {
+        return new LockRequest(this, name);
     }
 
     /**
@@ -88,9 +96,10 @@ public final class LockClient implements AutoCloseable {
 
     /** As {@link #acquire(String, Duration)}, with the given TTL. */
     public Optional<Lease> acquire(String name, Duration wait, Duration ttl) throws InterruptedException {
-        validate(name, ttl);
+        requireTtl(ttl);
+        Engine.AcquireSpec spec = engine.spec(name, ttl, null, null);
         LockOptions.requireNonNegative("wait", wait);
-        return engine.acquire(name, wait, ttl);
+        return engine.acquire(spec, wait);
     }
 
     /**
@@ -103,32 +112,7 @@ public final class LockClient implements AutoCloseable {
      * @throws Exception whatever the task threw, unchanged
      */
     public <T> Optional<T> runExclusively(String name, Duration wait, LeaseTask<T> task) throws Exception {
-        Objects.requireNonNull(task, "task");
-        Optional<Lease> acquired = acquire(name, wait);
-        if (acquired.isEmpty()) {
-            return Optional.empty();
-        }
-        ManagedLease lease = (ManagedLease) acquired.get();
-        TaskInterrupter interrupter = new TaskInterrupter(Thread.currentThread());
-        lease.whenLost(interrupter::interrupt);
-        T result = null;
-        Exception failure = null;
-        try {
-            result = task.run(lease);
-        } catch (Exception e) {
-            failure = e;
-        } finally {
-            interrupter.finish();
-            lease.close();
-        }
-        Optional<LeaseLoss> loss = lease.loss();
-        if (loss.isPresent()) {
-            throw new LeaseLostException(loss.get(), failure);
-        }
-        if (failure != null) {
-            throw failure;
-        }
-        return Optional.ofNullable(result);
+        return lock(name).runExclusively(wait, task);
     }
 
     // ---------------------------------------------------------------- looking
@@ -145,11 +129,57 @@ public final class LockClient implements AutoCloseable {
         return engine.backend.inspect(name);
     }
 
-    /** The locks held now on the whole backend (by any client) whose names start with {@code prefix}. */
+    /**
+     * The locks held now on the whole backend (by any client) whose names start with {@code prefix},
+     * sorted by name, with their metadata where the backend keeps it ({@link Capability#METADATA}).
+     */
     public List<LockInfo> list(String prefix) {
         LockNames.requireValidPrefix(prefix);
         engine.requireOpen();
         return engine.backend.list(prefix);
+    }
+
+    /**
+     * As {@link #list(String)}, keeping the locks {@code where} selects, e.g. {@link LockInfo#ofType}
+     * or {@link LockInfo#ownedBy}. The backend is read by prefix; the selection is made here.
+     */
+    public List<LockInfo> list(String prefix, java.util.function.Predicate<LockInfo> where) {
+        Objects.requireNonNull(where, "where");
+        return list(prefix).stream().filter(where).toList();
+    }
+
+    /**
+     * Ends the current grant of {@code name}, whoever holds it, for an operator: the backend frees
+     * it (owner-checked against the lease id it read, so a grant made in between is never touched),
+     * the next grant gets a higher token, and the old holder's next renewal is refused, so it learns
+     * of the loss; until then its late writes are rejected by the token. Returns the grant that was
+     * ended, or empty when the lock was free (or changed hands between the read and the release).
+     */
+    public Optional<LockInfo> forceRelease(String name) {
+        Optional<LockInfo> current = inspect(name);
+        if (current.isEmpty() || current.get().holder().isEmpty()) {
+            return Optional.empty();
+        }
+        LockInfo info = current.get();
+        boolean freed = engine.releaseOnBackend(name, info.leaseId());
+        Engine.LOG.info(
+                "fencelock: forced release of '{}' (lease {}, token {}, owner {}): {}",
+                name,
+                info.leaseId(),
+                info.token(),
+                info.metadata().owner(),
+                freed ? "freed" : "it had changed hands; nothing done");
+        return freed ? Optional.of(info) : Optional.empty();
+    }
+
+    /** This client's id in thread names, logs and its default owner description ({@code fencelock-N}). */
+    public String clientId() {
+        return engine.clientId;
+    }
+
+    /** The name of the provider this client was opened on, or the backend's class name when built directly. */
+    public String backendName() {
+        return engine.backendName;
     }
 
     /**
@@ -191,15 +221,11 @@ public final class LockClient implements AutoCloseable {
         engine.close();
     }
 
-    private void validate(String name, Duration ttl) {
-        LockNames.requireValid(name);
-        engine.options.requireUsableTtl(ttl);
-        engine.requireOpen();
-        Duration max = engine.maxTtl();
-        if (ttl.compareTo(max) > 0) {
-            throw new IllegalArgumentException(
-                    "ttl " + ttl + " is longer than " + max + ", the longest TTL this backend honours");
+    private static Duration requireTtl(Duration ttl) {
+        if (ttl == null) {
+            throw new IllegalArgumentException("ttl null must be a positive duration");
         }
+        return ttl;
     }
 
     /** Builds a client from a connection string (through {@link ServiceLoader}) or from a backend. */
@@ -259,8 +285,17 @@ public final class LockClient implements AutoCloseable {
             if ((backend == null) == (uri == null)) {
                 throw new IllegalArgumentException("give exactly one of uri(...) and backend(...)");
             }
-            LockBackend chosen = backend != null ? backend : ProviderDiscovery.open(uri, provider, properties);
-            return new LockClient(new Engine(chosen, options, listeners, System::nanoTime, true));
+            LockBackend chosen;
+            String backendName;
+            if (backend != null) {
+                chosen = backend;
+                backendName = backend.getClass().getSimpleName();
+            } else {
+                LockBackendProvider found = ProviderDiscovery.find(uri, provider);
+                chosen = found.open(uri, Map.copyOf(properties));
+                backendName = found.name();
+            }
+            return new LockClient(new Engine(chosen, backendName, options, listeners, System::nanoTime, true));
         }
     }
 }

@@ -17,6 +17,8 @@ import java.util.Objects;
  *   <li>{@code autoRenew} (default true): whether the watchdog renews leases.</li>
  *   <li>{@code initialPollInterval} (default 5 ms) and {@code maxPollInterval} (default 500 ms):
  *       the jittered backoff of a waiter between attempts when no release signal arrives.</li>
+ *   <li>{@code owner} (default host name, process id and client id): the owner description stored
+ *       with every grant of the client that does not name its own ({@link LockMetadata}).</li>
  * </ul>
  * Every duration is at most {@link #MAX_TTL}.
  */
@@ -36,6 +38,7 @@ public final class LockOptions {
     private final boolean autoRenew;
     private final Duration initialPollInterval;
     private final Duration maxPollInterval;
+    private final String owner;
 
     private LockOptions(Builder b) {
         this.ttl = b.ttl;
@@ -46,6 +49,7 @@ public final class LockOptions {
         this.autoRenew = b.autoRenew;
         this.initialPollInterval = b.initialPollInterval;
         this.maxPollInterval = b.maxPollInterval;
+        this.owner = b.owner;
     }
 
     public static LockOptions defaults() {
@@ -66,6 +70,7 @@ public final class LockOptions {
         b.autoRenew = autoRenew;
         b.initialPollInterval = initialPollInterval;
         b.maxPollInterval = maxPollInterval;
+        b.owner = owner;
         return b;
     }
 
@@ -101,6 +106,11 @@ public final class LockOptions {
 
     public Duration maxPollInterval() {
         return maxPollInterval;
+    }
+
+    /** The owner description for grants that name none, or {@code null} for host name, process id and client id. */
+    public String owner() {
+        return owner;
     }
 
     /** How long a grant stays locally valid after it was sent: {@code ttl x (1 - drift) - margin}. */
@@ -162,7 +172,8 @@ public final class LockOptions {
     public String toString() {
         return "LockOptions{ttl=" + ttl + ", renewInterval=" + (renewInterval == null ? "ttl/3" : renewInterval)
                 + ", tokenPeriod=" + tokenPeriod + ", clockDrift=" + clockDrift + ", safetyMargin=" + safetyMargin
-                + ", autoRenew=" + autoRenew + ", poll=" + initialPollInterval + ".." + maxPollInterval + '}';
+                + ", autoRenew=" + autoRenew + ", poll=" + initialPollInterval + ".." + maxPollInterval
+                + (owner == null ? "" : ", owner=" + owner) + '}';
     }
 
     public static final class Builder {
@@ -174,8 +185,15 @@ public final class LockOptions {
         private boolean autoRenew = true;
         private Duration initialPollInterval = Duration.ofMillis(5);
         private Duration maxPollInterval = Duration.ofMillis(500);
+        private String owner;
 
         private Builder() {}
+
+        /** The owner description of this client's grants; {@code null} restores the default. */
+        public Builder owner(String owner) {
+            this.owner = owner;
+            return this;
+        }
 
         public Builder ttl(Duration ttl) {
             this.ttl = ttl;
@@ -244,6 +262,9 @@ public final class LockOptions {
                 throw new IllegalArgumentException("maxPollInterval " + maxPollInterval
                         + " must not be shorter than initialPollInterval " + initialPollInterval);
             }
+            if (owner != null) {
+                new LockMetadata(owner, null, null); // validates length and characters
+            }
             LockOptions options = new LockOptions(this);
             options.requireUsableTtl(ttl);
             return options;
@@ -262,7 +283,8 @@ public final class LockOptions {
                 && safetyMargin.equals(other.safetyMargin)
                 && autoRenew == other.autoRenew
                 && initialPollInterval.equals(other.initialPollInterval)
-                && maxPollInterval.equals(other.maxPollInterval);
+                && maxPollInterval.equals(other.maxPollInterval)
+                && Objects.equals(owner, other.owner);
     }
 
     @Override

@@ -11,19 +11,37 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * The engine's lease: grant state, local validity deadline and lost signal. The state changes under
  * {@link #lock}, which is never held across I/O; listeners are called after it is let go.
+ *
+ * <p>Renewals of one lease are sent one at a time ({@link #renewing}: a caller's renewal waits for
+ * the watchdog's, and the watchdog skips a lease a caller is renewing), so that a renewal to another
+ * TTL is answered before the next one leaves. A renewal to a shorter TTL caps the deadline before
+ * it is sent (the backend may apply it even if the answer is lost); only its successful answer lifts
+ * the cap, and after a lost answer the cap stays for the rest of the lease.
  */
 final class ManagedLease implements Lease {
     private final Engine engine;
     private final String name;
     private final String leaseId;
-    private final Duration ttl;
-    private final long validityWindowNanos;
-    private final long renewIntervalNanos;
+    private final LockMetadata metadata;
     private final boolean autoRenew;
+    private final long grantedNanos;
+    /** Held by whoever is sending a renewal of this lease, across the round trip. */
+    final ReentrantLock renewing = new ReentrantLock();
+
     private final CompletableFuture<LeaseLoss> lost = new CompletableFuture<>();
     private final ReentrantLock lock = new ReentrantLock();
 
     private LeaseState state = LeaseState.HELD;
+    private Duration ttl;
+    private long validityWindowNanos;
+    private long renewIntervalNanos;
+    /** The latest deadline a shorter renewal in flight (or with a lost answer) allows; MAX_VALUE when none. */
+    private long capNanos = Long.MAX_VALUE;
+    /** When the shortening behind {@link #capNanos} was sent. */
+    private long capSentNanos;
+    /** A shortening's answer was lost: the backend may have applied it at any time, so the cap stays. */
+    private boolean capForGood;
+
     private long token;
     private Instant serverExpiry;
     /** The engine clock's time after which the lease is no longer valid. */
@@ -41,6 +59,7 @@ final class ManagedLease implements Lease {
             String leaseId,
             Duration ttl,
             boolean autoRenew,
+            LockMetadata metadata,
             long token,
             Instant serverExpiry,
             long sentNanos) {
@@ -52,6 +71,8 @@ final class ManagedLease implements Lease {
         this.validityWindowNanos = options.validityWindow(ttl).toNanos();
         this.renewIntervalNanos = options.renewInterval(ttl).toNanos();
         this.autoRenew = autoRenew;
+        this.metadata = metadata;
+        this.grantedNanos = sentNanos;
         this.token = token;
         this.serverExpiry = serverExpiry;
         this.lastGrantSentNanos = sentNanos;
@@ -91,7 +112,17 @@ final class ManagedLease implements Lease {
 
     @Override
     public Duration ttl() {
-        return ttl;
+        lock.lock();
+        try {
+            return ttl;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public LockMetadata metadata() {
+        return metadata;
     }
 
     @Override
@@ -125,12 +156,112 @@ final class ManagedLease implements Lease {
 
     @Override
     public boolean renew() {
+        return renewTo(null, false);
+    }
+
+    @Override
+    public boolean renew(Duration newTtl) {
+        engine.requireUsableTtl(newTtl);
+        return renewTo(newTtl, false);
+    }
+
+    /**
+     * One renewal, to {@code newTtl} (null: the lease's TTL), sent only when no other renewal of this lease is in
+     * flight. With {@code thenLetGo}, a successful renewal ends the lease here: the backend keeps it until the new
+     * TTL ends.
+     */
+    private boolean renewTo(Duration newTtl, boolean thenLetGo) {
         if (state() != LeaseState.HELD) {
             return false;
         }
-        long sent = engine.clock.getAsLong();
-        RenewResult result = engine.renew(java.util.List.of(renewRequest())).get(0);
-        return applyRenewal(sent, result);
+        renewing.lock();
+        try {
+            RenewRequest request;
+            long sent;
+            boolean shortens = false;
+            lock.lock();
+            try {
+                if (state != LeaseState.HELD) {
+                    return false;
+                }
+                sent = engine.clock.getAsLong();
+                if (newTtl != null && !newTtl.equals(ttl)) {
+                    shortens = changeTtl(newTtl, sent);
+                }
+                request = renewRequest();
+            } finally {
+                lock.unlock();
+            }
+            RenewResult result;
+            try {
+                result = engine.renew(java.util.List.of(request)).get(0);
+            } catch (RuntimeException e) {
+                if (shortens) {
+                    lock.lock();
+                    try {
+                        capForGood = true;
+                    } finally {
+                        lock.unlock();
+                    }
+                }
+                renewalFailed(e, -1);
+                throw e;
+            }
+            if (thenLetGo && result.renewed()) {
+                return letGo();
+            }
+            return applyRenewal(sent, request, result);
+        } finally {
+            renewing.unlock();
+        }
+    }
+
+    /** Under {@link #lock}: the lease's TTL becomes {@code newTtl}; a shorter one caps the deadline at once (returns true). */
+    private boolean changeTtl(Duration newTtl, long sent) {
+        long window = engine.options.validityWindow(newTtl).toNanos();
+        boolean shortens = newTtl.compareTo(ttl) < 0;
+        if (shortens) {
+            capNanos = Math.min(capNanos, sent + window);
+            capSentNanos = sent;
+            deadlineNanos = Math.min(deadlineNanos, capNanos);
+        }
+        ttl = newTtl;
+        validityWindowNanos = window;
+        renewIntervalNanos = engine.options.renewInterval(newTtl).toNanos();
+        return shortens;
+    }
+
+    @Override
+    public boolean releaseAfter(Duration delay) {
+        LockOptions.requireNonNegative("delay", delay);
+        if (delay.compareTo(engine.maxTtl()) > 0) {
+            throw new IllegalArgumentException(
+                    "delay " + delay + " is longer than " + engine.maxTtl() + ", the longest TTL this backend honours");
+        }
+        if (delay.compareTo(Duration.ofMillis(1)) < 0) {
+            release();
+            return true;
+        }
+        // One renewal to exactly the delay: the backend frees the lock when it ends, with no further I/O.
+        return renewTo(delay, true);
+    }
+
+    /** After the final renewal of {@link #releaseAfter}: the lease is no longer this client's to renew or release. */
+    private boolean letGo() {
+        Duration held;
+        lock.lock();
+        try {
+            if (state != LeaseState.HELD) {
+                return false;
+            }
+            state = LeaseState.RELEASED;
+            held = Duration.ofNanos(engine.clock.getAsLong() - grantedNanos);
+        } finally {
+            lock.unlock();
+        }
+        engine.forget(this);
+        engine.events.released(this, false, held);
+        return true;
     }
 
     @Override
@@ -147,6 +278,7 @@ final class ManagedLease implements Lease {
             lock.unlock();
         }
         engine.forget(this);
+        Duration held = Duration.ofNanos(engine.clock.getAsLong() - grantedNanos);
         boolean freed;
         try {
             freed = engine.release(name, leaseId);
@@ -156,7 +288,7 @@ final class ManagedLease implements Lease {
             }
             throw e;
         }
-        engine.events.released(this, freed);
+        engine.events.released(this, freed, held);
         return freed;
     }
 
@@ -192,8 +324,9 @@ final class ManagedLease implements Lease {
         lost.thenRun(action);
     }
 
+    /** A renewal to the lease's current TTL. */
     RenewRequest renewRequest() {
-        return new RenewRequest(name, leaseId, ttl, engine.options.tokenPeriod());
+        return new RenewRequest(name, leaseId, ttl(), engine.options.tokenPeriod());
     }
 
     boolean autoRenew() {
@@ -201,7 +334,12 @@ final class ManagedLease implements Lease {
     }
 
     long renewIntervalNanos() {
-        return renewIntervalNanos;
+        lock.lock();
+        try {
+            return renewIntervalNanos;
+        } finally {
+            lock.unlock();
+        }
     }
 
     long nextRenewNanos() {
@@ -226,7 +364,7 @@ final class ManagedLease implements Lease {
      * Applies the backend's answer to a renewal sent at {@code sentNanos}. A grant that arrives
      * after the deadline cannot revive the lease: losing it is final.
      */
-    boolean applyRenewal(long sentNanos, RenewResult result) {
+    boolean applyRenewal(long sentNanos, RenewRequest request, RenewResult result) {
         LeaseLoss loss = null;
         lock.lock();
         try {
@@ -241,9 +379,14 @@ final class ManagedLease implements Lease {
                 token = Math.max(token, result.token());
                 serverExpiry = result.expiresAt();
                 lastRenewFailure = null;
+                if (capNanos != Long.MAX_VALUE && !capForGood && sentNanos - capSentNanos >= 0) {
+                    // The shortening (or a renewal sent after it was answered) is applied: nothing older can follow.
+                    capNanos = Long.MAX_VALUE;
+                }
                 if (sentNanos - lastGrantSentNanos > 0) {
                     lastGrantSentNanos = sentNanos;
-                    deadlineNanos = Math.max(deadlineNanos, sentNanos + validityWindowNanos);
+                    long window = engine.options.validityWindow(request.ttl()).toNanos();
+                    deadlineNanos = Math.min(capNanos, Math.max(deadlineNanos, sentNanos + window));
                     nextRenewNanos = sentNanos + renewIntervalNanos;
                 }
             }
@@ -258,15 +401,27 @@ final class ManagedLease implements Lease {
         return true;
     }
 
-    /** A renewal failed on the way; the watchdog tries again after {@code retryNanos}, up to the deadline. */
+    /**
+     * A renewal failed on the way; the watchdog tries again after {@code retryNanos} (a caller's
+     * renewal passes -1: the watchdog keeps its own plan), up to the deadline.
+     */
     void renewalFailed(Throwable failure, long retryNanos) {
+        boolean willRetry;
         lock.lock();
         try {
+            if (state != LeaseState.HELD) {
+                return;
+            }
             lastRenewFailure = failure;
-            nextRenewNanos = engine.clock.getAsLong() + retryNanos;
+            long now = engine.clock.getAsLong();
+            if (retryNanos >= 0) {
+                nextRenewNanos = now + retryNanos;
+            }
+            willRetry = autoRenew && nextRenewNanos - deadlineNanos < 0;
         } finally {
             lock.unlock();
         }
+        engine.events.renewalFailed(this, failure, willRetry);
     }
 
     /**

@@ -1,11 +1,9 @@
 package io.fencelock;
 
-import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.LockBackendProvider;
 import io.fencelock.spi.Redaction;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.ServiceLoader;
 import java.util.stream.Collectors;
@@ -26,8 +24,8 @@ final class ProviderDiscovery {
         return found;
     }
 
-    /** Opens {@code uri} on the provider named {@code provider}, or (when null) on the one that accepts the URI. */
-    static LockBackend open(String uri, String provider, Map<String, String> properties) {
+    /** The provider named {@code provider}, or (when null) the one that accepts the URI. */
+    static LockBackendProvider find(String uri, String provider) {
         List<LockBackendProvider> all = providers();
         Optional<LockBackendProvider> match = all.stream()
                 .filter(p -> provider != null ? p.name().equalsIgnoreCase(provider) : p.accepts(uri))
@@ -40,6 +38,6 @@ final class ProviderDiscovery {
                     + (provider != null ? "named '" + provider + "'" : "accepts '" + Redaction.uri(uri) + "'")
                     + "; providers found: " + available);
         }
-        return match.get().open(uri, Map.copyOf(properties));
+        return match.get();
     }
 }

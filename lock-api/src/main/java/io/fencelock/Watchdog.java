@@ -169,10 +169,12 @@ final class Watchdog implements AutoCloseable {
         if (!anyDue) {
             return waitNanos;
         }
+        boolean skipped = false;
         for (int from = 0; from < soon.size(); from += MAX_BATCH) {
-            renewBatch(soon.subList(from, Math.min(soon.size(), from + MAX_BATCH)));
+            skipped |= renewBatch(soon.subList(from, Math.min(soon.size(), from + MAX_BATCH)));
         }
-        return -1;
+        // A lease skipped because its caller is renewing it is looked at again shortly, not in a busy loop.
+        return skipped ? TimeUnit.MILLISECONDS.toNanos(1) : -1;
     }
 
     private void pause(PlannedWake wake) {
@@ -205,7 +207,29 @@ final class Watchdog implements AutoCloseable {
         }
     }
 
-    private void renewBatch(List<ManagedLease> batch) {
+    /** Renews the leases of {@code candidates} no caller is renewing now; returns whether any was skipped. */
+    private boolean renewBatch(List<ManagedLease> candidates) {
+        // A lease whose caller is renewing it now is left for the next turn: one renewal per lease in flight.
+        List<ManagedLease> batch = new ArrayList<>(candidates.size());
+        for (ManagedLease lease : candidates) {
+            if (lease.renewing.tryLock()) {
+                batch.add(lease);
+            }
+        }
+        try {
+            renewLocked(batch);
+        } finally {
+            for (ManagedLease lease : batch) {
+                lease.renewing.unlock();
+            }
+        }
+        return batch.size() < candidates.size();
+    }
+
+    private void renewLocked(List<ManagedLease> batch) {
+        if (batch.isEmpty()) {
+            return;
+        }
         List<RenewRequest> requests = new ArrayList<>(batch.size());
         for (ManagedLease lease : batch) {
             requests.add(lease.renewRequest());
@@ -225,7 +249,7 @@ final class Watchdog implements AutoCloseable {
             return;
         }
         for (int i = 0; i < batch.size(); i++) {
-            batch.get(i).applyRenewal(sent, results.get(i));
+            batch.get(i).applyRenewal(sent, requests.get(i), results.get(i));
         }
     }
 

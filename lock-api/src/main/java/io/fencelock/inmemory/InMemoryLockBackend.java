@@ -3,6 +3,7 @@ package io.fencelock.inmemory;
 import io.fencelock.Capability;
 import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
+import io.fencelock.LockMetadata;
 import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.ReleaseFeed;
@@ -47,7 +48,8 @@ public final class InMemoryLockBackend implements LockBackend {
             Capability.BATCH_RENEW,
             Capability.TOKEN_PERIOD,
             Capability.LINEARIZABLE,
-            Capability.PURGE_FREE));
+            Capability.PURGE_FREE,
+            Capability.METADATA));
     private static final Map<String, Store> NAMED = new ConcurrentHashMap<>();
 
     private final Store store;
@@ -111,6 +113,8 @@ public final class InMemoryLockBackend implements LockBackend {
         long token;
         long expiresAt;
         long tokenIssuedAt;
+        long grantedAt;
+        LockMetadata metadata = LockMetadata.NONE;
     }
 
     /** Locks, the token counter and the listening feeds of one store; every step under one lock, never across a call out. */
@@ -139,6 +143,11 @@ public final class InMemoryLockBackend implements LockBackend {
 
     @Override
     public AcquireResult tryAcquire(String name, String leaseId, Duration ttl) {
+        return tryAcquire(name, leaseId, ttl, LockMetadata.NONE);
+    }
+
+    @Override
+    public AcquireResult tryAcquire(String name, String leaseId, Duration ttl, LockMetadata metadata) {
         requireOpen();
         store.lock.lock();
         try {
@@ -154,6 +163,8 @@ public final class InMemoryLockBackend implements LockBackend {
             e.leaseId = leaseId;
             e.token = ++store.lastToken;
             e.tokenIssuedAt = now;
+            e.grantedAt = now;
+            e.metadata = metadata;
             e.expiresAt = now + ttl.toNanos();
             return AcquireResult.granted(e.token, store.wall(e.expiresAt));
         } finally {
@@ -199,6 +210,7 @@ public final class InMemoryLockBackend implements LockBackend {
                 return false;
             }
             e.leaseId = null;
+            e.metadata = LockMetadata.NONE;
             e.expiresAt = now;
         } finally {
             store.lock.unlock();
@@ -244,7 +256,14 @@ public final class InMemoryLockBackend implements LockBackend {
     private LockInfo info(String name, Entry e, long now) {
         boolean held = Store.held(e, now);
         return new LockInfo(
-                name, held, held ? e.leaseId : null, e.token, held ? store.wall(e.expiresAt) : null, store.wall(now));
+                name,
+                held,
+                held ? e.leaseId : null,
+                e.token,
+                held ? store.wall(e.expiresAt) : null,
+                store.wall(now),
+                held ? e.metadata : LockMetadata.NONE,
+                held ? store.wall(e.grantedAt) : null);
     }
 
     /** Deletes records free for at least {@code freeFor}; tokens come from the store's counter, so a later grant still exceeds them. */

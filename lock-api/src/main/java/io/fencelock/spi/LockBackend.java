@@ -3,6 +3,7 @@ package io.fencelock.spi;
 import io.fencelock.Capability;
 import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
+import io.fencelock.LockMetadata;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -26,6 +27,16 @@ public interface LockBackend extends AutoCloseable {
      * (an idempotent retry) or refused; the engine never sends one (every attempt has a fresh id).
      */
     AcquireResult tryAcquire(String name, String leaseId, Duration ttl);
+
+    /**
+     * As {@link #tryAcquire(String, String, Duration)}, storing {@code metadata} with the grant in the
+     * same round trip (only with {@link Capability#METADATA}; the default ignores it). A renewal keeps
+     * the grant's metadata and its grant time; a release clears them. The engine always calls this
+     * method, with metadata already validated and the owner filled in.
+     */
+    default AcquireResult tryAcquire(String name, String leaseId, Duration ttl, LockMetadata metadata) {
+        return tryAcquire(name, leaseId, ttl);
+    }
 
     /**
      * Extends every lease that still holds its lock (owner matches and not expired on the backend's
