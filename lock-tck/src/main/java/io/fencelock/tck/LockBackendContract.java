@@ -12,6 +12,7 @@ import io.fencelock.LockBackendException;
 import io.fencelock.LockClient;
 import io.fencelock.LockEventListener;
 import io.fencelock.LockInfo;
+import io.fencelock.LockMetadata;
 import io.fencelock.LockOptions;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.RenewRequest;
@@ -29,8 +30,10 @@ import io.fencelock.tck.schedule.Schedule;
 import io.fencelock.tck.schedule.ScheduleGenerator;
 import io.fencelock.tck.schedule.Shrinker;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
@@ -820,6 +823,171 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         assertThat(a.held()).isEmpty();
     }
 
+    /**
+     * An acquisition's owner, type and data are stored with the grant, kept by renewals, shown by
+     * inspect and list with the grant's server time, and cleared by the release: the next holder
+     * never shows the last one's.
+     */
+    @Test
+    void metadataRoundTrips() {
+        requireClaim(Capability.METADATA);
+        LockClient a = client(options(Duration.ofSeconds(20), false));
+        LockClient b = client(options(Duration.ofSeconds(20), false));
+        String name = freshName();
+        Map<String, String> data = new java.util.TreeMap<>(
+                Map.of("run", "42", "note", "caf\u00e9 \"quoted\" {json}, 'single' \\ back", "empty", ""));
+        Lease lease = a.lock(name).type("job").data(data).tryAcquire().orElseThrow();
+        String owner = lease.metadata().owner();
+        assertThat(owner)
+                .as("the default owner: host name, process id and client id")
+                .contains("/" + ProcessHandle.current().pid() + "/")
+                .endsWith(a.clientId());
+
+        LockInfo seen = b.inspect(name).orElseThrow();
+        assertThat(seen.held()).isTrue();
+        assertThat(seen.leaseId()).isEqualTo(lease.leaseId());
+        assertThat(seen.token()).isEqualTo(lease.fencingToken());
+        assertThat(seen.owner()).as("owner").contains(owner);
+        assertThat(seen.type()).as("type").contains("job");
+        assertThat(seen.data()).as("data").isEqualTo(data);
+        Instant heldSince = seen.heldSince();
+        assertThat(heldSince).as("held since (the grant's server time)").isNotNull();
+        assertThat(heldSince)
+                .as("held since, against the server time of the answer")
+                .isBetween(seen.serverTime().minusSeconds(20), seen.serverTime().plusSeconds(1));
+        assertThat(seen.expiresAt()).as("expiry after the grant").isAfter(heldSince);
+
+        List<LockInfo> listed =
+                b.list(runPrefix).stream().filter(i -> i.name().equals(name)).toList();
+        assertThat(listed).as("list shows the lock").hasSize(1);
+        assertThat(listed.get(0).metadata()).as("list shows its metadata").isEqualTo(seen.metadata());
+        assertThat(b.list(runPrefix, LockInfo.ofType("job")))
+                .extracting(LockInfo::name)
+                .contains(name);
+        assertThat(b.list(runPrefix, LockInfo.ofType("other")))
+                .extracting(LockInfo::name)
+                .doesNotContain(name);
+        assertThat(b.list(runPrefix, LockInfo.ownedBy(owner)))
+                .extracting(LockInfo::name)
+                .contains(name);
+
+        assertThat(lease.renew()).isTrue();
+        LockInfo renewed = b.inspect(name).orElseThrow();
+        assertThat(renewed.metadata()).as("metadata after a renewal").isEqualTo(seen.metadata());
+        assertThat(renewed.heldSince()).as("held since, after a renewal").isEqualTo(heldSince);
+
+        // a named owner and no type or data
+        String other = freshName();
+        Lease named =
+                a.lock(other).owner("ops team: batch-7 (nightly)").tryAcquire().orElseThrow();
+        LockInfo namedSeen = b.inspect(other).orElseThrow();
+        assertThat(namedSeen.owner()).contains("ops team: batch-7 (nightly)");
+        assertThat(namedSeen.type()).as("no type given").isEmpty();
+        assertThat(namedSeen.data()).as("no data given").isEmpty();
+        named.release();
+
+        assertThat(lease.release()).isTrue();
+        LockInfo free = b.inspect(name).orElseThrow();
+        assertThat(free.held()).isFalse();
+        assertThat(free.owner()).as("owner of a free lock").isEmpty();
+        assertThat(free.metadata().type()).as("type of a free lock").isNull();
+        assertThat(free.metadata().data()).as("data of a free lock").isEmpty();
+
+        Lease next = b.lock(name).tryAcquire().orElseThrow();
+        LockInfo nextSeen = a.inspect(name).orElseThrow();
+        assertThat(nextSeen.owner())
+                .as("the next holder's owner")
+                .contains(next.metadata().owner());
+        assertThat(nextSeen.type())
+                .as("the next holder shows no type of the last one")
+                .isEmpty();
+        assertThat(nextSeen.data())
+                .as("the next holder shows no data of the last one")
+                .isEmpty();
+        assertThat(nextSeen.heldSince()).as("the next grant's time").isAfterOrEqualTo(heldSince);
+        next.release();
+    }
+
+    /**
+     * {@code renew(ttl)} to a shorter TTL shortens the lease: the local deadline follows at once, and
+     * the backend frees the lock when the new TTL ends (not the old one); until then nobody else
+     * gets it.
+     */
+    @Test
+    void shortenedLeaseIsFreeWhenItsNewTtlEnds() throws Exception {
+        LockClient a = client(options(Duration.ofSeconds(60), false));
+        LockClient b = client(options(Duration.ofSeconds(60), false));
+        String name = freshName();
+        Lease lease = a.tryAcquire(name).orElseThrow();
+        Duration shorter = Duration.ofMillis(1500);
+        long sent = System.nanoTime();
+        assertThat(lease.renew(shorter)).isTrue();
+        assertThat(lease.ttl()).isEqualTo(shorter);
+        assertThat(lease.remainingValidity()).as("validity after shortening").isLessThanOrEqualTo(shorter);
+        while (lease.isValid()) {
+            assertThat(b.tryAcquire(name))
+                    .as("another client while the shortened lease is valid")
+                    .isEmpty();
+            Thread.sleep(50);
+        }
+        Optional<Lease> next = b.acquire(name, Duration.ofSeconds(30));
+        Duration took = Duration.ofNanos(System.nanoTime() - sent);
+        assertThat(next).as("the lock after the shortened TTL").isPresent();
+        assertThat(took)
+                .as("from the shortening to the next grant (the old TTL was 60 s)")
+                .isLessThan(shorter.plusSeconds(5));
+        assertThat(next.get().fencingToken()).isGreaterThan(lease.fencingToken());
+        next.get().release();
+    }
+
+    /** {@code renew(ttl)} to a longer TTL extends exclusivity past the old TTL; the watchdog then uses the new one. */
+    @Test
+    void longerRenewalExtendsExclusivity() throws Exception {
+        LockClient a = client(options(Duration.ofSeconds(1), false));
+        LockClient b = client(options(Duration.ofSeconds(1), false));
+        String name = freshName();
+        Lease lease = a.tryAcquire(name).orElseThrow();
+        long granted = System.nanoTime();
+        assertThat(lease.renew(Duration.ofSeconds(5))).isTrue();
+        assertThat(lease.ttl()).isEqualTo(Duration.ofSeconds(5));
+        while (System.nanoTime() - granted < Duration.ofMillis(2500).toNanos()) {
+            assertThat(lease.isValid())
+                    .as("the extended lease, 2.5 s after a 1 s grant")
+                    .isTrue();
+            assertThat(b.tryAcquire(name))
+                    .as("another client while the extended lease holds")
+                    .isEmpty();
+            Thread.sleep(100);
+        }
+        assertThat(lease.release()).isTrue();
+        b.tryAcquire(name).orElseThrow().release();
+    }
+
+    /** {@code releaseAfter(d)} keeps the lock held on the backend for d, with no thread and no renewal, and then frees it. */
+    @Test
+    void releaseAfterHoldsUntilItsDelayEnds() throws Exception {
+        LockClient a = client(options(Duration.ofSeconds(60), true));
+        LockClient b = client(options(Duration.ofSeconds(60), true));
+        String name = freshName();
+        Lease lease = a.tryAcquire(name).orElseThrow();
+        Duration delay = Duration.ofMillis(1500);
+        long sent = System.nanoTime();
+        assertThat(lease.releaseAfter(delay)).isTrue();
+        assertThat(lease.state()).isEqualTo(io.fencelock.LeaseState.RELEASED);
+        assertThat(a.held()).as("the client no longer holds it").isEmpty();
+        assertThat(b.tryAcquire(name))
+                .as("another client right after releaseAfter")
+                .isEmpty();
+        Optional<Lease> next = b.acquire(name, Duration.ofSeconds(30));
+        Duration took = Duration.ofNanos(System.nanoTime() - sent);
+        assertThat(next).isPresent();
+        assertThat(took)
+                .as("from releaseAfter(" + delay + ") to the next grant")
+                .isGreaterThanOrEqualTo(delay.multipliedBy(9).dividedBy(10))
+                .isLessThan(delay.plusSeconds(5));
+        next.get().release();
+    }
+
     @Test
     void badInputIsRejectedCleanly() throws Exception {
         InstrumentedBackend raw = new InstrumentedBackend(fixture.openBackend());
@@ -913,6 +1081,19 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
                         .hasMessageContaining("port 'notaport'");
             }
         });
+        // metadata: control characters, oversize data, a bad type; refused when given, before any request
+        assertThatThrownBy(() -> c.lock(prefix).owner("evil\nowner"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("control character");
+        assertThatThrownBy(() -> c.lock(prefix).data("blob", "x".repeat(LockMetadata.MAX_DATA_BYTES + 1)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(String.valueOf(LockMetadata.MAX_DATA_BYTES));
+        assertThatThrownBy(() -> c.lock(prefix).type("no spaces allowed"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'no spaces allowed'");
+        assertThatThrownBy(() -> c.lock(prefix).ttl(Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("ttl");
         assertThat(raw.totalCalls())
                 .as("backend round trips caused by bad input")
                 .isEqualTo(callsBefore);
