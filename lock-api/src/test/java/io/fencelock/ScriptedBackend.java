@@ -88,14 +88,15 @@ final class ScriptedBackend implements LockBackend {
         return delegate.list(prefix);
     }
 
+    /** Capabilities of the in-memory backend this one does not declare (set before a client is made). */
+    final Set<Capability> withheld = java.util.EnumSet.noneOf(Capability.class);
+
     @Override
     public Set<Capability> capabilities() {
-        Set<Capability> all = delegate.capabilities();
-        return signals
-                ? all
-                : all.stream()
-                        .filter(c -> c != Capability.WAKE_ON_RELEASE)
-                        .collect(java.util.stream.Collectors.toUnmodifiableSet());
+        return delegate.capabilities().stream()
+                .filter(c -> signals || c != Capability.WAKE_ON_RELEASE)
+                .filter(c -> !withheld.contains(c))
+                .collect(java.util.stream.Collectors.toUnmodifiableSet());
     }
 
     @Override

@@ -34,7 +34,8 @@ record MongoServerFacts(String product, String topology, Boolean persistent, boo
                 Capability.BATCH_RENEW,
                 Capability.TOKEN_PERIOD,
                 Capability.LINEARIZABLE,
-                Capability.METADATA);
+                Capability.METADATA,
+                Capability.EXTENDABLE_TTL);
         if (durable()) {
             caps.add(Capability.DURABLE_TOKENS);
         }

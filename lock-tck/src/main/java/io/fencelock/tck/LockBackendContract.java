@@ -949,6 +949,18 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         String name = freshName();
         Lease lease = a.tryAcquire(name).orElseThrow();
         long granted = System.nanoTime();
+        if (!capabilities.contains(Capability.EXTENDABLE_TTL)) {
+            // not claimed: the engine refuses a longer TTL before any request, and the lease goes on as it was
+            assertThatThrownBy(() -> lease.renew(Duration.ofSeconds(5)))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("EXTENDABLE_TTL");
+            assertThat(lease.isValid())
+                    .as("the lease after a refused longer renewal")
+                    .isTrue();
+            assertThat(lease.ttl()).isEqualTo(Duration.ofSeconds(1));
+            assertThat(lease.release()).isTrue();
+            requireClaim(Capability.EXTENDABLE_TTL);
+        }
         assertThat(lease.renew(Duration.ofSeconds(5))).isTrue();
         assertThat(lease.ttl()).isEqualTo(Duration.ofSeconds(5));
         while (System.nanoTime() - granted < Duration.ofMillis(2500).toNanos()) {
