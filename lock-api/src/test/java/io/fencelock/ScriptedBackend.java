@@ -25,6 +25,8 @@ final class ScriptedBackend implements LockBackend {
     final AtomicInteger failingReleases = new AtomicInteger();
     /** The next acquire is applied, and then its answer is lost. */
     final AtomicBoolean loseNextAcquireAnswer = new AtomicBoolean();
+    /** Runs inside an acquire attempt before the backend answers: the attempt is slow. */
+    volatile Runnable duringAcquire = () -> {};
     /** Runs inside a renewal after the backend applied it: the answer is slow. */
     volatile Runnable beforeRenewAnswer = () -> {};
 
@@ -38,6 +40,7 @@ final class ScriptedBackend implements LockBackend {
     @Override
     public AcquireResult tryAcquire(String name, String leaseId, Duration ttl) {
         attempts.incrementAndGet();
+        duringAcquire.run();
         AcquireResult r = delegate.tryAcquire(name, leaseId, ttl);
         if (loseNextAcquireAnswer.getAndSet(false)) {
             throw new LockBackendException("answer lost (the request was applied)", true);

@@ -212,7 +212,8 @@ public final class LockMetrics implements MeterBinder, AutoCloseable {
 
         /**
          * Client-side percentiles of both timers, each in [0, 1], e.g. {@code 0.5, 0.99, 0.999}.
-         * Default: none (many registries compute them from the histogram instead).
+         * Default: none set here, which leaves them to the registry's meter filters (many
+         * registries compute percentiles from the histogram instead).
          */
         public Builder percentiles(double... percentiles) {
             Objects.requireNonNull(percentiles, "percentiles");
@@ -225,7 +226,10 @@ public final class LockMetrics implements MeterBinder, AutoCloseable {
             return this;
         }
 
-        /** Whether both timers publish a percentile histogram (buckets, for Prometheus and the like). Default: no. */
+        /**
+         * Whether both timers publish a percentile histogram (buckets, for Prometheus and the like).
+         * Default {@code false}: not set here, which leaves it to the registry's meter filters.
+         */
         public Builder histogram(boolean histogram) {
             this.histogram = histogram;
             return this;

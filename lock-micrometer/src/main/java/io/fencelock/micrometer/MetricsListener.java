@@ -7,6 +7,7 @@ import io.fencelock.LockEventListener;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.Locale;
@@ -25,8 +26,18 @@ final class MetricsListener implements LockEventListener {
     private final Map<Key, Timer> timers = new ConcurrentHashMap<>();
     private final Map<Key, Counter> counters = new ConcurrentHashMap<>();
 
+    private static final Map<String, String> DESCRIPTIONS = Map.of(
+            LockMetrics.ACQUIRE, "How long acquire calls waited, by how they ended",
+            LockMetrics.HOLD, "How long leases were held until released",
+            LockMetrics.RENEWALS, "Lease renewals, by outcome",
+            LockMetrics.LOSSES, "Leases lost without being released, by reason");
+
     /** One meter's name, its one varying tag, and the lock group. */
-    private record Key(String meter, String tag, String value, String group) {}
+    private record Key(String meter, String tag, String value, String group) {
+        Tags tags(Tags common) {
+            return common.and(tag, value).and("lock.group", group);
+        }
+    }
 
     MetricsListener(LockMetrics metrics, MeterRegistry registry) {
         this.metrics = metrics;
@@ -76,34 +87,23 @@ final class MetricsListener implements LockEventListener {
     }
 
     private Timer timer(String meter, String tag, String value, String lockName) {
-        Key key = new Key(meter, tag, value, metrics.groupOf(lockName));
         return timers.computeIfAbsent(
-                key,
-                k -> Timer.builder(k.meter())
-                        .description(
-                                k.meter().equals(LockMetrics.ACQUIRE)
-                                        ? "How long acquire calls waited, by how they ended"
-                                        : "How long leases were held until released")
-                        .tags(metrics.commonTags)
-                        .tag(k.tag(), k.value())
-                        .tag("lock.group", k.group())
-                        .publishPercentiles(metrics.percentiles)
-                        .publishPercentileHistogram(metrics.histogram)
+                new Key(meter, tag, value, metrics.groupOf(lockName)),
+                k -> Timer.builder(meter)
+                        .description(DESCRIPTIONS.get(meter))
+                        .tags(k.tags(metrics.commonTags))
+                        // unset unless asked for: the registry's meter filters decide (e.g. Spring Boot's properties)
+                        .publishPercentiles(metrics.percentiles.length == 0 ? null : metrics.percentiles)
+                        .publishPercentileHistogram(metrics.histogram ? Boolean.TRUE : null)
                         .register(registry));
     }
 
     private Counter counter(String meter, String tag, String value, String lockName) {
-        Key key = new Key(meter, tag, value, metrics.groupOf(lockName));
         return counters.computeIfAbsent(
-                key,
-                k -> Counter.builder(k.meter())
-                        .description(
-                                k.meter().equals(LockMetrics.RENEWALS)
-                                        ? "Lease renewals, by outcome"
-                                        : "Leases lost without being released, by reason")
-                        .tags(metrics.commonTags)
-                        .tag(k.tag(), k.value())
-                        .tag("lock.group", k.group())
+                new Key(meter, tag, value, metrics.groupOf(lockName)),
+                k -> Counter.builder(meter)
+                        .description(DESCRIPTIONS.get(meter))
+                        .tags(k.tags(metrics.commonTags))
                         .register(registry));
     }
 

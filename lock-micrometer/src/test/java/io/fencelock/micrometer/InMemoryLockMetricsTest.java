@@ -1,10 +1,8 @@
 package io.fencelock.micrometer;
 
 import io.fencelock.inmemory.InMemoryLockBackend;
-import io.fencelock.spi.LockBackend;
-import io.fencelock.tck.BackendFixture;
 import io.fencelock.tck.ClientConnection;
-import java.util.Optional;
+import java.util.Map;
 import java.util.UUID;
 
 /**
@@ -15,23 +13,8 @@ class InMemoryLockMetricsTest extends LockMetricsContract {
     private final String store = "metrics-" + UUID.randomUUID();
 
     @Override
-    protected BackendFixture fixture() {
-        return new BackendFixture() {
-            @Override
-            public LockBackend openBackend() {
-                return InMemoryLockBackend.builder().store(store).build();
-            }
-
-            @Override
-            public String description() {
-                return "in-memory store " + store;
-            }
-
-            @Override
-            public Optional<ClientConnection> clientConnection() {
-                return Optional.of(inMemory(store));
-            }
-        };
+    protected ClientConnection connection() {
+        return new ClientConnection("inmemory:" + store, Map.of());
     }
 
     @Override
@@ -41,6 +24,6 @@ class InMemoryLockMetricsTest extends LockMetricsContract {
 
     @Override
     protected Breakable breakable() {
-        return byClosing(fixture().openBackend(), options());
+        return byClosing(InMemoryLockBackend.builder().store(store).build());
     }
 }

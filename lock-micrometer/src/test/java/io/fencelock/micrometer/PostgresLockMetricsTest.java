@@ -1,14 +1,13 @@
 package io.fencelock.micrometer;
 
 import io.fencelock.postgres.PostgresLockBackend;
-import io.fencelock.tck.BackendFixture;
 import io.fencelock.testservers.common.JdbcFixtures;
 import io.fencelock.testservers.common.ServerFixture;
 import io.fencelock.testservers.postgres.PostgresServer;
 import org.junit.jupiter.api.BeforeAll;
 
 /** The meters on a real PostgreSQL (see PostgresServer for where it comes from), on a database of their own. */
-class PostgresLockMetricsTest extends LockMetricsContract {
+class PostgresLockMetricsTest extends ServerLockMetricsContract {
     private static ServerFixture fixture;
 
     @BeforeAll
@@ -17,7 +16,7 @@ class PostgresLockMetricsTest extends LockMetricsContract {
     }
 
     @Override
-    protected BackendFixture fixture() {
+    protected ServerFixture fixture() {
         return fixture;
     }
 

@@ -3,7 +3,6 @@ package io.fencelock.micrometer;
 import static io.fencelock.testservers.common.ServerFixture.PROXIED_TIMEOUT;
 
 import io.fencelock.redis.RedisLockBackend;
-import io.fencelock.tck.BackendFixture;
 import io.fencelock.tck.ClientConnection;
 import io.fencelock.testservers.common.ServerFixture;
 import io.fencelock.testservers.redis.RedisServer;
@@ -11,7 +10,7 @@ import java.util.Map;
 import org.junit.jupiter.api.BeforeAll;
 
 /** The meters on a real Redis (see RedisServer for where it comes from). */
-class RedisLockMetricsTest extends LockMetricsContract {
+class RedisLockMetricsTest extends ServerLockMetricsContract {
     private static ServerFixture fixture;
 
     @BeforeAll
@@ -29,7 +28,7 @@ class RedisLockMetricsTest extends LockMetricsContract {
     }
 
     @Override
-    protected BackendFixture fixture() {
+    protected ServerFixture fixture() {
         return fixture;
     }
 
