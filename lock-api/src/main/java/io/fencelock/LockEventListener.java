@@ -41,11 +41,7 @@ public interface LockEventListener {
 
     default void released(Lease lease, boolean freedOnBackend) {}
 
-    /**
-     * As {@link #released(Lease, boolean)}, with how long the lease was held; calls it unless overridden.
-     * Also called, with {@code freedOnBackend} false, when the release failed on the way: the lease
-     * has ended for this client all the same (the backend frees it in the background or when it expires).
-     */
+    /** As {@link #released(Lease, boolean)}, with how long the lease was held; calls it unless overridden. */
     default void released(Lease lease, boolean freedOnBackend, Duration heldFor) {
         released(lease, freedOnBackend);
     }

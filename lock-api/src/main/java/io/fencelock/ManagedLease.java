@@ -286,8 +286,6 @@ final class ManagedLease implements Lease {
             if (e.isRetryable()) {
                 engine.releaseInBackground(name, leaseId, ttl, false);
             }
-            // The lease ended here all the same (the backend frees it in the background or when it expires)
-            engine.events.released(this, false, held);
             throw e;
         }
         engine.events.released(this, freed, held);

@@ -101,17 +101,10 @@ class EngineEventsTest {
         a.release();
         clock.advance(Duration.ofSeconds(1));
         assertThat(b.releaseAfter(Duration.ofSeconds(10))).isTrue();
-        Lease c = client.tryAcquire("c").orElseThrow();
-        clock.advance(Duration.ofSeconds(2));
-        backend.failingReleases.set(1);
-        assertThat(catchThrowable(c::release)).isInstanceOf(LockBackendException.class);
 
         assertThat(events)
                 .filteredOn(e -> e.startsWith("released"))
-                .containsExactly(
-                        "released a freed=true held=5000",
-                        "released b freed=false held=6000",
-                        "released c freed=false held=2000");
+                .containsExactly("released a freed=true held=5000", "released b freed=false held=6000");
         assertThat(client.held()).isEmpty();
     }
 
