@@ -27,6 +27,8 @@ final class ScriptedBackend implements LockBackend {
     final AtomicBoolean loseNextAcquireAnswer = new AtomicBoolean();
     /** The next renewal is applied, and then its answer is lost. */
     final AtomicBoolean loseNextRenewAnswer = new AtomicBoolean();
+    /** Runs inside an acquire attempt before the backend answers: the attempt is slow. */
+    volatile Runnable duringAcquire = () -> {};
     /** Runs inside a renewal after the backend applied it: the answer is slow. */
     volatile Runnable beforeRenewAnswer = () -> {};
 
@@ -45,6 +47,7 @@ final class ScriptedBackend implements LockBackend {
     @Override
     public AcquireResult tryAcquire(String name, String leaseId, Duration ttl, LockMetadata metadata) {
         attempts.incrementAndGet();
+        duringAcquire.run();
         AcquireResult r = delegate.tryAcquire(name, leaseId, ttl, metadata);
         if (loseNextAcquireAnswer.getAndSet(false)) {
             throw new LockBackendException("answer lost (the request was applied)", true);
