@@ -61,6 +61,11 @@ final class Connection {
         if (provider.filter(TAKE_CREDENTIALS::contains).isPresent()) {
             putIfSet(settings, "user", env.get(USER_ENV));
             putIfSet(settings, "password", env.get(PASSWORD_ENV));
+        } else if (provider.isPresent() && (env.get(USER_ENV) != null || env.get(PASSWORD_ENV) != null)) {
+            commandLine
+                    .getErr()
+                    .println("fencelock: note: " + USER_ENV + " and " + PASSWORD_ENV + " are not used: the "
+                            + provider.get() + " provider takes no credentials");
         }
         if (provider.filter(POOLED::contains).isPresent()) {
             settings.put("poolSize", "2");

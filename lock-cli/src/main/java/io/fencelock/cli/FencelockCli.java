@@ -32,12 +32,14 @@ import picocli.CommandLine.Spec;
         footer = ExitCodes.HELP)
 public final class FencelockCli implements Callable<Integer> {
     final Map<String, String> env;
+    final Secrets secrets;
 
     @Spec
     CommandSpec spec;
 
-    private FencelockCli(Map<String, String> env) {
+    private FencelockCli(Map<String, String> env, Secrets secrets) {
         this.env = Map.copyOf(env);
+        this.secrets = secrets;
     }
 
     public static void main(String[] args) {
@@ -58,7 +60,7 @@ public final class FencelockCli implements Callable<Integer> {
      */
     public static int run(String[] args, Map<String, String> env, PrintWriter out, PrintWriter err) {
         Secrets secrets = Secrets.of(args, env);
-        CommandLine cli = new CommandLine(new FencelockCli(env));
+        CommandLine cli = new CommandLine(new FencelockCli(env, secrets));
         cli.setOut(out);
         cli.setErr(err);
         cli.setParameterExceptionHandler((e, arguments) -> {

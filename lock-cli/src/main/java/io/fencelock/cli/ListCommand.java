@@ -10,8 +10,8 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.Predicate;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 @Command(
         name = "list",
@@ -19,13 +19,8 @@ import picocli.CommandLine.Parameters;
         description = "The locks held now whose names start with PREFIX (default: all), sorted by name.",
         footer = ExitCodes.HELP)
 final class ListCommand extends BackendCommand {
-    @Parameters(
-            index = "0",
-            arity = "0..1",
-            paramLabel = "PREFIX",
-            converter = Names.Prefix.class,
-            description = "a start of lock names")
-    String prefix = "";
+    @Mixin
+    Names.PrefixArgument prefix;
 
     @Option(
             names = "--type",
@@ -57,7 +52,7 @@ final class ListCommand extends BackendCommand {
             err().println("fencelock: note: the " + locks.backendName()
                     + " backend keeps no lock metadata (no METADATA capability): --type and --owner match nothing");
         }
-        List<LockInfo> found = locks.list(prefix, where);
+        List<LockInfo> found = locks.list(prefix.value, where);
         if (count) {
             printCounts(found);
         } else {

@@ -24,6 +24,17 @@ final class Names {
         }
     }
 
+    /** The optional PREFIX argument of the commands that read many locks. */
+    static final class PrefixArgument {
+        @CommandLine.Parameters(
+                index = "0",
+                arity = "0..1",
+                paramLabel = "PREFIX",
+                converter = Prefix.class,
+                description = "a start of lock names (default: every lock)")
+        String value = "";
+    }
+
     /** A lock type, as {@link LockMetadata} accepts it. */
     static final class Type implements CommandLine.ITypeConverter<String> {
         @Override

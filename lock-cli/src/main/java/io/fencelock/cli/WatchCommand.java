@@ -12,8 +12,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 @Command(
         name = "watch",
@@ -29,13 +29,8 @@ import picocli.CommandLine.Parameters;
 final class WatchCommand extends BackendCommand {
     private static final Duration MIN_INTERVAL = Duration.ofMillis(10);
 
-    @Parameters(
-            index = "0",
-            arity = "0..1",
-            paramLabel = "PREFIX",
-            converter = Names.Prefix.class,
-            description = "a start of lock names")
-    String prefix = "";
+    @Mixin
+    Names.PrefixArgument prefix;
 
     @Option(
             names = "--interval",
@@ -75,7 +70,7 @@ final class WatchCommand extends BackendCommand {
             }
             List<LockInfo> now;
             try {
-                now = locks.list(prefix);
+                now = locks.list(prefix.value);
             } catch (RuntimeException e) {
                 if (Thread.currentThread().isInterrupted()) {
                     return ExitCodes.OK; // stopped from outside in the middle of a look
@@ -83,7 +78,8 @@ final class WatchCommand extends BackendCommand {
                 if (!(e instanceof LockBackendException failure) || !failure.isRetryable()) {
                     throw e;
                 }
-                err().println("fencelock: " + Instant.now() + " look failed, trying again: " + e.getMessage());
+                err().println("fencelock: " + Instant.now() + " look failed, trying again: "
+                        + root.secrets.scrub(e.getMessage()));
                 err().flush();
                 continue;
             }
