@@ -33,7 +33,7 @@ final class Rendering {
                 info.name(),
                 info.held() ? "yes" : "no",
                 Long.toString(info.token()),
-                info.owner().orElse(NONE),
+                info.owner().filter(o -> !o.isBlank()).orElse(NONE), // a blank cell would shift the columns
                 info.type().orElse(NONE),
                 info.held() && info.heldSince() != null ? time(info.heldSince()) : NONE,
                 info.held() ? expires(info) : NONE,
