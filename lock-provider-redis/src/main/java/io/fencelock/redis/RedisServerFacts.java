@@ -48,7 +48,8 @@ record RedisServerFacts(Set<Capability> capabilities, String persistence) {
                 Capability.SERVER_TIME,
                 Capability.WAKE_ON_RELEASE,
                 Capability.BATCH_RENEW,
-                Capability.TOKEN_PERIOD);
+                Capability.TOKEN_PERIOD,
+                Capability.METADATA);
         String persistence;
         if (deployment == Deployment.STANDALONE) {
             declared.add(Capability.LINEARIZABLE); // one server executes one script at a time
