@@ -43,11 +43,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The etcd primitive on jetcd. A lock is the key {@code <prefix><name>}, holding the fencelock lease
- * id and bound to an etcd lease; the fencing token is the key's {@code create_revision}, which is
+ * id, the grant's time and the metadata ({@link HeldValue}) and bound to an etcd lease; the fencing token is the key's {@code create_revision}, which is
  * cluster-global, strictly increasing and persisted in the raft log, so tokens rise across release,
  * expiry, takeover and restarts.
  * <ul>
- *   <li><b>Acquire</b> is one transaction: {@code if create_revision(key) == 0 then put(key, leaseId,
+ *   <li><b>Acquire</b> is one transaction: {@code if create_revision(key) == 0 then put(key, value,
  *       lease) else get(key)}. The etcd lease is shared: one per backend and TTL (rounded up to whole
  *       seconds, etcd's unit), granted on first use and reused, so an acquire is one round trip. When
  *       the shared lease might end before the new lock's TTL, a keep-alive goes out with the
@@ -56,7 +56,8 @@ import org.slf4j.LoggerFactory;
  *       128-operation read-only transactions, all sent at once: one round trip for the whole batch.
  *       Holds of this backend that were due and not renewed are deleted whenever their shared lease
  *       is kept alive, so a lock nobody renews does not live on through its siblings.</li>
- *   <li><b>Release</b>: {@code if value(key) == leaseId then delete(key)}.</li>
+ *   <li><b>Release</b>: {@code if value(key) starts with leaseId LF then delete(key)}
+ *       ({@link EtcdRecords#heldBy}).</li>
  *   <li><b>Wake-ups</b>: a waiter watches its key for deletes (a fresh watch is synced, so etcd
  *       delivers the delete at once).</li>
  * </ul>

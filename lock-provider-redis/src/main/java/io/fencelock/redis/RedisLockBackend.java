@@ -33,7 +33,8 @@ import java.util.function.IntFunction;
 
 /**
  * The Redis primitive on Lettuce: each operation is one Lua script, atomic on the server and one
- * round trip, with expiry on Redis's own clock. A grant is {@code SET lock lease NX PXAT} and, only
+ * round trip, with expiry on Redis's own clock. A grant is {@code SET lock value NX PXAT}, the value
+ * holding the lease id, the grant's time and the metadata ({@link HeldValue}), and, only
  * if that succeeded, {@code HINCRBY} of the name's token record, which never expires, so tokens rise
  * across release, expiry and takeover. Releases are owner-checked and {@code PUBLISH}ed to waiters.
  * See {@link KeyLayout} for the keys and {@link Scripts} for the scripts; {@link RedisSettings},
