@@ -2,17 +2,22 @@ package io.fencelock.etcd;
 
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.KV;
+import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.Lease;
+import io.etcd.jetcd.kv.TxnResponse;
 import io.etcd.jetcd.lease.LeaseGrantResponse;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
 import io.etcd.jetcd.op.Cmp;
 import io.etcd.jetcd.op.CmpTarget;
 import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.DeleteOption;
+import io.etcd.jetcd.options.PutOption;
 import io.fencelock.LockBackendException;
 import io.fencelock.spi.RenewRequest;
+import io.fencelock.spi.RenewResult;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -51,12 +56,17 @@ final class EtcdLeases {
     /** An etcd lease shared by the locks of one TTL; {@code validUntil} is a lower bound of its server-side expiry. */
     static final class SharedLease {
         final long id;
+        /** The TTL class it carries: {@link #seconds(Duration)} of its locks' TTL. */
+        final long carries;
+        /** How long it lives: etcd may have raised {@link #carries} to its minimum. */
         final long seconds;
+
         volatile long validUntil; // System.nanoTime() scale
         volatile boolean dead;
 
-        SharedLease(long id, long seconds, long validUntil) {
+        SharedLease(long id, long carries, long seconds, long validUntil) {
             this.id = id;
+            this.carries = carries;
             this.seconds = seconds;
             this.validUntil = validUntil;
         }
@@ -105,7 +115,7 @@ final class EtcdLeases {
             LeaseGrantResponse g = calls.await("grant of an etcd lease of ", seconds + " s", leases.grant(seconds));
             long lives = Math.max(seconds, g.getTTL()); // etcd raises a TTL below its minimum, never lowers one
             SharedLease fresh = new SharedLease(
-                    g.getID(), lives, sent + TimeUnit.SECONDS.toNanos(g.getTTL() > 0 ? g.getTTL() : seconds));
+                    g.getID(), seconds, lives, sent + TimeUnit.SECONDS.toNanos(g.getTTL() > 0 ? g.getTTL() : seconds));
             leaseBySeconds.put(seconds, fresh);
             return fresh;
         } finally {
@@ -125,15 +135,14 @@ final class EtcdLeases {
 
     /**
      * The shared leases that the requests' locks were granted on by this backend, by etcd lease id;
-     * a request for a longer TTL than its lease carries (or held elsewhere) has none.
+     * a request for another TTL than its lease carries (or held elsewhere) has none: keeping a lock
+     * renewed to a shorter TTL on its longer lease would outlive the new TTL when its holder stops.
      */
     Map<Long, SharedLease> leasesOf(List<RenewRequest> requests) {
         Map<Long, SharedLease> known = new LinkedHashMap<>();
         for (RenewRequest q : requests) {
             Hold h = holds.get(q.leaseId());
-            if (h != null
-                    && h.name.equals(q.name())
-                    && h.lease.seconds * 1_000_000_000L >= q.ttl().toNanos()) {
+            if (h != null && h.name.equals(q.name()) && h.lease.carries == seconds(q.ttl())) {
                 known.putIfAbsent(h.lease.id, h.lease);
             }
         }
@@ -150,7 +159,7 @@ final class EtcdLeases {
             if (h.lease == l && h.due - sent < 0 && !renewing.contains(h.leaseId) && holds.remove(h.leaseId, h)) {
                 ByteSequence key = keyOf.apply(h.name);
                 kv.txn()
-                        .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.value(EtcdLockBackend.bytes(h.leaseId))))
+                        .If(EtcdRecords.heldBy(key, h.leaseId))
                         .Then(Op.delete(key, DeleteOption.DEFAULT))
                         .commit()
                         .whenComplete((r, e) -> {
@@ -175,6 +184,49 @@ final class EtcdLeases {
             }
             return r;
         });
+    }
+
+    /**
+     * Moves the locks {@code which} of a renewal onto this backend's lease for their TTL (held on a
+     * lease of another TTL, or of another backend), each in a transaction that puts back the value
+     * read (lease id, grant time, metadata) only if value and create revision are unchanged, so the
+     * token stays; fills in their results.
+     */
+    void rebind(List<RenewRequest> requests, KeyValue[] found, List<Integer> which, RenewResult[] results, long t0) {
+        Map<Integer, CompletableFuture<TxnResponse>> puts = new HashMap<>();
+        Map<Integer, SharedLease> onto = new HashMap<>();
+        for (int i : which) {
+            RenewRequest q = requests.get(i);
+            SharedLease l = leaseFor(q.ttl(), t0);
+            if (l.validUntil - t0 < q.ttl().toNanos() && !kept(l, keepAlive(l, t0, Set.of()))) {
+                results[i] = RenewResult.rejected();
+                continue;
+            }
+            ByteSequence key = keyOf.apply(q.name());
+            onto.put(i, l);
+            puts.put(
+                    i,
+                    kv.txn()
+                            .If(
+                                    // the value read (lease id, grant time, metadata) is put back as it was
+                                    new Cmp(key, Cmp.Op.EQUAL, CmpTarget.value(found[i].getValue())),
+                                    new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(found[i].getCreateRevision())))
+                            .Then(Op.put(
+                                    key,
+                                    found[i].getValue(),
+                                    PutOption.builder().withLeaseId(l.id).build()))
+                            .commit());
+        }
+        for (Map.Entry<Integer, CompletableFuture<TxnResponse>> e : puts.entrySet()) {
+            int i = e.getKey();
+            RenewRequest q = requests.get(i);
+            boolean moved = calls.await("renew of '", q.name(), e.getValue()).isSucceeded();
+            SharedLease l = onto.get(i);
+            if (moved) {
+                hold(q.name(), q.leaseId(), l, t0 + q.ttl().toNanos());
+            }
+            results[i] = moved ? RenewResult.renewed(found[i].getCreateRevision(), expiry(l)) : RenewResult.rejected();
+        }
     }
 
     /** Whether the keep-alive succeeded; marks the lease dead when etcd no longer knows it. */

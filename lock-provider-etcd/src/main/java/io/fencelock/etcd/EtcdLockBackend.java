@@ -8,26 +8,25 @@ import io.etcd.jetcd.Lease;
 import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.kv.TxnResponse;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
-import io.etcd.jetcd.lease.LeaseTimeToLiveResponse;
 import io.etcd.jetcd.op.Cmp;
 import io.etcd.jetcd.op.CmpTarget;
 import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.DeleteOption;
 import io.etcd.jetcd.options.GetOption;
-import io.etcd.jetcd.options.LeaseOption;
 import io.etcd.jetcd.options.PutOption;
 import io.fencelock.Capability;
 import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
+import io.fencelock.LockMetadata;
 import io.fencelock.etcd.EtcdLeases.SharedLease;
 import io.fencelock.spi.AcquireResult;
+import io.fencelock.spi.HeldValue;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.ReleaseFeed;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.EnumSet;
@@ -44,11 +43,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The etcd primitive on jetcd. A lock is the key {@code <prefix><name>}, holding the fencelock lease
- * id and bound to an etcd lease; the fencing token is the key's {@code create_revision}, which is
+ * id, the grant's time and the metadata ({@link HeldValue}) and bound to an etcd lease; the fencing token is the key's {@code create_revision}, which is
  * cluster-global, strictly increasing and persisted in the raft log, so tokens rise across release,
  * expiry, takeover and restarts.
  * <ul>
- *   <li><b>Acquire</b> is one transaction: {@code if create_revision(key) == 0 then put(key, leaseId,
+ *   <li><b>Acquire</b> is one transaction: {@code if create_revision(key) == 0 then put(key, value,
  *       lease) else get(key)}. The etcd lease is shared: one per backend and TTL (rounded up to whole
  *       seconds, etcd's unit), granted on first use and reused, so an acquire is one round trip. When
  *       the shared lease might end before the new lock's TTL, a keep-alive goes out with the
@@ -57,7 +56,8 @@ import org.slf4j.LoggerFactory;
  *       128-operation read-only transactions, all sent at once: one round trip for the whole batch.
  *       Holds of this backend that were due and not renewed are deleted whenever their shared lease
  *       is kept alive, so a lock nobody renews does not live on through its siblings.</li>
- *   <li><b>Release</b>: {@code if value(key) == leaseId then delete(key)}.</li>
+ *   <li><b>Release</b>: {@code if value(key) starts with leaseId LF then delete(key)}
+ *       ({@link EtcdRecords#heldBy}).</li>
  *   <li><b>Wake-ups</b>: a waiter watches its key for deletes (a fresh watch is synced, so etcd
  *       delivers the delete at once).</li>
  * </ul>
@@ -79,7 +79,9 @@ public final class EtcdLockBackend implements LockBackend {
             Capability.SERVER_TIME,
             Capability.WAKE_ON_RELEASE,
             Capability.BATCH_RENEW,
-            Capability.LINEARIZABLE));
+            Capability.LINEARIZABLE,
+            Capability.METADATA,
+            Capability.EXTENDABLE_TTL));
 
     private final Client client;
     private final KV kv;
@@ -88,6 +90,7 @@ public final class EtcdLockBackend implements LockBackend {
     private final String where;
     private final EtcdCalls calls;
     private final EtcdLeases leases;
+    private final EtcdRecords records;
     private final ReleaseWatcher watcher;
     private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -99,6 +102,7 @@ public final class EtcdLockBackend implements LockBackend {
         this.where = where;
         this.calls = new EtcdCalls(timeout, where);
         this.leases = new EtcdLeases(leaseClient, kv, calls, this::key, where);
+        this.records = new EtcdRecords(leaseClient, calls, prefix);
         this.watcher = new ReleaseWatcher(client.getWatchClient(), this::key, where);
     }
 
@@ -110,10 +114,22 @@ public final class EtcdLockBackend implements LockBackend {
 
     @Override
     public AcquireResult tryAcquire(String name, String leaseId, Duration ttl) {
-        return tryAcquire(name, leaseId, ttl, true);
+        return tryAcquire(name, leaseId, ttl, LockMetadata.NONE);
     }
 
-    private AcquireResult tryAcquire(String name, String leaseId, Duration ttl, boolean mayRetry) {
+    /**
+     * The key's value is the lease id, the grant's time and the metadata ({@link HeldValue}), written
+     * by the acquire's one transaction. etcd has no clock API, so the grant's time is this client's
+     * wall clock when the transaction goes out: the earliest moment etcd can have applied it.
+     */
+    @Override
+    public AcquireResult tryAcquire(String name, String leaseId, Duration ttl, LockMetadata metadata) {
+        HeldValue.requireLeaseId(leaseId);
+        return tryAcquire(name, leaseId, ttl, metadata, true);
+    }
+
+    private AcquireResult tryAcquire(
+            String name, String leaseId, Duration ttl, LockMetadata metadata, boolean mayRetry) {
         long t0 = System.nanoTime();
         SharedLease lease = leases.leaseFor(ttl, t0);
         CompletableFuture<LeaseKeepAliveResponse> keepAlive =
@@ -122,12 +138,11 @@ public final class EtcdLockBackend implements LockBackend {
         // Recorded before the transaction goes out, so that a grant whose answer never comes is still
         // dropped (owner-checked) once due, instead of living on through the shared lease's keep-alives.
         leases.hold(name, leaseId, lease, t0 + ttl.toNanos());
+        ByteSequence value = bytes(HeldValue.encode(leaseId, System.currentTimeMillis(), metadata));
         CompletableFuture<TxnResponse> txn = kv.txn()
                 .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
                 .Then(Op.put(
-                        key,
-                        bytes(leaseId),
-                        PutOption.builder().withLeaseId(lease.id).build()))
+                        key, value, PutOption.builder().withLeaseId(lease.id).build()))
                 .Else(Op.get(key, GetOption.DEFAULT))
                 .commit();
         TxnResponse r;
@@ -138,7 +153,7 @@ public final class EtcdLockBackend implements LockBackend {
                 leases.drop(leaseId); // a put on a lease etcd does not know is never applied
                 if (mayRetry) {
                     lease.dead = true; // expired between our last keep-alive and this put: grant a new one
-                    return tryAcquire(name, leaseId, ttl, false);
+                    return tryAcquire(name, leaseId, ttl, metadata, false);
                 }
             }
             throw e;
@@ -151,7 +166,7 @@ public final class EtcdLockBackend implements LockBackend {
                     ? List.of()
                     : r.getGetResponses().get(0).getKvs();
             KeyValue holder = found.isEmpty() ? null : found.get(0);
-            if (holder == null || !holder.getValue().equals(bytes(leaseId)) || holder.getLease() != lease.id) {
+            if (holder == null || !holder.getValue().equals(value) || holder.getLease() != lease.id) {
                 leases.drop(leaseId);
                 watcher.heldAt(name, r.getHeader().getRevision());
                 return AcquireResult.held(
@@ -163,7 +178,7 @@ public final class EtcdLockBackend implements LockBackend {
             // the key may outlive the lease's last keep-alive by less than the TTL asked: give it back
             releaseQuietly(name, leaseId);
             if (mayRetry && lease.dead) {
-                return tryAcquire(name, leaseId, ttl, false);
+                return tryAcquire(name, leaseId, ttl, metadata, false);
             }
             throw new LockBackendException(
                     "tryAcquire of '" + name + "' on " + where
@@ -178,6 +193,7 @@ public final class EtcdLockBackend implements LockBackend {
         if (requests.isEmpty()) {
             return List.of();
         }
+        requests.forEach(q -> HeldValue.requireLeaseId(q.leaseId()));
         long t0 = System.nanoTime();
         // 1. keep alive every shared lease the batch's locks were granted on, once each
         Map<Long, SharedLease> known = leases.leasesOf(requests);
@@ -211,7 +227,7 @@ public final class EtcdLockBackend implements LockBackend {
         for (int i = 0; i < results.length; i++) {
             RenewRequest q = requests.get(i);
             KeyValue v = found[i];
-            if (v == null || !v.getValue().equals(bytes(q.leaseId()))) {
+            if (v == null || !HeldValue.heldBy(v.getValue().toString(StandardCharsets.UTF_8), q.leaseId())) {
                 results[i] = RenewResult.rejected();
                 leases.drop(q.leaseId());
             } else if (Boolean.TRUE.equals(alive.get(v.getLease()))) {
@@ -222,63 +238,25 @@ public final class EtcdLockBackend implements LockBackend {
                 results[i] = RenewResult.rejected(); // its lease is gone (the key goes with it) or unreachable
                 leases.drop(q.leaseId());
             } else {
-                rebind.add(i); // held on a lease this backend does not keep (another backend's, or a shorter TTL)
+                rebind.add(i); // held on a lease this backend does not keep (another backend's, or another TTL's)
             }
         }
         // 3. rare: move such locks onto this backend's lease for their TTL, keeping their create_revision
         if (!rebind.isEmpty()) {
-            rebind(requests, found, rebind, results, t0);
+            leases.rebind(requests, found, rebind, results, t0);
         }
         return List.of(results);
     }
 
-    private void rebind(
-            List<RenewRequest> requests, KeyValue[] found, List<Integer> which, RenewResult[] results, long t0) {
-        Map<Integer, CompletableFuture<TxnResponse>> puts = new HashMap<>();
-        Map<Integer, SharedLease> onto = new HashMap<>();
-        for (int i : which) {
-            RenewRequest q = requests.get(i);
-            SharedLease l = leases.leaseFor(q.ttl(), t0);
-            if (l.validUntil - t0 < q.ttl().toNanos() && !leases.kept(l, leases.keepAlive(l, t0, Set.of()))) {
-                results[i] = RenewResult.rejected();
-                continue;
-            }
-            ByteSequence key = key(q.name());
-            onto.put(i, l);
-            puts.put(
-                    i,
-                    kv.txn()
-                            .If(
-                                    new Cmp(key, Cmp.Op.EQUAL, CmpTarget.value(bytes(q.leaseId()))),
-                                    new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(found[i].getCreateRevision())))
-                            .Then(Op.put(
-                                    key,
-                                    bytes(q.leaseId()),
-                                    PutOption.builder().withLeaseId(l.id).build()))
-                            .commit());
-        }
-        for (Map.Entry<Integer, CompletableFuture<TxnResponse>> e : puts.entrySet()) {
-            int i = e.getKey();
-            RenewRequest q = requests.get(i);
-            boolean moved = calls.await("renew of '", q.name(), e.getValue()).isSucceeded();
-            SharedLease l = onto.get(i);
-            if (moved) {
-                leases.hold(q.name(), q.leaseId(), l, t0 + q.ttl().toNanos());
-            }
-            results[i] = moved
-                    ? RenewResult.renewed(found[i].getCreateRevision(), EtcdLeases.expiry(l))
-                    : RenewResult.rejected();
-        }
-    }
-
     @Override
     public boolean release(String name, String leaseId) {
+        HeldValue.requireLeaseId(leaseId);
         ByteSequence key = key(name);
         boolean freed = calls.await(
                         "release of '",
                         name,
                         kv.txn()
-                                .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.value(bytes(leaseId))))
+                                .If(EtcdRecords.heldBy(key, leaseId))
                                 .Then(Op.delete(key, DeleteOption.DEFAULT))
                                 .commit())
                 .isSucceeded();
@@ -306,7 +284,7 @@ public final class EtcdLockBackend implements LockBackend {
                 calls.await("inspect of '", name, kv.get(key(name))).getKvs();
         return kvs.isEmpty()
                 ? Optional.empty()
-                : Optional.of(infos("inspect of '", name, kvs).get(0));
+                : Optional.of(records.infos("inspect of '", name, kvs).get(0));
     }
 
     /** One range read of the prefix, then one TTL query per distinct etcd lease, all at once. */
@@ -319,44 +297,8 @@ public final class EtcdLockBackend implements LockBackend {
                                 key(namePrefix),
                                 GetOption.builder().isPrefix(true).build()))
                 .getKvs();
-        List<LockInfo> infos = new ArrayList<>(infos("list of '", namePrefix, kvs));
+        List<LockInfo> infos = new ArrayList<>(records.infos("list of '", namePrefix, kvs));
         infos.sort(Comparator.comparing(LockInfo::name));
-        return infos;
-    }
-
-    private List<LockInfo> infos(String operation, String subject, List<KeyValue> kvs) {
-        Map<Long, CompletableFuture<LeaseTimeToLiveResponse>> ttls = new HashMap<>();
-        for (KeyValue v : kvs) {
-            if (v.getLease() != 0) {
-                ttls.computeIfAbsent(v.getLease(), id -> leaseClient.timeToLive(id, LeaseOption.DEFAULT));
-            }
-        }
-        Map<Long, Long> seconds = new HashMap<>();
-        for (Map.Entry<Long, CompletableFuture<LeaseTimeToLiveResponse>> e : ttls.entrySet()) {
-            try {
-                seconds.put(
-                        e.getKey(),
-                        calls.await(operation, subject, e.getValue()).getTTL());
-            } catch (LockBackendException ex) {
-                if (!EtcdLeases.leaseGone(ex)) {
-                    throw ex;
-                }
-                seconds.put(e.getKey(), 0L);
-            }
-        }
-        Instant now = Instant.now();
-        List<LockInfo> infos = new ArrayList<>(kvs.size());
-        for (KeyValue v : kvs) {
-            String key = v.getKey().toString(StandardCharsets.UTF_8);
-            long left = Math.max(0, seconds.getOrDefault(v.getLease(), 0L));
-            infos.add(new LockInfo(
-                    key.substring(prefix.length()),
-                    true,
-                    v.getValue().toString(StandardCharsets.UTF_8),
-                    v.getCreateRevision(),
-                    now.plusSeconds(left),
-                    now));
-        }
         return infos;
     }
 

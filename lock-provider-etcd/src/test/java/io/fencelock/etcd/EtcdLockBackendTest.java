@@ -7,9 +7,11 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import io.fencelock.Capability;
 import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
+import io.fencelock.LockMetadata;
 import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.LockBackendProvider;
+import io.fencelock.spi.MetadataCodec;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
 import io.fencelock.spi.WakeUpSubscription;
@@ -18,6 +20,7 @@ import io.fencelock.tck.SpiChecks;
 import io.fencelock.tck.fault.FaultProxy;
 import io.fencelock.tck.fixture.ServerControl;
 import io.fencelock.testservers.etcd.EtcdServer;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -166,6 +169,85 @@ class EtcdLockBackendTest {
         // the backend grants a new lease for the next lock of that TTL
         AcquireResult again = b.tryAcquire(x, id(), ttl);
         assertThat(again.acquired()).isTrue();
+    }
+
+    @Test
+    void theKeysValueIsTheLeaseIdTheGrantTimeAndTheMetadata() throws Exception {
+        EtcdServer server = EtcdServer.shared();
+        EtcdLockBackend b = open(server);
+        String name = name();
+        String lease = id();
+        LockMetadata metadata = LockMetadata.of("ops", "job", Map.of("run", "7"));
+        long before = System.currentTimeMillis();
+        assertThat(b.tryAcquire(name, lease, Duration.ofSeconds(10), metadata).acquired())
+                .isTrue();
+        long after = System.currentTimeMillis();
+        String[] value;
+        try (io.etcd.jetcd.Client raw = io.etcd.jetcd.Client.builder()
+                .endpoints(server.endpoints().toArray(String[]::new))
+                .build()) {
+            value = raw.getKVClient()
+                    .get(io.etcd.jetcd.ByteSequence.from("fencelock/" + name, StandardCharsets.UTF_8))
+                    .get(5, TimeUnit.SECONDS)
+                    .getKvs()
+                    .get(0)
+                    .getValue()
+                    .toString(StandardCharsets.UTF_8)
+                    .split("\n", 3);
+        }
+        assertThat(value[0]).isEqualTo(lease);
+        assertThat(Long.parseLong(value[1]))
+                .as("the grant's time: this client's clock when the transaction went out")
+                .isBetween(before, after);
+        assertThat(value[2]).isEqualTo(MetadataCodec.encode(metadata));
+        // a lease id with a line feed could fall in another's owner-check range: refused before any I/O
+        assertThatThrownBy(() -> b.release(name, lease + "\n" + value[1]))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("line feed");
+        // renewed to another TTL, the key moves to another etcd lease with its value as it was
+        assertThat(b.renew(List.of(new RenewRequest(name, lease, Duration.ofSeconds(3), null)))
+                        .get(0)
+                        .renewed())
+                .isTrue();
+        LockInfo seen = b.inspect(name).orElseThrow();
+        assertThat(seen.metadata()).isEqualTo(metadata);
+        assertThat(seen.heldSince().toEpochMilli()).isEqualTo(Long.parseLong(value[1]));
+        assertThat(b.release(name, lease)).isTrue();
+    }
+
+    /**
+     * The engine frees a shortened lease itself when its deadline passes; this is the backend alone:
+     * a holder that shortens its lock and then stops must not keep it for the old TTL.
+     */
+    @Test
+    void aLockRenewedToAShorterTtlIsFreedWhenThatEndsThoughItsOldLeaseLivesOn() throws Exception {
+        EtcdLockBackend a = open(EtcdServer.shared());
+        EtcdLockBackend b = open(EtcdServer.shared());
+        Duration longTtl = Duration.ofSeconds(60);
+        Duration shorter = Duration.ofMillis(1500);
+        String name = name();
+        String lease = id();
+        String sibling = name();
+        assertThat(a.tryAcquire(sibling, id(), longTtl).acquired()).isTrue(); // keeps the 61 s etcd lease in use
+        assertThat(a.tryAcquire(name, lease, longTtl).acquired()).isTrue();
+        long sent = System.nanoTime();
+        assertThat(a.renew(List.of(new RenewRequest(name, lease, shorter, null)))
+                        .get(0)
+                        .renewed())
+                .isTrue();
+        AcquireResult next;
+        do {
+            next = b.tryAcquire(name, id(), shorter);
+            Thread.sleep(50);
+        } while (!next.acquired() && System.nanoTime() - sent < TimeUnit.SECONDS.toNanos(10));
+        long tookMs = (System.nanoTime() - sent) / 1_000_000;
+        System.out.println("[etcd] a lock shortened to 1.5 s was free on the server after " + tookMs + " ms");
+        assertThat(next.acquired())
+                .as("free once the shorter TTL (and its etcd lease) ended")
+                .isTrue();
+        assertThat(tookMs)
+                .as("ms from the shortening (etcd lease of ceil(1.5 + 0.75) = 3 s, revoked within 500 ms)")
+                .isBetween(shorter.toMillis(), 6_000L);
     }
 
     @Test
@@ -352,7 +434,12 @@ class EtcdLockBackendTest {
         try (LockBackend b =
                 provider.open("etcd://" + hosts, Map.of("keyPrefix", "fencelock-test/", "requestTimeout", "PT3S"))) {
             assertThat(b.capabilities())
-                    .contains(Capability.FENCING, Capability.DURABLE_TOKENS, Capability.WAKE_ON_RELEASE)
+                    .contains(
+                            Capability.FENCING,
+                            Capability.DURABLE_TOKENS,
+                            Capability.WAKE_ON_RELEASE,
+                            Capability.METADATA,
+                            Capability.EXTENDABLE_TTL)
                     .doesNotContain(Capability.TOKEN_PERIOD, Capability.PURGE_FREE);
             String name = name();
             assertThat(b.tryAcquire(name, id(), Duration.ofSeconds(5)).acquired())

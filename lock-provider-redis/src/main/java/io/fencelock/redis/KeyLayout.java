@@ -6,8 +6,9 @@ import java.util.regex.Pattern;
 /**
  * Where one lock lives. For a name {@code N} and the key prefix {@code P} (default {@code fencelock:}):
  * <ul>
- *   <li>{@code P{N}} is the lock: a string holding the lease id, with the lease's expiry as its
- *       Redis expiry; it exists only while the lock is held;</li>
+ *   <li>{@code P{N}} is the lock: a string holding the lease id, the grant's time and the metadata
+ *       (HeldValue), with the lease's expiry as its Redis expiry; it exists only while the lock is
+ *       held;</li>
  *   <li>{@code P{N}:token} is the token record: a hash {@code n} (the last fencing token issued for
  *       N), {@code t} (when it was issued, server microseconds) and {@code w} (1 when an attempt was
  *       refused since the grant), which never expires and is never deleted, so tokens keep rising

@@ -5,8 +5,10 @@ import static io.fencelock.redis.CommandConnection.eval;
 import io.fencelock.Capability;
 import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
+import io.fencelock.LockMetadata;
 import io.fencelock.redis.CommandConnection.Call;
 import io.fencelock.spi.AcquireResult;
+import io.fencelock.spi.HeldValue;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.ReleaseFeed;
 import io.fencelock.spi.RenewRequest;
@@ -31,7 +33,8 @@ import java.util.function.IntFunction;
 
 /**
  * The Redis primitive on Lettuce: each operation is one Lua script, atomic on the server and one
- * round trip, with expiry on Redis's own clock. A grant is {@code SET lock lease NX PXAT} and, only
+ * round trip, with expiry on Redis's own clock. A grant is {@code SET lock value NX PXAT}, the value
+ * holding the lease id, the grant's time and the metadata ({@link HeldValue}), and, only
  * if that succeeded, {@code HINCRBY} of the name's token record, which never expires, so tokens rise
  * across release, expiry and takeover. Releases are owner-checked and {@code PUBLISH}ed to waiters.
  * See {@link KeyLayout} for the keys and {@link Scripts} for the scripts; {@link RedisSettings},
@@ -89,6 +92,13 @@ public final class RedisLockBackend implements LockBackend {
 
     @Override
     public AcquireResult tryAcquire(String name, String leaseId, Duration ttl) {
+        return tryAcquire(name, leaseId, ttl, LockMetadata.NONE);
+    }
+
+    /** The metadata and the grant's time (the script's TIME) go into the lock's value: no extra command. */
+    @Override
+    public AcquireResult tryAcquire(String name, String leaseId, Duration ttl, LockMetadata metadata) {
+        HeldValue.requireLeaseId(leaseId);
         List<Object> r = await(
                 "tryAcquire of '",
                 name,
@@ -98,7 +108,8 @@ public final class RedisLockBackend implements LockBackend {
                         ScriptOutputType.MULTI,
                         new String[] {keys.lockKey(name), keys.tokenKey(name)},
                         leaseId,
-                        Long.toString(millis(ttl))));
+                        Long.toString(millis(ttl)),
+                        HeldValue.json(metadata)));
         if (number(r, 0) == 1) {
             return AcquireResult.granted(number(r, 1), Instant.ofEpochMilli(number(r, 2)));
         }
@@ -115,6 +126,7 @@ public final class RedisLockBackend implements LockBackend {
         if (requests.isEmpty()) {
             return List.of();
         }
+        requests.forEach(q -> HeldValue.requireLeaseId(q.leaseId()));
         List<List<Integer>> groups =
                 groups(requests.size(), i -> requests.get(i).name(), Integer.MAX_VALUE);
         List<Call<List<Object>>> calls = new ArrayList<>(groups.size());
@@ -153,6 +165,7 @@ public final class RedisLockBackend implements LockBackend {
 
     @Override
     public boolean release(String name, String leaseId) {
+        HeldValue.requireLeaseId(leaseId);
         Long freed = await(
                 "release of '",
                 name,
@@ -231,16 +244,18 @@ public final class RedisLockBackend implements LockBackend {
                 if (number(r, at + 3) == 0) {
                     continue; // no lock and no token record: the backend knows nothing of this name
                 }
-                String lease = (String) r.get(at);
-                boolean held = lease != null && !lease.isEmpty();
+                String value = (String) r.get(at);
+                HeldValue holder = value == null || value.isEmpty() ? null : HeldValue.decode(value);
                 long expiry = number(r, at + 1);
                 infos.add(new LockInfo(
                         names.get(group.get(j)),
-                        held,
-                        held ? lease : null,
+                        holder != null,
+                        holder != null ? holder.leaseId() : null,
                         number(r, at + 2),
-                        held && expiry > 0 ? Instant.ofEpochMilli(expiry) : null,
-                        now));
+                        holder != null && expiry > 0 ? Instant.ofEpochMilli(expiry) : null,
+                        now,
+                        holder != null ? holder.metadata() : LockMetadata.NONE,
+                        holder != null ? holder.heldSince() : null));
             }
         }
         return infos;

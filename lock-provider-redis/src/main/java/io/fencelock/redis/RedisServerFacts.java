@@ -48,7 +48,9 @@ record RedisServerFacts(Set<Capability> capabilities, String persistence) {
                 Capability.SERVER_TIME,
                 Capability.WAKE_ON_RELEASE,
                 Capability.BATCH_RENEW,
-                Capability.TOKEN_PERIOD);
+                Capability.TOKEN_PERIOD,
+                Capability.METADATA,
+                Capability.EXTENDABLE_TTL);
         String persistence;
         if (deployment == Deployment.STANDALONE) {
             declared.add(Capability.LINEARIZABLE); // one server executes one script at a time

@@ -26,15 +26,28 @@ final class Scripts {
             """;
 
     /**
-     * KEYS: lock, token record. ARGV: lease id, ttl (ms).
+     * Whether a lock's value is a grant of {@code lease}: the value is {@code lease LF grant ms LF
+     * metadata} (HeldValue), and lease ids hold no line feed, so this prefix test is exact.
+     */
+    private static final String HOLDS = """
+            local function holds(value, lease)
+              return value and string.byte(value, #lease + 1) == 10 and string.sub(value, 1, #lease) == lease
+            end
+            """;
+
+    /**
+     * KEYS: lock, token record. ARGV: lease id, ttl (ms), metadata JSON ('' for none).
      * Returns {1, token, expiry ms} when granted, else {0, the holder's PTTL (ms, negative if unknown), now ms}.
+     * The lock's value is the lease id, the grant's time (now ms) and the metadata (HeldValue), so
+     * metadata and grant time live and die with the grant and cost no command of their own.
      * The token is drawn only after SET NX succeeded, so a refused attempt never consumes one.
      * A refusal marks the record ({@code w} = 1: someone may wait, so the release publishes); a
      * grant clears the mark. The refusal writes only when the mark is not set yet.
      */
     static final Script ACQUIRE = new Script("acquire", NOW + """
             local expiry = nowMs + tonumber(ARGV[2])
-            if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PXAT', string.format('%.0f', expiry)) then
+            local value = ARGV[1] .. '\\n' .. string.format('%.0f', nowMs) .. '\\n' .. ARGV[3]
+            if redis.call('SET', KEYS[1], value, 'NX', 'PXAT', string.format('%.0f', expiry)) then
               local token = redis.call('HINCRBY', KEYS[2], 'n', 1)
               redis.call('HSET', KEYS[2], 't', string.format('%.0f', nowUs), 'w', '0')
               return {1, token, expiry}
@@ -48,17 +61,17 @@ final class Scripts {
     /**
      * KEYS: lock 1, token record 1, lock 2, token record 2, ... ARGV: lease id, ttl (ms), token period
      * (µs, 0 for none), for each lease in the order of KEYS. Returns {now ms, token 1, token 2, ...}
-     * where a token of 0 means rejected. A lease is renewed only if GET of its lock returns its lease
-     * id: a key past its expiry reads as absent, so an expired lease is rejected even when nobody took
-     * the lock. With a token period, a token at least that old is replaced by the next one.
+     * where a token of 0 means rejected. A lease is renewed only if GET of its lock holds its lease
+     * id (HOLDS; PEXPIREAT keeps the value, so metadata and grant time stay): a key past its expiry
+     * reads as absent, so an expired lease is rejected even when nobody took the lock. With a token period, a token at least that old is replaced by the next one.
      */
-    static final Script RENEW = new Script("renew", NOW + """
+    static final Script RENEW = new Script("renew", NOW + HOLDS + """
             local result = {nowMs}
             local expiries = {}
             for i = 1, #KEYS / 2 do
               local lock, record = KEYS[2 * i - 1], KEYS[2 * i]
               local token = 0
-              if redis.call('GET', lock) == ARGV[3 * i - 2] then
+              if holds(redis.call('GET', lock), ARGV[3 * i - 2]) then
                 local period = tonumber(ARGV[3 * i])
                 local issued
                 if period > 0 then
@@ -90,10 +103,11 @@ final class Scripts {
      * KEYS: lock, token record. ARGV: lease id, channel, name. Deletes the lock only if the lease
      * holds it, and then, when an attempt was refused since the grant, publishes the name so that
      * waiters wake: every client's subscription hears every message on the channel, so an
-     * uncontended release publishes nothing. Returns 1 when this call freed it. The record stays.
+     * uncontended release publishes nothing. Returns 1 when this call freed it. The record stays;
+     * the metadata goes with the lock's value.
      */
-    static final Script RELEASE = new Script("release", """
-            if redis.call('GET', KEYS[1]) == ARGV[1] then
+    static final Script RELEASE = new Script("release", HOLDS + """
+            if holds(redis.call('GET', KEYS[1]), ARGV[1]) then
               redis.call('DEL', KEYS[1])
               if redis.call('HGET', KEYS[2], 'w') == '1' then
                 redis.call('PUBLISH', ARGV[2], ARGV[3])
@@ -104,7 +118,7 @@ final class Scripts {
             """);
 
     /**
-     * KEYS: lock 1, token record 1, ... Returns {now ms, then for each name: lease id ('' when free),
+     * KEYS: lock 1, token record 1, ... Returns {now ms, then for each name: the lock's value ('' when free),
      * expiry ms (0 when free, -1 when the key has no expiry), last token (0 when none) and whether a
      * record exists (0/1)}. PEXPIRETIME (Redis 7) reads the exact expiry; older servers get now + PTTL.
      */

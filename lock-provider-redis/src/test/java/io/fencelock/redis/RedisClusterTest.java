@@ -67,7 +67,9 @@ class RedisClusterTest {
                         Capability.SERVER_TIME,
                         Capability.WAKE_ON_RELEASE,
                         Capability.BATCH_RENEW,
-                        Capability.TOKEN_PERIOD);
+                        Capability.TOKEN_PERIOD,
+                        Capability.METADATA,
+                        Capability.EXTENDABLE_TTL);
     }
 
     @Test

@@ -8,9 +8,11 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import io.fencelock.Capability;
 import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
+import io.fencelock.LockMetadata;
 import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.LockBackendProvider;
+import io.fencelock.spi.MetadataCodec;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
 import io.fencelock.spi.WakeUpSubscription;
@@ -95,11 +97,27 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
     void keysShareAHashTagAndOnlyTheLockExpires() {
         String name = name();
         String holder = lease();
-        backend.tryAcquire(name, holder, TTL);
+        LockMetadata metadata = LockMetadata.of("ops", "job", Map.of("run", "7"));
+        long before = withRedis(server, redis -> Long.parseLong(redis.time().get(0))) * 1000;
+        backend.tryAcquire(name, holder, TTL, metadata);
+        long after = withRedis(server, redis -> Long.parseLong(redis.time().get(0))) * 1000 + 1000;
+        assertThat(backend.renew(List.of(new RenewRequest(name, holder, TTL, null)))
+                        .get(0)
+                        .renewed())
+                .isTrue();
         withRedis(server, redis -> {
             String lock = "fencelock:{" + name + "}";
             String record = lock + ":token";
-            assertThat(redis.get(lock)).isEqualTo(holder);
+            String[] value = redis.get(lock).split("\n", 3);
+            assertThat(value[0]).as("the lock's value starts with the lease id").isEqualTo(holder);
+            assertThat(Long.parseLong(value[1]))
+                    .as("then the grant's time, from the server's TIME, kept by the renewal")
+                    .isBetween(before, after);
+            assertThat(value[2]).as("then the metadata").isEqualTo(MetadataCodec.encode(metadata));
+            // a lease id with a line feed could pass the prefix test for another's value: refused before any I/O
+            assertThatThrownBy(() -> backend.release(name, holder + "\n" + value[1]))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("line feed");
             assertThat(redis.pttl(lock)).isPositive().isLessThanOrEqualTo(TTL.toMillis());
             assertThat(redis.hget(record, "n")).isEqualTo("1");
             assertThat(redis.pttl(record)).as("the token record never expires").isEqualTo(-1);
@@ -272,6 +290,8 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
                 Capability.WAKE_ON_RELEASE,
                 Capability.BATCH_RENEW,
                 Capability.TOKEN_PERIOD,
+                Capability.METADATA,
+                Capability.EXTENDABLE_TTL,
                 Capability.LINEARIZABLE);
         if (server.source() != Source.ENV) {
             assertThat(backend.capabilities())
@@ -547,7 +567,9 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
                         Capability.SERVER_TIME,
                         Capability.WAKE_ON_RELEASE,
                         Capability.BATCH_RENEW,
-                        Capability.TOKEN_PERIOD)
+                        Capability.TOKEN_PERIOD,
+                        Capability.METADATA,
+                        Capability.EXTENDABLE_TTL)
                 .doesNotContain(Capability.PURGE_FREE);
         assertThat(backend.deployment()).isEqualTo(RedisLockBackend.Deployment.STANDALONE);
         assertThatThrownBy(() -> backend.purgeFree(Duration.ZERO)).isInstanceOf(UnsupportedOperationException.class);

@@ -33,7 +33,9 @@ class RedisSentinelTest {
                             Capability.SERVER_TIME,
                             Capability.WAKE_ON_RELEASE,
                             Capability.BATCH_RENEW,
-                            Capability.TOKEN_PERIOD);
+                            Capability.TOKEN_PERIOD,
+                            Capability.METADATA,
+                            Capability.EXTENDABLE_TTL);
 
             String name = "sentinel/" + UUID.randomUUID();
             String holder = UUID.randomUUID().toString();

@@ -108,6 +108,11 @@ public final class InstrumentedBackend implements LockBackend {
 
     @Override
     public AcquireResult tryAcquire(String name, String leaseId, Duration ttl) {
+        return tryAcquire(name, leaseId, ttl, io.fencelock.LockMetadata.NONE);
+    }
+
+    @Override
+    public AcquireResult tryAcquire(String name, String leaseId, Duration ttl, io.fencelock.LockMetadata metadata) {
         acquires.incrementAndGet();
         if (acquiresCut) {
             throw new LockBackendException("acquire cut off by the TCK (simulated lost connection)", true);
@@ -115,7 +120,7 @@ public final class InstrumentedBackend implements LockBackend {
         if (interruptNextAcquire.compareAndSet(true, false)) {
             Thread.currentThread().interrupt();
         }
-        return answered(delegate.tryAcquire(name, leaseId, ttl));
+        return answered(delegate.tryAcquire(name, leaseId, ttl, metadata));
     }
 
     @Override
