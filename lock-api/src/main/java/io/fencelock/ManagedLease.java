@@ -383,7 +383,8 @@ final class ManagedLease implements Lease {
                     // The shortening (or a renewal sent after it was answered) is applied: nothing older can follow.
                     capNanos = Long.MAX_VALUE;
                 }
-                if (sentNanos - lastGrantSentNanos > 0) {
+                // Renewals of a lease are sent one at a time, so this answer is to the latest one sent.
+                if (sentNanos - lastGrantSentNanos >= 0) {
                     lastGrantSentNanos = sentNanos;
                     long window = engine.options.validityWindow(request.ttl()).toNanos();
                     deadlineNanos = Math.min(capNanos, Math.max(deadlineNanos, sentNanos + window));

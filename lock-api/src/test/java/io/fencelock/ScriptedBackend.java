@@ -25,6 +25,8 @@ final class ScriptedBackend implements LockBackend {
     final AtomicInteger failingReleases = new AtomicInteger();
     /** The next acquire is applied, and then its answer is lost. */
     final AtomicBoolean loseNextAcquireAnswer = new AtomicBoolean();
+    /** The next renewal is applied, and then its answer is lost. */
+    final AtomicBoolean loseNextRenewAnswer = new AtomicBoolean();
     /** Runs inside a renewal after the backend applied it: the answer is slow. */
     volatile Runnable beforeRenewAnswer = () -> {};
 
@@ -37,8 +39,13 @@ final class ScriptedBackend implements LockBackend {
 
     @Override
     public AcquireResult tryAcquire(String name, String leaseId, Duration ttl) {
+        return tryAcquire(name, leaseId, ttl, LockMetadata.NONE);
+    }
+
+    @Override
+    public AcquireResult tryAcquire(String name, String leaseId, Duration ttl, LockMetadata metadata) {
         attempts.incrementAndGet();
-        AcquireResult r = delegate.tryAcquire(name, leaseId, ttl);
+        AcquireResult r = delegate.tryAcquire(name, leaseId, ttl, metadata);
         if (loseNextAcquireAnswer.getAndSet(false)) {
             throw new LockBackendException("answer lost (the request was applied)", true);
         }
@@ -55,6 +62,9 @@ final class ScriptedBackend implements LockBackend {
             throw new LockBackendException("connection lost", true);
         }
         List<RenewResult> results = delegate.renew(requests);
+        if (loseNextRenewAnswer.getAndSet(false)) {
+            throw new LockBackendException("answer lost (the renewal was applied)", true);
+        }
         beforeRenewAnswer.run();
         return results;
     }
