@@ -58,7 +58,8 @@ abstract class ExclusiveOnTwoNodesContract {
         properties.put("spring.main.web-application-type", "none");
         properties.put("spring.main.banner-mode", "off");
         properties.putAll(extra);
-        ConfigurableApplicationContext context = Nodes.start(app, properties, ledger);
+        ConfigurableApplicationContext context =
+                Nodes.start(app, properties, ledger == null ? Map.of() : Map.of("ledger", ledger));
         contexts.add(context);
         return context;
     }

@@ -20,15 +20,12 @@ import org.springframework.scheduling.annotation.Scheduled;
 final class Nodes {
     private Nodes() {}
 
-    /** Starts {@code app} with {@code properties}, sharing {@code ledger} (when given) with the other nodes. */
-    static ConfigurableApplicationContext start(Class<?> app, Map<String, Object> properties, Ledger ledger) {
+    /** Starts {@code app} with {@code properties} and {@code shared} objects (e.g. the ledger other nodes share) as beans. */
+    static ConfigurableApplicationContext start(
+            Class<?> app, Map<String, Object> properties, Map<String, Object> shared) {
         return new SpringApplicationBuilder(app)
                 .properties(properties)
-                .initializers(context -> {
-                    if (ledger != null) {
-                        context.getBeanFactory().registerSingleton("ledger", ledger);
-                    }
-                })
+                .initializers(context -> shared.forEach(context.getBeanFactory()::registerSingleton))
                 .run();
     }
 
