@@ -3,11 +3,13 @@ package io.fencelock.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fencelock.LockClient;
+import io.fencelock.testservers.mysql.MariaDbServer;
 import io.fencelock.testservers.redis.RedisServer;
 import java.net.URI;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -102,6 +104,34 @@ class StartupConfigurationTest {
         assertThat(seen[0].held()).isEmpty();
     }
 
+    @Test
+    void theApplicationsMariaDbDataSourceIsDetectedAndUsedWithoutAUri() {
+        MariaDbServer db = MariaDbServer.shared();
+        ApplicationContextRunner withDataSource = new ApplicationContextRunner()
+                .withConfiguration(
+                        AutoConfigurations.of(DataSourceAutoConfiguration.class, FencelockAutoConfiguration.class))
+                .withPropertyValues(
+                        "spring.datasource.url=" + db.createDatabase("spring"),
+                        "spring.datasource.username=" + db.user(),
+                        "spring.datasource.password=" + (db.password() == null ? "" : db.password()));
+        withDataSource
+                .withPropertyValues("fencelock.properties.createTable=true")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    LockClient client = context.getBean(LockClient.class);
+                    assertThat(client.backendName()).isEqualTo("MySqlLockBackend");
+                    assertThat(client.tryAcquire("startup:mariadb")).isPresent();
+                    assertThat(client.inspect("startup:mariadb").orElseThrow().held())
+                            .isTrue();
+                });
+        // the pool and the credentials are the DataSource's: a pool size for the provider is refused, named
+        withDataSource.withPropertyValues("fencelock.properties.poolSize=4").run(context -> {
+            FencelockPropertyException failure = propertyFailure(context.getStartupFailure());
+            assertThat(failure.property()).isEqualTo("fencelock.properties");
+            assertThat(failure.reason()).contains("poolSize");
+        });
+    }
+
     private FencelockPropertyException assertFailsOn(String property, String... properties) {
         FencelockPropertyException[] failure = new FencelockPropertyException[1];
         runner.withPropertyValues(properties).run(context -> {
@@ -118,6 +148,15 @@ class StartupConfigurationTest {
             assertThat(failure[0].getMessage()).contains(property);
         });
         return failure[0];
+    }
+
+    private static FencelockPropertyException propertyFailure(Throwable failure) {
+        Throwable cause = failure;
+        while (cause != null && !(cause instanceof FencelockPropertyException)) {
+            cause = cause.getCause();
+        }
+        assertThat(cause).as("a FencelockPropertyException in %s", failure).isNotNull();
+        return (FencelockPropertyException) cause;
     }
 
     @Configuration(proxyBeanMethods = false)
