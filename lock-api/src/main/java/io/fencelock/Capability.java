@@ -26,5 +26,11 @@ public enum Capability {
      * Each grant stores its {@link LockMetadata} (owner, type, data) in the same round trip, keeps it
      * across renewals, and shows it, with the grant's server time, in {@code inspect} and {@code list}.
      */
-    METADATA
+    METADATA,
+    /**
+     * A renewal may give a lease a longer TTL than it was granted with ({@code Lease.renew(Duration)},
+     * {@code Lease.releaseAfter}). Without it the engine refuses a longer TTL before any request (a
+     * backend whose leases ride on something fixed at the grant, such as a ZooKeeper session).
+     */
+    EXTENDABLE_TTL
 }

@@ -25,6 +25,7 @@ final class ManagedLease implements Lease {
     private final LockMetadata metadata;
     private final boolean autoRenew;
     private final long grantedNanos;
+    private final Duration grantedTtl;
     /** Held by whoever is sending a renewal of this lease, across the round trip. */
     final ReentrantLock renewing = new ReentrantLock();
 
@@ -73,6 +74,7 @@ final class ManagedLease implements Lease {
         this.autoRenew = autoRenew;
         this.metadata = metadata;
         this.grantedNanos = sentNanos;
+        this.grantedTtl = ttl;
         this.token = token;
         this.serverExpiry = serverExpiry;
         this.lastGrantSentNanos = sentNanos;
@@ -162,6 +164,7 @@ final class ManagedLease implements Lease {
     @Override
     public boolean renew(Duration newTtl) {
         engine.requireUsableTtl(newTtl);
+        requireExtendable("ttl", newTtl);
         return renewTo(newTtl, false);
     }
 
@@ -242,8 +245,18 @@ final class ManagedLease implements Lease {
             release();
             return true;
         }
+        requireExtendable("delay", delay);
         // One renewal to exactly the delay: the backend frees the lock when it ends, with no further I/O.
         return renewTo(delay, true);
+    }
+
+    /** A TTL longer than the grant's only where the backend can extend a lease ({@link Capability#EXTENDABLE_TTL}). */
+    private void requireExtendable(String what, Duration newTtl) {
+        if (newTtl.compareTo(grantedTtl) > 0 && !engine.capabilities.contains(Capability.EXTENDABLE_TTL)) {
+            throw new IllegalArgumentException(what + " " + newTtl + " is longer than the TTL " + grantedTtl
+                    + " this lease was granted with, and this backend cannot extend a lease past it"
+                    + " (it does not declare Capability.EXTENDABLE_TTL)");
+        }
     }
 
     /** After the final renewal of {@link #releaseAfter}: the lease is no longer this client's to renew or release. */

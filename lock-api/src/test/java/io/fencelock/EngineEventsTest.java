@@ -1,7 +1,7 @@
 package io.fencelock;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import io.fencelock.inmemory.InMemoryLockBackend;
 import java.time.Duration;
@@ -10,20 +10,54 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** Every event a metrics binder needs, once, with the right outcome and times, on a clock the test moves. */
+/**
+ * The listener's events as {@link LockEventListener} and {@link AcquireEvent} document them, on a
+ * clock the test moves (so every duration is exact): one acquire event per call with its outcome
+ * and the time waited, renewal failures with whether they are retried, releases with the hold
+ * time, and losses.
+ */
 class EngineEventsTest {
     private static final Duration TTL = Duration.ofSeconds(30);
     private final FakeClock clock = new FakeClock();
-    private final ScriptedBackend backend =
-            new ScriptedBackend(InMemoryLockBackend.builder().clock(clock).build(), true);
+    private final InMemoryLockBackend.Builder store =
+            InMemoryLockBackend.builder().store("events-" + System.nanoTime()).clock(clock);
+    private final ScriptedBackend backend = new ScriptedBackend(store.build(), true);
     private final LockOptions options = LockOptions.builder().ttl(TTL).build();
     private final LockClient client = LockClient.withClock(backend, options, clock);
-    private final LockClient other = LockClient.withClock(backend, options, clock);
-    private final Recorder events = new Recorder();
+    private final LockClient other = LockClient.withClock(store.build(), options, clock);
+    private final List<String> events = new CopyOnWriteArrayList<>();
 
-    EngineEventsTest() {
-        client.addListener(events);
-    }
+    /** Writes each event as one line, durations in milliseconds. */
+    private final LockEventListener recorder = new LockEventListener() {
+        @Override
+        public void acquireFinished(AcquireEvent e) {
+            events.add("acquire " + e.name() + " " + e.outcome() + " waited="
+                    + e.waited().toMillis() + " ttl="
+                    + e.ttl().toSeconds() + " lease=" + (e.lease() != null) + " failure="
+                    + (e.failure() == null ? null : e.failure().getClass().getSimpleName()));
+        }
+
+        @Override
+        public void renewed(Lease lease, long sentNanos) {
+            events.add("renewed " + lease.name());
+        }
+
+        @Override
+        public void renewalFailed(Lease lease, Throwable cause, boolean willRetry) {
+            events.add(
+                    "renewalFailed " + lease.name() + " " + cause.getClass().getSimpleName() + " retry=" + willRetry);
+        }
+
+        @Override
+        public void released(Lease lease, boolean freedOnBackend, Duration heldFor) {
+            events.add("released " + lease.name() + " freed=" + freedOnBackend + " held=" + heldFor.toMillis());
+        }
+
+        @Override
+        public void lost(LeaseLoss loss) {
+            events.add("lost " + loss.lease().name() + " " + loss.reason());
+        }
+    };
 
     @AfterEach
     void close() {
@@ -32,57 +66,95 @@ class EngineEventsTest {
     }
 
     @Test
-    void acquireOutcomes() throws Exception {
-        Lease lease = client.tryAcquire("a").orElseThrow();
-        assertThat(client.tryAcquire("held-by-other-lease-of-same-client")).isPresent();
-        Lease mine = other.tryAcquire("b").orElseThrow();
+    void everyAcquireCallEndsInOneEventWithItsOutcomeAndTheTimeWaited() {
+        client.addListener(recorder);
+        backend.duringAcquire = () -> clock.advance(Duration.ofMillis(250));
+        Lease granted = client.tryAcquire("a").orElseThrow();
+        other.tryAcquire("b").orElseThrow();
         assertThat(client.tryAcquire("b")).isEmpty();
-        assertThat(client.acquire("b", Duration.ZERO)).isEmpty();
+        Throwable timedOut = catchThrowable(
+                () -> assertThat(client.acquire("b", Duration.ofMillis(100))).isEmpty());
         backend.loseNextAcquireAnswer.set(true);
-        assertThatThrownBy(() -> client.tryAcquire("c")).isInstanceOf(LockBackendException.class);
+        Throwable failed = catchThrowable(() -> client.tryAcquire("c"));
         Thread.currentThread().interrupt();
-        assertThatThrownBy(() -> client.acquire("b", Duration.ofSeconds(1))).isInstanceOf(InterruptedException.class);
+        Throwable interrupted = catchThrowable(() -> client.acquire("d", Duration.ofHours(1)));
 
-        assertThat(events.acquires)
-                .extracting(AcquireEvent::outcome)
+        assertThat(timedOut).isNull();
+        assertThat(failed).isInstanceOf(LockBackendException.class);
+        assertThat(interrupted).isInstanceOf(InterruptedException.class);
+        assertThat(events)
                 .containsExactly(
-                        AcquireEvent.Outcome.GRANTED,
-                        AcquireEvent.Outcome.GRANTED,
-                        AcquireEvent.Outcome.REFUSED,
-                        AcquireEvent.Outcome.TIMED_OUT,
-                        AcquireEvent.Outcome.FAILED,
-                        AcquireEvent.Outcome.FAILED);
-        assertThat(events.acquires.get(0).lease()).isSameAs(lease);
-        assertThat(events.acquires.get(0).ttl()).isEqualTo(TTL);
-        assertThat(events.acquires.get(4).failure()).isInstanceOf(LockBackendException.class);
-        assertThat(events.acquires.get(5).failure()).isInstanceOf(InterruptedException.class);
-        assertThat(events.granted).as("acquired(lease) still called for grants").hasSize(2);
-        mine.release();
+                        "acquire a GRANTED waited=250 ttl=30 lease=true failure=null",
+                        "acquire b REFUSED waited=250 ttl=30 lease=false failure=null",
+                        "acquire b TIMED_OUT waited=250 ttl=30 lease=false failure=null",
+                        "acquire c FAILED waited=250 ttl=30 lease=false failure=LockBackendException",
+                        "acquire d FAILED waited=0 ttl=30 lease=false failure=InterruptedException");
+        assertThat(granted.isValid()).isTrue();
     }
 
     @Test
-    void releaseCarriesTheHoldTime() {
-        Lease lease = client.tryAcquire("a").orElseThrow();
-        clock.advance(Duration.ofMillis(1234));
-        lease.release();
-        assertThat(events.heldFor).containsExactly(Duration.ofMillis(1234));
+    void releasesCarryTheHoldTimeAndWhetherTheBackendFreedTheLock() {
+        client.addListener(recorder);
+        Lease a = client.tryAcquire("a").orElseThrow();
+        Lease b = client.tryAcquire("b").orElseThrow();
+        clock.advance(Duration.ofSeconds(5));
+        a.release();
+        clock.advance(Duration.ofSeconds(1));
+        assertThat(b.releaseAfter(Duration.ofSeconds(10))).isTrue();
+
+        assertThat(events)
+                .filteredOn(e -> e.startsWith("released"))
+                .containsExactly("released a freed=true held=5000", "released b freed=false held=6000");
+        assertThat(client.held()).isEmpty();
     }
 
     @Test
-    void aFailedRenewalSaysWhetherItWillBeRetried() {
-        Lease lease = client.tryAcquire("a").orElseThrow();
-        backend.failingRenews.set(1);
+    void renewalFailuresSayWhetherTheyAreRetriedAndARejectionIsALoss() {
+        client.addListener(recorder);
+        Lease watched = client.tryAcquire("watched").orElseThrow();
+        Lease manual = client.lock("manual").autoRenew(false).tryAcquire().orElseThrow();
+        backend.failingRenews.set(2);
         clock.advance(options.renewInterval(TTL));
         client.engine().watchdog.renewTurn();
-        assertThat(events.renewalFailures).containsExactly(true);
-        backend.failingRenews.set(1);
-        assertThatThrownBy(lease::renew).isInstanceOf(LockBackendException.class);
-        assertThat(events.renewalFailures).containsExactly(true, true);
-        assertThat(lease.state()).isEqualTo(LeaseState.HELD);
+        assertThat(catchThrowable(manual::renew)).isInstanceOf(LockBackendException.class);
+        assertThat(manual.renew()).isTrue();
+        backend.delegate.release("manual", manual.leaseId()); // freed behind the client's back
+        assertThat(manual.renew()).isFalse();
+
+        assertThat(events)
+                .filteredOn(e -> !e.startsWith("acquire"))
+                .containsExactly(
+                        "renewalFailed watched LockBackendException retry=true",
+                        "renewalFailed manual LockBackendException retry=false",
+                        "renewed manual",
+                        "lost manual REJECTED");
+        assertThat(watched.state()).isEqualTo(LeaseState.HELD);
+    }
+
+    @Test
+    void aListenerOfTheOlderCallbacksStillHearsGrantsAndReleases() {
+        List<String> heard = new CopyOnWriteArrayList<>();
+        client.addListener(new LockEventListener() {
+            @Override
+            public void acquired(Lease lease) {
+                heard.add("acquired " + lease.name());
+            }
+
+            @Override
+            public void released(Lease lease, boolean freedOnBackend) {
+                heard.add("released " + lease.name() + " " + freedOnBackend);
+            }
+        });
+        client.tryAcquire("a").orElseThrow().release();
+        other.tryAcquire("b").orElseThrow();
+        assertThat(client.tryAcquire("b")).isEmpty();
+
+        assertThat(heard).containsExactly("acquired a", "released a true");
     }
 
     @Test
     void aForcedReleaseIsLearnedAsARejectedRenewal() {
+        client.addListener(recorder);
         Lease lease = client.lock("a").type("job").tryAcquire().orElseThrow();
         LockInfo ended = other.forceRelease("a").orElseThrow();
         assertThat(ended.leaseId()).isEqualTo(lease.leaseId());
@@ -90,53 +162,20 @@ class EngineEventsTest {
         Lease next = other.tryAcquire("a").orElseThrow();
         assertThat(next.fencingToken()).isGreaterThan(lease.fencingToken());
         assertThat(lease.renew()).isFalse();
-        assertThat(events.losses).containsExactly(LeaseLoss.Reason.REJECTED);
+        assertThat(events).endsWith("lost a REJECTED");
         assertThat(other.forceRelease("free-name")).isEmpty();
     }
 
     @Test
-    void listenersMayFailWithoutHarm() {
+    void aFailingListenerHarmsNeitherTheCallNorTheOtherListeners() {
         client.addListener(new LockEventListener() {
             @Override
             public void acquireFinished(AcquireEvent event) {
                 throw new IllegalStateException("a broken listener");
             }
         });
+        client.addListener(recorder);
         assertThat(client.tryAcquire("a")).isPresent();
-        assertThat(events.acquires).hasSize(1);
-    }
-
-    private static final class Recorder implements LockEventListener {
-        final List<AcquireEvent> acquires = new CopyOnWriteArrayList<>();
-        final List<Lease> granted = new CopyOnWriteArrayList<>();
-        final List<Duration> heldFor = new CopyOnWriteArrayList<>();
-        final List<Boolean> renewalFailures = new CopyOnWriteArrayList<>();
-        final List<LeaseLoss.Reason> losses = new CopyOnWriteArrayList<>();
-
-        @Override
-        public void acquireFinished(AcquireEvent event) {
-            acquires.add(event);
-            LockEventListener.super.acquireFinished(event);
-        }
-
-        @Override
-        public void acquired(Lease lease) {
-            granted.add(lease);
-        }
-
-        @Override
-        public void released(Lease lease, boolean freedOnBackend, Duration held) {
-            heldFor.add(held);
-        }
-
-        @Override
-        public void renewalFailed(Lease lease, Throwable cause, boolean willRetry) {
-            renewalFailures.add(willRetry);
-        }
-
-        @Override
-        public void lost(LeaseLoss loss) {
-            losses.add(loss.reason());
-        }
+        assertThat(events).hasSize(1);
     }
 }

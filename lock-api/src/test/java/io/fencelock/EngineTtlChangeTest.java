@@ -136,6 +136,29 @@ class EngineTtlChangeTest {
     }
 
     @Test
+    void aBackendThatCannotExtendALeaseGetsNoLongerTtl() {
+        ScriptedBackend fixed =
+                new ScriptedBackend(InMemoryLockBackend.builder().clock(clock).build(), true);
+        fixed.withheld.add(Capability.EXTENDABLE_TTL);
+        try (LockClient c = LockClient.withClock(fixed, options, clock)) {
+            Lease lease = c.tryAcquire("a").orElseThrow();
+            assertThatThrownBy(() -> lease.renew(TTL.plusSeconds(1)))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("EXTENDABLE_TTL");
+            assertThatThrownBy(() -> lease.releaseAfter(TTL.plusSeconds(1)))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("delay");
+            assertThat(fixed.renewBatches).as("nothing sent").isEmpty();
+            assertThat(lease.renew(Duration.ofSeconds(10)))
+                    .as("shorter is fine")
+                    .isTrue();
+            assertThat(lease.renew(TTL))
+                    .as("back up to the granted TTL is fine")
+                    .isTrue();
+        }
+    }
+
+    @Test
     void badTtlsAreRefusedBeforeAnyRequest() {
         Lease lease = client.tryAcquire("a").orElseThrow();
         int batches = backend.renewBatches.size();

@@ -27,6 +27,8 @@ final class ScriptedBackend implements LockBackend {
     final AtomicBoolean loseNextAcquireAnswer = new AtomicBoolean();
     /** The next renewal is applied, and then its answer is lost. */
     final AtomicBoolean loseNextRenewAnswer = new AtomicBoolean();
+    /** Runs inside an acquire attempt before the backend answers: the attempt is slow. */
+    volatile Runnable duringAcquire = () -> {};
     /** Runs inside a renewal after the backend applied it: the answer is slow. */
     volatile Runnable beforeRenewAnswer = () -> {};
 
@@ -45,6 +47,7 @@ final class ScriptedBackend implements LockBackend {
     @Override
     public AcquireResult tryAcquire(String name, String leaseId, Duration ttl, LockMetadata metadata) {
         attempts.incrementAndGet();
+        duringAcquire.run();
         AcquireResult r = delegate.tryAcquire(name, leaseId, ttl, metadata);
         if (loseNextAcquireAnswer.getAndSet(false)) {
             throw new LockBackendException("answer lost (the request was applied)", true);
@@ -88,14 +91,15 @@ final class ScriptedBackend implements LockBackend {
         return delegate.list(prefix);
     }
 
+    /** Capabilities of the in-memory backend this one does not declare (set before a client is made). */
+    final Set<Capability> withheld = java.util.EnumSet.noneOf(Capability.class);
+
     @Override
     public Set<Capability> capabilities() {
-        Set<Capability> all = delegate.capabilities();
-        return signals
-                ? all
-                : all.stream()
-                        .filter(c -> c != Capability.WAKE_ON_RELEASE)
-                        .collect(java.util.stream.Collectors.toUnmodifiableSet());
+        return delegate.capabilities().stream()
+                .filter(c -> signals || c != Capability.WAKE_ON_RELEASE)
+                .filter(c -> !withheld.contains(c))
+                .collect(java.util.stream.Collectors.toUnmodifiableSet());
     }
 
     @Override

@@ -49,7 +49,8 @@ public final class InMemoryLockBackend implements LockBackend {
             Capability.TOKEN_PERIOD,
             Capability.LINEARIZABLE,
             Capability.PURGE_FREE,
-            Capability.METADATA));
+            Capability.METADATA,
+            Capability.EXTENDABLE_TTL));
     private static final Map<String, Store> NAMED = new ConcurrentHashMap<>();
 
     private final Store store;

@@ -27,17 +27,28 @@ import java.util.function.Supplier;
 public final class CompareRun {
     static final String SCHEMA = "fencelock-compare/1";
 
-    private static final Map<Capability, String> WITHOUT = Map.of(
-            Capability.FENCING, "no fencing tokens: a resource cannot tell a stale holder from the current one",
-            Capability.DURABLE_TOKENS,
-                    "tokens are not persisted before a grant returns: after a server restart a new holder may get a lower token",
-            Capability.SERVER_TIME, "expiry depends on a client's clock",
-            Capability.WAKE_ON_RELEASE,
-                    "no release signal: waiters poll (with backoff, never past the holder's expiry), so a hand-off costs up to a poll interval",
-            Capability.BATCH_RENEW, "each lease is renewed in its own round trip",
-            Capability.TOKEN_PERIOD, "the token stays the same for the whole lease, however long it is renewed",
-            Capability.LINEARIZABLE, "grants are not linearizable across replicas: a failover can lose a lock",
-            Capability.PURGE_FREE, "free lock records cannot be purged: one record per name ever used stays");
+    private static final Map<Capability, String> WITHOUT = Map.ofEntries(
+            Map.entry(
+                    Capability.FENCING,
+                    "no fencing tokens: a resource cannot tell a stale holder from the current one"),
+            Map.entry(
+                    Capability.DURABLE_TOKENS,
+                    "tokens are not persisted before a grant returns: after a server restart a new holder may get a lower token"),
+            Map.entry(Capability.SERVER_TIME, "expiry depends on a client's clock"),
+            Map.entry(
+                    Capability.WAKE_ON_RELEASE,
+                    "no release signal: waiters poll (with backoff, never past the holder's expiry), so a hand-off costs up to a poll interval"),
+            Map.entry(Capability.BATCH_RENEW, "each lease is renewed in its own round trip"),
+            Map.entry(
+                    Capability.TOKEN_PERIOD,
+                    "the token stays the same for the whole lease, however long it is renewed"),
+            Map.entry(
+                    Capability.LINEARIZABLE, "grants are not linearizable across replicas: a failover can lose a lock"),
+            Map.entry(Capability.PURGE_FREE, "free lock records cannot be purged: one record per name ever used stays"),
+            Map.entry(
+                    Capability.METADATA,
+                    "no owner, type or data is stored with a grant: inspect and list show only lease ids"),
+            Map.entry(Capability.EXTENDABLE_TTL, "a lease cannot be renewed to a longer TTL than it was granted with"));
 
     private final BenchSettings settings;
     private final Progress progress;

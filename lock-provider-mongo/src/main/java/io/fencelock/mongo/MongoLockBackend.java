@@ -1,5 +1,15 @@
 package io.fencelock.mongo;
 
+import static io.fencelock.mongo.MongoRecords.GRANTED_AT;
+import static io.fencelock.mongo.MongoRecords.HELD_SINCE;
+import static io.fencelock.mongo.MongoRecords.META;
+import static io.fencelock.mongo.MongoRecords.OWNER;
+import static io.fencelock.mongo.MongoRecords.RENEWED_BY;
+import static io.fencelock.mongo.MongoRecords.TOKEN;
+import static io.fencelock.mongo.MongoRecords.TOKEN_AT;
+import static io.fencelock.mongo.MongoRecords.TTL_MS;
+import static io.fencelock.mongo.MongoRecords.expiry;
+
 import com.mongodb.MongoException;
 import com.mongodb.MongoServerException;
 import com.mongodb.ReadConcern;
@@ -13,14 +23,13 @@ import com.mongodb.client.model.WriteModel;
 import io.fencelock.Capability;
 import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
+import io.fencelock.LockMetadata;
 import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Date;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -42,7 +51,8 @@ import org.slf4j.LoggerFactory;
  * already ours; when it does not match, the upsert's insert collides with the existing {@code _id}
  * (E11000) and that is the refusal. The token is {@code $inc}-ed in the same document, which is never
  * deleted (release clears the owner and keeps the token), so it rises across release, expiry and
- * takeover. There is no release signal and no purge: waiters poll, never past the holder's expiry.
+ * takeover. The same update stores the grant's metadata and grant time ({@link MongoRecords}); a
+ * release removes them. There is no release signal and no purge: waiters poll, never past the holder's expiry.
  *
  * <pre>{@code
  * LockBackend backend = MongoLockBackend.builder()
@@ -54,12 +64,6 @@ import org.slf4j.LoggerFactory;
 public final class MongoLockBackend implements LockBackend {
     private static final Logger log = LoggerFactory.getLogger(MongoLockBackend.class);
     static final int DUPLICATE_KEY = 11000;
-    static final String OWNER = "owner";
-    static final String TOKEN = "token";
-    static final String GRANTED_AT = "grantedAt";
-    static final String TTL_MS = "ttlMs";
-    static final String TOKEN_AT = "tokenAt";
-    static final String RENEWED_BY = "renewedBy";
     private static final String NOW = "$$NOW";
     private static final Document EXPIRY = new Document("$add", List.of("$" + GRANTED_AT, "$" + TTL_MS));
     /** Held by someone: not expired on the server's clock. */
@@ -99,6 +103,12 @@ public final class MongoLockBackend implements LockBackend {
 
     @Override
     public AcquireResult tryAcquire(String name, String leaseId, Duration ttl) {
+        return tryAcquire(name, leaseId, ttl, LockMetadata.NONE);
+    }
+
+    /** The grant, its metadata and its grant time ({@code heldSince}, the server's clock) in one update. */
+    @Override
+    public AcquireResult tryAcquire(String name, String leaseId, Duration ttl, LockMetadata metadata) {
         // free (released), already ours (an idempotent retry), or expired on the server's clock
         Document filter = new Document("_id", name)
                 .append(
@@ -107,8 +117,14 @@ public final class MongoLockBackend implements LockBackend {
                                 new Document(OWNER, null),
                                 new Document(OWNER, leaseId),
                                 new Document("$expr", EXPIRED)));
-        Document update = new Document("$set", new Document(OWNER, leaseId).append(TTL_MS, millis(ttl)))
-                .append("$currentDate", new Document(GRANTED_AT, true).append(TOKEN_AT, true))
+        Document update = new Document(
+                        "$set",
+                        new Document(OWNER, leaseId)
+                                .append(TTL_MS, millis(ttl))
+                                .append(META, MongoRecords.meta(metadata)))
+                .append(
+                        "$currentDate",
+                        new Document(GRANTED_AT, true).append(TOKEN_AT, true).append(HELD_SINCE, true))
                 .append("$inc", new Document(TOKEN, 1L));
         try {
             Document doc = locks.findOneAndUpdate(
@@ -228,7 +244,8 @@ public final class MongoLockBackend implements LockBackend {
                                             .append(OWNER, leaseId)
                                             .append("$expr", LIVE),
                                     new Document("$set", new Document(OWNER, null).append(TTL_MS, 0L))
-                                            .append("$currentDate", new Document(GRANTED_AT, true)))
+                                            .append("$currentDate", new Document(GRANTED_AT, true))
+                                            .append("$unset", new Document(META, "").append(HELD_SINCE, "")))
                             .getMatchedCount()
                     > 0;
         } catch (MongoException e) {
@@ -259,18 +276,7 @@ public final class MongoLockBackend implements LockBackend {
                     new Document("$match", match),
                     new Document("$sort", new Document("_id", 1)),
                     new Document("$addFields", new Document("serverNow", NOW))))) {
-                Instant now = doc.getDate("serverNow").toInstant();
-                Instant expiresAt = expiry(doc);
-                String owner = doc.getString(OWNER);
-                boolean held = owner != null && expiresAt != null && expiresAt.isAfter(now);
-                Number token = doc.get(TOKEN, Number.class);
-                out.add(new LockInfo(
-                        doc.getString("_id"),
-                        held,
-                        held ? owner : null,
-                        token == null ? 0 : token.longValue(),
-                        held ? expiresAt : null,
-                        now));
+                out.add(MongoRecords.info(doc));
             }
         } catch (MongoException e) {
             throw failure(operation, e);
@@ -293,12 +299,6 @@ public final class MongoLockBackend implements LockBackend {
     @Override
     public String toString() {
         return "MongoLockBackend[" + where + ", " + locks.getNamespace().getFullName() + ", " + facts.describe() + "]";
-    }
-
-    private static Instant expiry(Document doc) {
-        Date granted = doc.getDate(GRANTED_AT);
-        Number ttl = doc.get(TTL_MS, Number.class);
-        return granted == null || ttl == null ? null : granted.toInstant().plusMillis(ttl.longValue());
     }
 
     /** Whole milliseconds (the resolution of BSON dates), rounded up: the server never expires a lease early. */

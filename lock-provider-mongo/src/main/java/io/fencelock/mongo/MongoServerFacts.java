@@ -33,7 +33,9 @@ record MongoServerFacts(String product, String topology, Boolean persistent, boo
                 Capability.SERVER_TIME,
                 Capability.BATCH_RENEW,
                 Capability.TOKEN_PERIOD,
-                Capability.LINEARIZABLE);
+                Capability.LINEARIZABLE,
+                Capability.METADATA,
+                Capability.EXTENDABLE_TTL);
         if (durable()) {
             caps.add(Capability.DURABLE_TOKENS);
         }

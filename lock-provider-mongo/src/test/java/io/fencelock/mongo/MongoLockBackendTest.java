@@ -11,6 +11,7 @@ import com.mongodb.client.model.IndexOptions;
 import io.fencelock.Capability;
 import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
+import io.fencelock.LockMetadata;
 import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.LockBackendProvider;
@@ -135,9 +136,63 @@ class MongoLockBackendTest extends LockBackendSpiTemplate {
         LockInfo afterRefusal = backend.inspect(name).orElseThrow();
         assertThat(afterRefusal)
                 .as("a refusal changes nothing")
-                .isEqualTo(
-                        new LockInfo(name, true, holder, granted.token(), info.expiresAt(), afterRefusal.serverTime()));
+                .isEqualTo(new LockInfo(
+                        name,
+                        true,
+                        holder,
+                        granted.token(),
+                        info.expiresAt(),
+                        afterRefusal.serverTime(),
+                        LockMetadata.NONE,
+                        info.heldSince()));
         assertThat(backend.inspect(name()).isEmpty()).isTrue();
+    }
+
+    /**
+     * Metadata is stored as driver values (text that looks like an operator or a field path stays
+     * text, keys with dots are fine), kept with the grant time by renewals, replaced by a takeover and
+     * removed from the document by a release.
+     */
+    @Test
+    void metadataIsStoredAsValuesKeptByRenewalsAndRemovedByRelease() throws Exception {
+        String name = name();
+        String holder = lease();
+        LockMetadata meta = LockMetadata.of(
+                "$$NOW {\"$gt\": 1}", "a.b:c", Map.of("a.b", "$token", "x-y", "{\"$where\": \"1\"}", "e", ""));
+        backend.tryAcquire(name, holder, Duration.ofMillis(400), meta);
+        LockInfo held = backend.inspect(name).orElseThrow();
+        assertThat(held.metadata()).isEqualTo(meta);
+        assertThat(held.heldSince()).isNotNull().isBeforeOrEqualTo(held.serverTime());
+        try (MongoClient client = MongoClients.create(server.uri())) {
+            MongoCollection<Document> raw = client.getDatabase(database).getCollection("fencelock_locks");
+            Document stored = raw.find(new Document("_id", name)).first();
+            assertThat(stored.get("meta", Document.class).getString("owner")).isEqualTo(meta.owner());
+            assertThat(stored.getDate("heldSince").toInstant()).isEqualTo(held.heldSince());
+
+            Thread.sleep(5); // a later server time for the renewal than for the grant
+            assertThat(backend.renew(List.of(new RenewRequest(name, holder, Duration.ofMillis(400), null)))
+                            .get(0)
+                            .renewed())
+                    .isTrue();
+            LockInfo renewed = backend.inspect(name).orElseThrow();
+            assertThat(renewed.metadata()).isEqualTo(meta);
+            assertThat(renewed.heldSince()).as("held since, after a renewal").isEqualTo(held.heldSince());
+
+            Thread.sleep(450); // the TTL is the behaviour under test: a takeover after expiry
+            String taker = lease();
+            assertThat(backend.tryAcquire(name, taker, Duration.ofSeconds(5)).acquired())
+                    .isTrue();
+            LockInfo taken = backend.inspect(name).orElseThrow();
+            assertThat(taken.metadata())
+                    .as("the taker's metadata, not the last holder's")
+                    .isEqualTo(LockMetadata.NONE);
+            assertThat(taken.heldSince()).isAfter(held.heldSince());
+
+            assertThat(backend.release(name, taker)).isTrue();
+            Document released = raw.find(new Document("_id", name)).first();
+            assertThat(released).doesNotContainKeys("meta", "heldSince");
+            assertThat(backend.inspect(name).orElseThrow().metadata()).isEqualTo(LockMetadata.NONE);
+        }
     }
 
     @Test

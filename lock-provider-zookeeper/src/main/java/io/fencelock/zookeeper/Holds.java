@@ -38,11 +38,20 @@ final class Holds {
     /**
      * A lock this backend granted or tried to grant. {@code certain}: the create succeeded, so while
      * {@code session} lives the znode is this one. {@code due}: when its TTL runs out without a renewal
-     * (nanoTime). {@code renewing}: renewals in flight, during which it is not given back.
+     * (nanoTime). {@code renewing}: renewals in flight, during which it is not given back. {@code sent}:
+     * when the grant or the renewal that set {@code due} was sent (nanoTime).
      */
-    record Hold(String name, String leaseId, Session session, long due, boolean certain, int renewing, long token) {
+    record Hold(
+            String name,
+            String leaseId,
+            Session session,
+            long due,
+            boolean certain,
+            int renewing,
+            long token,
+            long sent) {
         Hold renewing(int delta) {
-            return new Hold(name, leaseId, session, due, certain, renewing + delta, token);
+            return new Hold(name, leaseId, session, due, certain, renewing + delta, token, sent);
         }
 
         /** The due time on the wall clock, for the engine's view of the expiry. */
@@ -95,7 +104,7 @@ final class Holds {
 
     /** A release whose outcome is unknown: the hold comes back, uncertain, settled at its due time or by the next release. */
     void unsure(Hold h) {
-        Hold unsure = new Hold(h.name(), h.leaseId(), h.session(), h.due(), false, 0, h.token());
+        Hold unsure = new Hold(h.name(), h.leaseId(), h.session(), h.due(), false, 0, h.token(), h.sent());
         if (byLease.putIfAbsent(h.leaseId(), unsure) == null) {
             expireAt(unsure);
         }
@@ -127,7 +136,9 @@ final class Holds {
     /**
      * The renewal of {@code q} sent at {@code t0} is over: {@code alive} true (its znode was there, its
      * TTL runs from {@code t0}), false (gone: nothing of ours to give back) or null (unknown: it stays
-     * due as before). The hold after it, or null.
+     * due as before). The hold after it, or null. The latest renewal sent sets the due time, shorter
+     * or longer: a renewal to a shorter TTL is given back when that TTL ends, not the old one (the
+     * engine's deadline never passes it: it caps itself before sending a shortening).
      */
     Hold renewed(RenewRequest q, Boolean alive, long t0) {
         Hold next = byLease.computeIfPresent(
@@ -135,14 +146,17 @@ final class Holds {
                 (k, h) -> Boolean.FALSE.equals(alive)
                         ? null
                         : Boolean.TRUE.equals(alive)
-                                ? new Hold(
-                                        h.name(),
-                                        h.leaseId(),
-                                        h.session(),
-                                        Math.max(h.due(), t0 + q.ttl().toNanos()),
-                                        true,
-                                        h.renewing() - 1,
-                                        h.token())
+                                ? t0 - h.sent() >= 0
+                                        ? new Hold(
+                                                h.name(),
+                                                h.leaseId(),
+                                                h.session(),
+                                                t0 + q.ttl().toNanos(),
+                                                true,
+                                                h.renewing() - 1,
+                                                h.token(),
+                                                t0)
+                                        : h.renewing(-1) // a later renewal was applied first: it decides
                                 : h.renewing(-1));
         if (next != null) {
             expireAt(next);

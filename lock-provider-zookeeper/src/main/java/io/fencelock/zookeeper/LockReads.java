@@ -88,6 +88,15 @@ final class LockReads {
         String leaseId = Znodes.leaseIdOf(data);
         Hold own = holds.get(leaseId);
         Instant expires = own != null && own.certain() ? own.expiresAt() : now.plusMillis(Znodes.sessionMillisOf(data));
-        return new LockInfo(name, true, leaseId, stat.getCzxid(), expires, now);
+        // held since the create, on the leader's clock (ctime); renewals are checks, which never change it
+        return new LockInfo(
+                name,
+                true,
+                leaseId,
+                stat.getCzxid(),
+                expires,
+                now,
+                Znodes.metadataOf(data),
+                Instant.ofEpochMilli(stat.getCtime()));
     }
 }

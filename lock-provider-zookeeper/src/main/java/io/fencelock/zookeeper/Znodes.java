@@ -1,5 +1,7 @@
 package io.fencelock.zookeeper;
 
+import io.fencelock.LockMetadata;
+import io.fencelock.spi.MetadataCodec;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.zookeeper.CreateMode;
@@ -7,7 +9,7 @@ import org.apache.zookeeper.KeeperException.Code;
 
 /**
  * Where the lock znodes live and what they hold: {@code <basePath>/<name>} (one child of the base
- * path per lock), with the lease id and the session timeout as its data; the base path is created
+ * path per lock), with the lease id, the session timeout and the metadata as its data; the base path is created
  * when first needed.
  */
 final class Znodes {
@@ -68,23 +70,35 @@ final class Znodes {
         return child.replace("%2F", "/").replace("%2E", ".");
     }
 
-    /** The data of a lock znode: the lease id and, for other clients' {@code expiresAt}, its session's timeout. */
-    static byte[] data(String leaseId, long sessionMillis) {
-        return (leaseId + "\n" + sessionMillis).getBytes(StandardCharsets.UTF_8);
+    /**
+     * The data of a lock znode, one line each: the lease id; its session's timeout (for other clients'
+     * {@code expiresAt}); the grant's metadata as compact JSON ({@link MetadataCodec}, no raw newline).
+     * The grant time is the znode's {@code ctime}, the leader's clock when the create was applied.
+     */
+    static byte[] data(String leaseId, long sessionMillis, LockMetadata metadata) {
+        return (leaseId + "\n" + sessionMillis + "\n" + MetadataCodec.encode(metadata))
+                .getBytes(StandardCharsets.UTF_8);
     }
 
     static String leaseIdOf(byte[] data) {
-        String s = data == null ? "" : new String(data, StandardCharsets.UTF_8);
-        int nl = s.lastIndexOf('\n');
-        return nl < 0 ? s : s.substring(0, nl);
+        return line(data, 0);
     }
 
     static long sessionMillisOf(byte[] data) {
-        String s = data == null ? "" : new String(data, StandardCharsets.UTF_8);
         try {
-            return Long.parseLong(s.substring(s.lastIndexOf('\n') + 1).trim());
+            return Long.parseLong(line(data, 1).trim());
         } catch (NumberFormatException e) {
             return 0;
         }
+    }
+
+    /** The metadata line; {@link LockMetadata#NONE} for a znode written without one. */
+    static LockMetadata metadataOf(byte[] data) {
+        return MetadataCodec.decode(line(data, 2));
+    }
+
+    private static String line(byte[] data, int index) {
+        String[] lines = (data == null ? "" : new String(data, StandardCharsets.UTF_8)).split("\n", 3);
+        return index < lines.length ? lines[index] : "";
     }
 }

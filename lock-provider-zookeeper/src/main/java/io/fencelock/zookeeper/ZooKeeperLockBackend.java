@@ -3,6 +3,7 @@ package io.fencelock.zookeeper;
 import io.fencelock.Capability;
 import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
+import io.fencelock.LockMetadata;
 import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.ReleaseFeed;
@@ -30,7 +31,7 @@ import org.apache.zookeeper.data.Stat;
 /**
  * The ZooKeeper primitive on the official client. A held lock is the ephemeral znode
  * {@code <basePath>/<name>} (a {@code /} in the name is written {@code %2F}), whose data is the lease
- * id and the session timeout; the fencing token is the znode's creation zxid ({@code czxid}), which is
+ * id, the session timeout and the grant's metadata (its grant time is the znode's {@code ctime}); the fencing token is the znode's creation zxid ({@code czxid}), which is
  * ensemble-wide, strictly increasing and in the transaction log, so tokens rise across release,
  * expiry, takeover, leader changes and restarts.
  * <ul>
@@ -63,7 +64,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
             Capability.SERVER_TIME,
             Capability.WAKE_ON_RELEASE,
             Capability.BATCH_RENEW,
-            Capability.LINEARIZABLE));
+            Capability.LINEARIZABLE,
+            Capability.METADATA));
 
     private final Znodes znodes;
     private final String where;
@@ -91,12 +93,18 @@ public final class ZooKeeperLockBackend implements LockBackend {
 
     @Override
     public AcquireResult tryAcquire(String name, String leaseId, Duration ttl) {
+        return tryAcquire(name, leaseId, ttl, LockMetadata.NONE);
+    }
+
+    /** The metadata goes in the znode's data, written by the same create; the grant time is its ctime. */
+    @Override
+    public AcquireResult tryAcquire(String name, String leaseId, Duration ttl, LockMetadata metadata) {
         sessions.requireOpen();
         for (int attempt = 0; ; attempt++) {
             Session s = sessions.forTtl(ttl);
             znodes.ensureBase(s);
             long t0 = System.nanoTime();
-            Hold pending = new Hold(name, leaseId, s, t0 + ttl.toNanos(), false, 0, 0);
+            Hold pending = new Hold(name, leaseId, s, t0 + ttl.toNanos(), false, 0, 0, t0);
             if (!holds.begin(pending)) {
                 return AcquireResult.held(null); // a retry of a lease id this backend knows: refused, as the SPI allows
             }
@@ -105,11 +113,14 @@ public final class ZooKeeperLockBackend implements LockBackend {
                     "tryAcquire of '",
                     name,
                     ZooKeeperCalls.create(
-                            s, znodes.path(name), Znodes.data(leaseId, s.negotiatedMillis()), CreateMode.EPHEMERAL));
+                            s,
+                            znodes.path(name),
+                            Znodes.data(leaseId, s.negotiatedMillis(), metadata),
+                            CreateMode.EPHEMERAL));
             Code code = r.code();
             if (code == Code.OK) {
                 Hold held = new Hold(
-                        name, leaseId, s, pending.due(), true, 0, r.value().getCzxid());
+                        name, leaseId, s, pending.due(), true, 0, r.value().getCzxid(), t0);
                 if (!holds.confirm(pending, held)) {
                     return AcquireResult.held(null); // given back meanwhile: its TTL ran out before the answer came
                 }

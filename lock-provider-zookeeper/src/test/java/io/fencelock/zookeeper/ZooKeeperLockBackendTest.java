@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.fencelock.Capability;
 import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
+import io.fencelock.LockMetadata;
 import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.LockBackendProvider;
@@ -55,6 +56,41 @@ class ZooKeeperLockBackendTest {
 
     private static String id() {
         return UUID.randomUUID().toString();
+    }
+
+    /**
+     * The metadata is the znode's third data line, written by the acquire's create; the grant time is
+     * the znode's ctime, which the renewals' checks never change. A znode written before metadata
+     * existed (two lines) reads as no metadata.
+     */
+    @Test
+    void metadataIsInTheCreatedZnodeAndTheGrantTimeIsItsCtime() throws Exception {
+        ZooKeeperLockBackend a = open(ZooKeeperServer.shared());
+        ZooKeeperLockBackend b = open(ZooKeeperServer.shared());
+        String name = name();
+        String lease = id();
+        LockMetadata meta = LockMetadata.of("host/1/fencelock-1", "job", Map.of("a.b", "line\\n not a newline"));
+        assertThat(a.tryAcquire(name, lease, Duration.ofSeconds(5), meta).acquired())
+                .isTrue();
+        LockInfo seen = b.inspect(name).orElseThrow();
+        assertThat(seen.metadata()).isEqualTo(meta);
+        Thread.sleep(20); // a later clock for the renewal than for the create
+        assertThat(a.renew(List.of(new RenewRequest(name, lease, Duration.ofSeconds(5), null)))
+                        .get(0)
+                        .renewed())
+                .isTrue();
+        LockInfo renewed = b.inspect(name).orElseThrow();
+        assertThat(renewed.heldSince()).as("the create's ctime, kept").isEqualTo(seen.heldSince());
+        assertThat(renewed.metadata()).isEqualTo(meta);
+        assertThat(Znodes.metadataOf(Znodes.data(lease, 5000, meta))).isEqualTo(meta);
+        byte[] before = (lease + "\n5000").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(Znodes.leaseIdOf(before)).isEqualTo(lease);
+        assertThat(Znodes.sessionMillisOf(before)).isEqualTo(5000);
+        assertThat(Znodes.metadataOf(before)).isEqualTo(LockMetadata.NONE);
+        assertThat(a.release(name, lease)).isTrue();
+        assertThat(b.inspect(name))
+                .as("a free lock has no znode, so no metadata")
+                .isEmpty();
     }
 
     @Test

@@ -1,7 +1,9 @@
 package io.fencelock.spring;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
@@ -56,6 +58,7 @@ public class FencelockProperties {
 
     private final Exclusive exclusive = new Exclusive();
     private final Health health = new Health();
+    private final Metrics metrics = new Metrics();
 
     public String getUri() {
         return uri;
@@ -161,6 +164,10 @@ public class FencelockProperties {
         return health;
     }
 
+    public Metrics getMetrics() {
+        return metrics;
+    }
+
     /** {@code fencelock.exclusive.*}: the {@code @Exclusive} advice. */
     public static class Exclusive {
         /** Whether methods annotated with {@code @Exclusive} run under a lock (default true). */
@@ -197,6 +204,64 @@ public class FencelockProperties {
 
         public void setProbeName(String probeName) {
             this.probeName = probeName;
+        }
+    }
+
+    /** {@code fencelock.metrics.*}: the client's Micrometer meters (with lock-micrometer on the class path). */
+    public static class Metrics {
+        /** Whether the client's meters are bound to the application's registries (default true). */
+        private boolean enabled = true;
+
+        /** Client-side percentiles of the acquire and hold timers, each in [0, 1] (default none). */
+        private List<Double> percentiles = new ArrayList<>();
+
+        /** Whether the timers publish a percentile histogram, e.g. for Prometheus (default false). */
+        private boolean histogram;
+
+        /** How many lock groups get meters of their own; further ones count as "overflow" (default 100). */
+        private int maxLockGroups = 100;
+
+        /** Tags added to every meter. */
+        private Map<String, String> tags = new LinkedHashMap<>();
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public List<Double> getPercentiles() {
+            return percentiles;
+        }
+
+        public void setPercentiles(List<Double> percentiles) {
+            this.percentiles = percentiles;
+        }
+
+        public boolean isHistogram() {
+            return histogram;
+        }
+
+        public void setHistogram(boolean histogram) {
+            this.histogram = histogram;
+        }
+
+        public int getMaxLockGroups() {
+            return maxLockGroups;
+        }
+
+        public void setMaxLockGroups(int maxLockGroups) {
+            this.maxLockGroups = maxLockGroups;
+        }
+
+        public Map<String, String> getTags() {
+            return tags;
+        }
+
+        public void setTags(Map<String, String> tags) {
+            this.tags = tags;
         }
     }
 }

@@ -142,7 +142,9 @@ abstract class ExclusiveOnTwoNodesContract {
                         "spring.main.web-application-type", "servlet",
                         "server.port", "0",
                         "server.address", "127.0.0.1",
-                        "management.endpoints.web.exposure.include", "locks,health",
+                        "management.endpoints.web.exposure.include", "locks,health,metrics",
+                        "fencelock.metrics.percentiles", "0.5,0.99",
+                        "fencelock.metrics.tags.app", "two-nodes-test",
                         "management.endpoint.health.show-details", "always"),
                 null);
         Nodes.SlowWork slow = node.getBean(Nodes.SlowWork.class);
@@ -165,6 +167,22 @@ abstract class ExclusiveOnTwoNodesContract {
         assertThat(onBackend.get("token").asLong()).isEqualTo(work.parameterToken);
 
         assertThat(get(base + "health/fencelock", 200).get("status").asString()).isEqualTo("UP");
+
+        // the client's meters, bound to the application's registry with the configured percentiles and tags
+        JsonNode acquired = get(base + "metrics/fencelock.acquire?tag=outcome:granted&tag=app:two-nodes-test", 200);
+        assertThat(acquired.get("measurements").get(0).get("statistic").asString())
+                .isEqualTo("COUNT");
+        assertThat(acquired.get("measurements").get(0).get("value").asDouble()).isGreaterThanOrEqualTo(1.0);
+        assertThat(get(base + "metrics/fencelock.acquire.percentile?tag=phi:0.99", 200)
+                        .get("name")
+                        .asString())
+                .isEqualTo("fencelock.acquire.percentile");
+        assertThat(get(base + "metrics/fencelock.leases.held", 200)
+                        .get("measurements")
+                        .get(0)
+                        .get("value")
+                        .asDouble())
+                .isEqualTo(1.0);
 
         operator().forceRelease("work:shown");
         assertThatThrownBy(() -> call.get(BOUND.toSeconds(), TimeUnit.SECONDS))

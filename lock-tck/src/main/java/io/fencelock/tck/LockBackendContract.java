@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.fail;
 
 import io.fencelock.Capability;
 import io.fencelock.Lease;
+import io.fencelock.LeaseLoss;
 import io.fencelock.LeaseLostException;
 import io.fencelock.LeaseState;
 import io.fencelock.LockBackendException;
@@ -887,7 +888,8 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         named.release();
 
         assertThat(lease.release()).isTrue();
-        LockInfo free = b.inspect(name).orElseThrow();
+        // a backend that keeps no record of a free lock (its znode or key is deleted) answers empty: free, no metadata
+        LockInfo free = b.inspect(name).orElse(new LockInfo(name, false, null, 0, null, Instant.now()));
         assertThat(free.held()).isFalse();
         assertThat(free.owner()).as("owner of a free lock").isEmpty();
         assertThat(free.metadata().type()).as("type of a free lock").isNull();
@@ -906,6 +908,45 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
                 .isEmpty();
         assertThat(nextSeen.heldSince()).as("the next grant's time").isAfterOrEqualTo(heldSince);
         next.release();
+    }
+
+    /**
+     * An operator's forced release ends the holder's grant: the next grant (by a third client) gets
+     * a higher token, the forced-out holder's renewal is refused so it learns of the loss, even though
+     * a new grant of the same name exists by then, and its late write is turned away by the token.
+     */
+    @Test
+    void forcedOutHolderLearnsLossAndIsFenced() throws Exception {
+        LockClient holder = client(options(Duration.ofSeconds(20), false));
+        LockClient operator = client(options(Duration.ofSeconds(20), false));
+        LockClient next = client(options(Duration.ofSeconds(20), false));
+        FencedResource resource = new FencedResource();
+        String name = freshName();
+        Lease forcedOut = holder.tryAcquire(name).orElseThrow();
+        assertThat(resource.write(forcedOut.fencingToken())).isTrue();
+
+        LockInfo ended = operator.forceRelease(name).orElseThrow(() -> new AssertionError("nothing was released"));
+        assertThat(ended.leaseId()).isEqualTo(forcedOut.leaseId());
+        assertThat(ended.token()).isEqualTo(forcedOut.fencingToken());
+        Lease successor = next.acquire(name, Duration.ofSeconds(10)).orElseThrow();
+        assertThat(successor.fencingToken()).isGreaterThan(forcedOut.fencingToken());
+        assertThat(resource.write(successor.fencingToken())).isTrue();
+
+        assertThat(forcedOut.renew())
+                .as("the forced-out holder's renewal, with another grant of the name in place")
+                .isFalse();
+        LeaseLoss loss = forcedOut.lost().toCompletableFuture().get(5, TimeUnit.SECONDS);
+        assertThat(loss.reason()).isEqualTo(LeaseLoss.Reason.REJECTED);
+        assertThat(resource.write(forcedOut.fencingToken()))
+                .as("the forced-out holder's late write")
+                .isFalse();
+        assertThat(next.inspect(name).orElseThrow().leaseId())
+                .as("the successor still holds after the old holder's refused renewal")
+                .isEqualTo(successor.leaseId());
+        assertThat(operator.forceRelease(freshName()))
+                .as("a free lock: nothing to end")
+                .isEmpty();
+        successor.release();
     }
 
     /**
@@ -948,6 +989,18 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         String name = freshName();
         Lease lease = a.tryAcquire(name).orElseThrow();
         long granted = System.nanoTime();
+        if (!capabilities.contains(Capability.EXTENDABLE_TTL)) {
+            // not claimed: the engine refuses a longer TTL before any request, and the lease goes on as it was
+            assertThatThrownBy(() -> lease.renew(Duration.ofSeconds(5)))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("EXTENDABLE_TTL");
+            assertThat(lease.isValid())
+                    .as("the lease after a refused longer renewal")
+                    .isTrue();
+            assertThat(lease.ttl()).isEqualTo(Duration.ofSeconds(1));
+            assertThat(lease.release()).isTrue();
+            requireClaim(Capability.EXTENDABLE_TTL);
+        }
         assertThat(lease.renew(Duration.ofSeconds(5))).isTrue();
         assertThat(lease.ttl()).isEqualTo(Duration.ofSeconds(5));
         while (System.nanoTime() - granted < Duration.ofMillis(2500).toNanos()) {

@@ -27,6 +27,7 @@ class NightlyReportApplicationTest {
         properties.put("spring.main.web-application-type", "none");
         properties.put("reports.cron", "* * * * * *"); // every second
         properties.put("reports.min-hold", "200ms");
+        properties.put("logging.level.root", "warn");
         // as command-line arguments: they override the application's application.properties
         String[] arguments = properties.entrySet().stream()
                 .map(e -> "--" + e.getKey() + "=" + e.getValue())
