@@ -1,16 +1,25 @@
 package io.fencelock.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fencelock.LockClient;
 import io.fencelock.testservers.mysql.MariaDbServer;
 import io.fencelock.testservers.redis.RedisServer;
 import java.net.URI;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.beans.factory.BeanCreationException;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
@@ -76,6 +85,18 @@ class StartupConfigurationTest {
                             .contains("positive");
                     assertThat(analysis.getAction()).contains("fencelock.ttl");
                 });
+    }
+
+    @Test
+    @ExtendWith(OutputCaptureExtension.class)
+    void aSpringApplicationReportsTheBadPropertyThroughTheFailureAnalyzer(CapturedOutput output) {
+        assertThatThrownBy(() -> new SpringApplicationBuilder(OnlyFencelock.class)
+                        .web(WebApplicationType.NONE)
+                        .run("--fencelock.uri=redis://127.0.0.1:1", "--fencelock.ttl=0s", "--logging.level.root=error"))
+                .isInstanceOf(BeanCreationException.class);
+        assertThat(output)
+                .contains("APPLICATION FAILED TO START")
+                .contains("The fencelock property 'fencelock.ttl' is invalid");
     }
 
     @Test
@@ -158,6 +179,10 @@ class StartupConfigurationTest {
         assertThat(cause).as("a FencelockPropertyException in %s", failure).isNotNull();
         return (FencelockPropertyException) cause;
     }
+
+    @SpringBootConfiguration
+    @ImportAutoConfiguration(FencelockAutoConfiguration.class)
+    static class OnlyFencelock {}
 
     @Configuration(proxyBeanMethods = false)
     static class BadExclusive {
