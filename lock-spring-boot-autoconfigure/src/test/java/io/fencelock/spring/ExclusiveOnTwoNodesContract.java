@@ -87,10 +87,11 @@ abstract class ExclusiveOnTwoNodesContract {
             Ledger.Run after = runs.get(i);
             assertThat(after.token()).as("tokens rise from run to run").isGreaterThan(before.token());
             // the lease was kept until MIN_HOLD after the earlier run's acquisition: no repeat of its slot
-            // (1 ms for the backends' expiry granularity)
+            // (less 2 ms: Redis reads its clock in whole milliseconds, and the ledger's start comes a few
+            // microseconds after the advice's, from which the hold is measured)
             assertThat(Duration.ofNanos(after.startNanos() - before.startNanos()))
                     .as("time between run %d (%s) and run %d (%s)", i - 1, before.node(), i, after.node())
-                    .isGreaterThanOrEqualTo(MIN_HOLD.minusMillis(1));
+                    .isGreaterThanOrEqualTo(MIN_HOLD.minusMillis(2));
         }
         int refused = outcomes.stream().mapToInt(o -> o.refused.get()).sum();
         assertThat(refused)
