@@ -30,6 +30,15 @@ public final class ProviderProperties {
             throw new IllegalArgumentException("not a URI for the " + provider.name() + " provider (it accepts "
                     + String.join(", ", provider.uriPrefixes()) + "): " + Redaction.uri(uri));
         }
+        return checkKeys(provider, properties, known);
+    }
+
+    /**
+     * Checks that every key is in {@code known}, for a backend opened on something other than a URI
+     * (e.g. the application's DataSource); throws {@link IllegalArgumentException} otherwise.
+     */
+    public static ProviderProperties checkKeys(
+            LockBackendProvider provider, Map<String, String> properties, Set<String> known) {
         Set<String> unknown = new TreeSet<>(properties.keySet());
         unknown.removeAll(known);
         if (!unknown.isEmpty()) {

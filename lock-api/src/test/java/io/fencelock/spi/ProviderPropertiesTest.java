@@ -51,6 +51,9 @@ class ProviderPropertiesTest {
                 .hasMessageContaining("[pasword]")
                 .hasMessageContaining("known: [password]")
                 .hasMessageNotContaining("s3cret");
+        // without a URI (a backend opened on the application's DataSource): the same key check
+        assertThatThrownBy(() -> ProviderProperties.checkKeys(PROVIDER, Map.of("poolSize", "4"), Set.of("table")))
+                .hasMessageContaining("unknown demo lock backend properties [poolSize]; known: [table]");
         assertThatThrownBy(() -> ProviderProperties.check(PROVIDER, "other://bob:s3cret@h", Map.of(), Set.of()))
                 .hasMessageContaining("demo:")
                 .hasMessageNotContaining("s3cret");
