@@ -9,9 +9,11 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.stream.Collectors;
 
 /**
  * The lock table and its token floor: names, DDL, race-safe creation and the start-up check.
@@ -26,6 +28,12 @@ final class LockTable implements JdbcLockTable {
     static final String FLOOR_SUFFIX = "_floor";
     private static final int MAX_IDENTIFIER = 63; // SqlIdentifiers' limit, below MySQL's 64
     private static final int CREATE_LOCK_SECONDS = 30;
+    /**
+     * Columns added after the first tables were made, with their definitions: {@code createTable(true)}
+     * adds the missing ones at start-up, and the start-up check names the statement that does. Owner
+     * and data take any text (utf8mb4); the data is the JSON text of at most 2 KiB of UTF-8, escaped.
+     */
+    private static final Map<String, String> ADDED_LATER = addedLater();
 
     /** The schema (database) as given, or null for the connection's current database. */
     final String schema;
@@ -73,6 +81,10 @@ final class LockTable implements JdbcLockTable {
                 + "    token           BIGINT       NOT NULL,\n"
                 + "    token_issued_at DATETIME(6)  NOT NULL,\n"
                 + "    expires_at      DATETIME(6)  NOT NULL,\n"
+                + "    lock_owner      " + ADDED_LATER.get("lock_owner") + ",\n"
+                + "    lock_type       " + ADDED_LATER.get("lock_type") + ",\n"
+                + "    lock_data       " + ADDED_LATER.get("lock_data") + ",\n"
+                + "    granted_at      " + ADDED_LATER.get("granted_at") + ",\n"
                 + "    PRIMARY KEY (name)\n"
                 + ") ENGINE=InnoDB;\n"
                 + "CREATE TABLE IF NOT EXISTS " + qualifiedFloor + " (\n"
@@ -84,9 +96,11 @@ final class LockTable implements JdbcLockTable {
     }
 
     /**
-     * Creates both tables and the floor row if absent. {@code CREATE TABLE IF NOT EXISTS} and
-     * {@code INSERT IGNORE} are safe to race already; creators still queue on a named lock so that
-     * a second one never sees a table whose floor row is not there yet.
+     * Creates both tables and the floor row if absent, and adds the columns a table of an older
+     * version lacks. {@code CREATE TABLE IF NOT EXISTS} and {@code INSERT IGNORE} are safe to race
+     * already; creators still queue on a named lock so that a second one never sees a table whose
+     * floor row is not there yet, and never adds a column twice (MySQL 8 has no {@code ADD COLUMN IF
+     * NOT EXISTS}, so the missing columns are read from {@code information_schema} first).
      */
     @Override
     public void create(Connection c) throws SQLException {
@@ -107,6 +121,11 @@ final class LockTable implements JdbcLockTable {
         try (Statement ddl = c.createStatement()) {
             for (String statement : ddl().split(";\n")) {
                 ddl.execute(statement);
+            }
+            List<String> missing = missingAddedLater(columns(c));
+            if (!missing.isEmpty()) {
+                // nullable columns at the end: an instant change on MySQL 8.0.29+ and MariaDB 10.3+
+                ddl.execute(addColumns(missing));
             }
         } finally {
             try (PreparedStatement release = c.prepareStatement("DO RELEASE_LOCK(?)")) {
@@ -147,6 +166,21 @@ final class LockTable implements JdbcLockTable {
         checkBigint(problems, columns.get(table + ".token"), "token");
         checkDatetime(problems, columns.get(table + ".token_issued_at"), "token_issued_at");
         checkDatetime(problems, columns.get(table + ".expires_at"), "expires_at");
+        List<String> missing = missingAddedLater(columns);
+        if (!missing.isEmpty()) {
+            // a table of an older version: one statement brings it up to date
+            problems.add("the table predates columns " + missing
+                    + ": build with createTable(true), which adds them, or run " + addColumns(missing));
+        }
+        checkText(problems, columns.get(table + ".lock_owner"), "lock_owner", 200, true);
+        checkText(problems, columns.get(table + ".lock_type"), "lock_type", 64, false);
+        checkText(problems, columns.get(table + ".lock_data"), "lock_data", 8192, true);
+        Column grantedAt = columns.get(table + ".granted_at");
+        if (grantedAt != null
+                && (!grantedAt.dataType.equals("datetime") || grantedAt.precision != 6 || !grantedAt.nullable)) {
+            problems.add("column granted_at is " + grantedAt.columnType + (grantedAt.nullable ? "" : " NOT NULL")
+                    + ", expected DATETIME(6) NULL");
+        }
         List<String> key = primaryKey(c, table);
         if (!key.equals(List.of("name"))) {
             problems.add(
@@ -222,6 +256,47 @@ final class LockTable implements JdbcLockTable {
         }
         if (name.equals("lease_id") && !column.nullable) {
             problems.add("column lease_id must allow NULL: a released lock keeps its row with no holder");
+        }
+    }
+
+    /** The columns of {@link #ADDED_LATER} that {@code columns} lacks. */
+    private List<String> missingAddedLater(Map<String, Column> columns) {
+        return ADDED_LATER.keySet().stream()
+                .filter(column -> !columns.containsKey(table + "." + column))
+                .toList();
+    }
+
+    /** The {@code ALTER TABLE} that adds {@code missing}. */
+    private String addColumns(List<String> missing) {
+        return "ALTER TABLE " + qualifiedTable + " "
+                + missing.stream()
+                        .map(column -> "ADD COLUMN " + column + " " + ADDED_LATER.get(column))
+                        .collect(Collectors.joining(", "));
+    }
+
+    /**
+     * A metadata column (absent ones are reported above): text of at least {@code minLength}, in
+     * utf8mb4 where it holds any text, and nullable, since a free lock has none.
+     */
+    private static void checkText(List<String> problems, Column column, String name, long minLength, boolean anyText) {
+        if (column == null) {
+            return;
+        }
+        String expected = ADDED_LATER.get(name);
+        boolean text = column.dataType.endsWith("char") || column.dataType.endsWith("text");
+        if (!text && !(column.dataType.equals("json") && anyText)) {
+            problems.add("column " + name + " is " + column.columnType + ", expected " + expected);
+        } else if (column.maxLength < minLength && !column.dataType.equals("json")) {
+            problems.add("column " + name + " is " + column.columnType + ", too short for " + minLength + ": expected "
+                    + expected);
+        } else if (anyText
+                && column.collation != null
+                && !column.collation.toLowerCase(Locale.ROOT).startsWith("utf8mb4")) {
+            problems.add("column " + name + " has collation " + column.collation
+                    + ", expected a utf8mb4 one: it holds any text");
+        }
+        if (!column.nullable) {
+            problems.add("column " + name + " must allow NULL: a free lock has no metadata");
         }
     }
 
@@ -313,6 +388,15 @@ final class LockTable implements JdbcLockTable {
             rs.next();
             return rs.getInt(1) == 1;
         }
+    }
+
+    private static Map<String, String> addedLater() {
+        Map<String, String> columns = new LinkedHashMap<>();
+        columns.put("lock_owner", "VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL");
+        columns.put("lock_type", "VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL");
+        columns.put("lock_data", "TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL");
+        columns.put("granted_at", "DATETIME(6) NULL");
+        return columns;
     }
 
     private static String quote(String identifier) {

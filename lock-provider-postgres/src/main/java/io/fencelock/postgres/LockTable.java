@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.stream.Collectors;
 
 /**
  * The names of one lock table and its token sequence, their DDL, and the start-up check.
@@ -26,6 +27,11 @@ final class LockTable implements JdbcLockTable {
     private static final int MAX_IDENTIFIER = 63; // PostgreSQL silently truncates longer names
     private static final String SEQUENCE_SUFFIX = "_token_seq";
     private static final Map<String, String> COLUMNS = columns();
+    /**
+     * Columns added after the first tables were made, with their definitions: {@code createTable(true)}
+     * adds the missing ones at start-up, and the start-up check names the statement that does.
+     */
+    private static final Map<String, String> ADDED_LATER = addedLater();
 
     final String schema;
     final String table;
@@ -73,18 +79,26 @@ final class LockTable implements JdbcLockTable {
                 + "    token           bigint      NOT NULL,\n"
                 + "    token_issued_at timestamptz NOT NULL,\n"
                 + "    expires_at      timestamptz NOT NULL,\n"
-                + "    contended       boolean     NOT NULL DEFAULT false\n"
+                + "    contended       boolean     NOT NULL DEFAULT false,\n"
+                + "    lock_owner      text,\n"
+                + "    lock_type       text,\n"
+                + "    lock_data       jsonb,\n"
+                + "    granted_at      timestamptz\n"
                 + ");";
     }
 
     /**
-     * Creates the sequence and the table if absent. Concurrent {@code CREATE ... IF NOT EXISTS} can
-     * still fail on the catalog's unique indexes, so creators queue on an advisory lock first. An
-     * existing schema is left alone without asking for CREATE rights the user may not have.
+     * Creates the sequence and the table if absent, and adds the columns a table of an older version
+     * lacks. Concurrent {@code CREATE ... IF NOT EXISTS} can still fail on the catalog's unique
+     * indexes, so creators queue on an advisory lock first. An existing schema is left alone without
+     * asking for CREATE rights the user may not have, and an up-to-date table without the exclusive
+     * lock an {@code ALTER TABLE} takes.
      */
     @Override
     public void create(Connection c) throws SQLException {
-        if (exists(c, qualifiedTable) && exists(c, qualifiedSequence)) {
+        if (exists(c, qualifiedTable)
+                && exists(c, qualifiedSequence)
+                && missingAddedLater(actualColumns(c)).isEmpty()) {
             return;
         }
         boolean autoCommit = c.getAutoCommit();
@@ -95,6 +109,11 @@ final class LockTable implements JdbcLockTable {
             lock.execute();
             for (String statement : ddl().split(";\n")) {
                 ddl.execute(statement);
+            }
+            List<String> missing = missingAddedLater(actualColumns(c));
+            if (!missing.isEmpty()) {
+                // nullable columns and a constant default: a change of the catalog only, no rewrite
+                ddl.execute(addColumns(missing));
             }
             c.commit();
         } catch (SQLException | RuntimeException e) {
@@ -121,16 +140,19 @@ final class LockTable implements JdbcLockTable {
         COLUMNS.forEach((column, type) -> {
             String found = actual.get(column);
             if (found == null) {
-                problems.add("column " + column + " " + type + " is missing"
-                        + (column.equals("contended")
-                                // added after the first tables were made: one statement brings them up to date
-                                ? ": ALTER TABLE " + qualifiedTable
-                                        + " ADD COLUMN contended boolean NOT NULL DEFAULT false"
-                                : ""));
+                if (!ADDED_LATER.containsKey(column)) { // those are named below, with the statement that adds them
+                    problems.add("column " + column + " " + type + " is missing");
+                }
             } else if (!found.equals(type)) {
                 problems.add("column " + column + " is " + found + ", expected " + type);
             }
         });
+        List<String> missing = missingAddedLater(actual);
+        if (!missing.isEmpty()) {
+            // a table of an older version: one statement brings it up to date
+            problems.add("the table predates columns " + missing
+                    + ": build with createTable(true), which adds them, or run " + addColumns(missing));
+        }
         List<String> key = primaryKey(c);
         if (!key.equals(List.of("name"))) {
             problems.add(
@@ -177,6 +199,21 @@ final class LockTable implements JdbcLockTable {
         }
     }
 
+    /** The columns of {@link #ADDED_LATER} that {@code actual} lacks. */
+    private static List<String> missingAddedLater(Map<String, String> actual) {
+        return ADDED_LATER.keySet().stream()
+                .filter(column -> !actual.containsKey(column))
+                .toList();
+    }
+
+    /** The {@code ALTER TABLE} that adds {@code missing} (safe to repeat). */
+    private String addColumns(List<String> missing) {
+        return "ALTER TABLE " + qualifiedTable + " "
+                + missing.stream()
+                        .map(column -> "ADD COLUMN IF NOT EXISTS " + column + " " + ADDED_LATER.get(column))
+                        .collect(Collectors.joining(", "));
+    }
+
     private Map<String, String> actualColumns(Connection c) throws SQLException {
         Map<String, String> found = new HashMap<>();
         try (PreparedStatement ps = c.prepareStatement("SELECT attname, format_type(atttypid, atttypmod)"
@@ -219,6 +256,20 @@ final class LockTable implements JdbcLockTable {
         columns.put("token_issued_at", "timestamp with time zone");
         columns.put("expires_at", "timestamp with time zone");
         columns.put("contended", "boolean");
+        columns.put("lock_owner", "text");
+        columns.put("lock_type", "text");
+        columns.put("lock_data", "jsonb");
+        columns.put("granted_at", "timestamp with time zone");
+        return columns;
+    }
+
+    private static Map<String, String> addedLater() {
+        Map<String, String> columns = new LinkedHashMap<>();
+        columns.put("contended", "boolean NOT NULL DEFAULT false");
+        columns.put("lock_owner", "text");
+        columns.put("lock_type", "text");
+        columns.put("lock_data", "jsonb");
+        columns.put("granted_at", "timestamptz");
         return columns;
     }
 
