@@ -1,5 +1,6 @@
 package io.fencelock.mysql;
 
+import io.fencelock.jdbc.AddedColumns;
 import io.fencelock.jdbc.JdbcLockTable;
 import io.fencelock.jdbc.SqlIdentifiers;
 import java.sql.Connection;
@@ -13,7 +14,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.stream.Collectors;
 
 /**
  * The lock table and its token floor: names, DDL, race-safe creation and the start-up check.
@@ -33,7 +33,7 @@ final class LockTable implements JdbcLockTable {
      * adds the missing ones at start-up, and the start-up check names the statement that does. Owner
      * and data take any text (utf8mb4); the data is the JSON text of at most 2 KiB of UTF-8, escaped.
      */
-    private static final Map<String, String> ADDED_LATER = addedLater();
+    private static final AddedColumns ADDED_LATER = new AddedColumns(addedLater(), false);
 
     /** The schema (database) as given, or null for the connection's current database. */
     final String schema;
@@ -81,10 +81,10 @@ final class LockTable implements JdbcLockTable {
                 + "    token           BIGINT       NOT NULL,\n"
                 + "    token_issued_at DATETIME(6)  NOT NULL,\n"
                 + "    expires_at      DATETIME(6)  NOT NULL,\n"
-                + "    lock_owner      " + ADDED_LATER.get("lock_owner") + ",\n"
-                + "    lock_type       " + ADDED_LATER.get("lock_type") + ",\n"
-                + "    lock_data       " + ADDED_LATER.get("lock_data") + ",\n"
-                + "    granted_at      " + ADDED_LATER.get("granted_at") + ",\n"
+                + "    lock_owner      " + ADDED_LATER.definition("lock_owner") + ",\n"
+                + "    lock_type       " + ADDED_LATER.definition("lock_type") + ",\n"
+                + "    lock_data       " + ADDED_LATER.definition("lock_data") + ",\n"
+                + "    granted_at      " + ADDED_LATER.definition("granted_at") + ",\n"
                 + "    PRIMARY KEY (name)\n"
                 + ") ENGINE=InnoDB;\n"
                 + "CREATE TABLE IF NOT EXISTS " + qualifiedFloor + " (\n"
@@ -122,10 +122,10 @@ final class LockTable implements JdbcLockTable {
             for (String statement : ddl().split(";\n")) {
                 ddl.execute(statement);
             }
-            List<String> missing = missingAddedLater(columns(c));
+            List<String> missing = ADDED_LATER.missing(columnNames(columns(c)));
             if (!missing.isEmpty()) {
                 // nullable columns at the end: an instant change on MySQL 8.0.29+ and MariaDB 10.3+
-                ddl.execute(addColumns(missing));
+                ddl.execute(ADDED_LATER.alter(qualifiedTable, missing));
             }
         } finally {
             try (PreparedStatement release = c.prepareStatement("DO RELEASE_LOCK(?)")) {
@@ -166,11 +166,9 @@ final class LockTable implements JdbcLockTable {
         checkBigint(problems, columns.get(table + ".token"), "token");
         checkDatetime(problems, columns.get(table + ".token_issued_at"), "token_issued_at");
         checkDatetime(problems, columns.get(table + ".expires_at"), "expires_at");
-        List<String> missing = missingAddedLater(columns);
+        List<String> missing = ADDED_LATER.missing(columnNames(columns));
         if (!missing.isEmpty()) {
-            // a table of an older version: one statement brings it up to date
-            problems.add("the table predates columns " + missing
-                    + ": build with createTable(true), which adds them, or run " + addColumns(missing));
+            problems.add(ADDED_LATER.problem(qualifiedTable, missing)); // a table of an older version
         }
         checkText(problems, columns.get(table + ".lock_owner"), "lock_owner", 200, true);
         checkText(problems, columns.get(table + ".lock_type"), "lock_type", 64, false);
@@ -259,19 +257,12 @@ final class LockTable implements JdbcLockTable {
         }
     }
 
-    /** The columns of {@link #ADDED_LATER} that {@code columns} lacks. */
-    private List<String> missingAddedLater(Map<String, Column> columns) {
-        return ADDED_LATER.keySet().stream()
-                .filter(column -> !columns.containsKey(table + "." + column))
+    /** The lock table's column names among {@code columns} (keyed "table.column"). */
+    private List<String> columnNames(Map<String, Column> columns) {
+        return columns.keySet().stream()
+                .filter(key -> key.startsWith(table + "."))
+                .map(key -> key.substring(table.length() + 1))
                 .toList();
-    }
-
-    /** The {@code ALTER TABLE} that adds {@code missing}. */
-    private String addColumns(List<String> missing) {
-        return "ALTER TABLE " + qualifiedTable + " "
-                + missing.stream()
-                        .map(column -> "ADD COLUMN " + column + " " + ADDED_LATER.get(column))
-                        .collect(Collectors.joining(", "));
     }
 
     /**
@@ -282,7 +273,7 @@ final class LockTable implements JdbcLockTable {
         if (column == null) {
             return;
         }
-        String expected = ADDED_LATER.get(name);
+        String expected = ADDED_LATER.definition(name);
         boolean text = column.dataType.endsWith("char") || column.dataType.endsWith("text");
         if (!text && !(column.dataType.equals("json") && anyText)) {
             problems.add("column " + name + " is " + column.columnType + ", expected " + expected);

@@ -1,5 +1,6 @@
 package io.fencelock.postgres;
 
+import io.fencelock.jdbc.AddedColumns;
 import io.fencelock.jdbc.JdbcLockTable;
 import io.fencelock.jdbc.SqlIdentifiers;
 import java.sql.Connection;
@@ -13,7 +14,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.stream.Collectors;
 
 /**
  * The names of one lock table and its token sequence, their DDL, and the start-up check.
@@ -31,7 +31,7 @@ final class LockTable implements JdbcLockTable {
      * Columns added after the first tables were made, with their definitions: {@code createTable(true)}
      * adds the missing ones at start-up, and the start-up check names the statement that does.
      */
-    private static final Map<String, String> ADDED_LATER = addedLater();
+    private static final AddedColumns ADDED_LATER = new AddedColumns(addedLater(), true);
 
     final String schema;
     final String table;
@@ -98,7 +98,7 @@ final class LockTable implements JdbcLockTable {
     public void create(Connection c) throws SQLException {
         if (exists(c, qualifiedTable)
                 && exists(c, qualifiedSequence)
-                && missingAddedLater(actualColumns(c)).isEmpty()) {
+                && ADDED_LATER.missing(actualColumns(c).keySet()).isEmpty()) {
             return;
         }
         boolean autoCommit = c.getAutoCommit();
@@ -110,10 +110,10 @@ final class LockTable implements JdbcLockTable {
             for (String statement : ddl().split(";\n")) {
                 ddl.execute(statement);
             }
-            List<String> missing = missingAddedLater(actualColumns(c));
+            List<String> missing = ADDED_LATER.missing(actualColumns(c).keySet());
             if (!missing.isEmpty()) {
                 // nullable columns and a constant default: a change of the catalog only, no rewrite
-                ddl.execute(addColumns(missing));
+                ddl.execute(ADDED_LATER.alter(qualifiedTable, missing));
             }
             c.commit();
         } catch (SQLException | RuntimeException e) {
@@ -140,18 +140,17 @@ final class LockTable implements JdbcLockTable {
         COLUMNS.forEach((column, type) -> {
             String found = actual.get(column);
             if (found == null) {
-                if (!ADDED_LATER.containsKey(column)) { // those are named below, with the statement that adds them
+                if (ADDED_LATER.definition(column)
+                        == null) { // those are named below, with the statement that adds them
                     problems.add("column " + column + " " + type + " is missing");
                 }
             } else if (!found.equals(type)) {
                 problems.add("column " + column + " is " + found + ", expected " + type);
             }
         });
-        List<String> missing = missingAddedLater(actual);
+        List<String> missing = ADDED_LATER.missing(actual.keySet());
         if (!missing.isEmpty()) {
-            // a table of an older version: one statement brings it up to date
-            problems.add("the table predates columns " + missing
-                    + ": build with createTable(true), which adds them, or run " + addColumns(missing));
+            problems.add(ADDED_LATER.problem(qualifiedTable, missing)); // a table of an older version
         }
         List<String> key = primaryKey(c);
         if (!key.equals(List.of("name"))) {
@@ -197,21 +196,6 @@ final class LockTable implements JdbcLockTable {
                 return rs.getBoolean(1);
             }
         }
-    }
-
-    /** The columns of {@link #ADDED_LATER} that {@code actual} lacks. */
-    private static List<String> missingAddedLater(Map<String, String> actual) {
-        return ADDED_LATER.keySet().stream()
-                .filter(column -> !actual.containsKey(column))
-                .toList();
-    }
-
-    /** The {@code ALTER TABLE} that adds {@code missing} (safe to repeat). */
-    private String addColumns(List<String> missing) {
-        return "ALTER TABLE " + qualifiedTable + " "
-                + missing.stream()
-                        .map(column -> "ADD COLUMN IF NOT EXISTS " + column + " " + ADDED_LATER.get(column))
-                        .collect(Collectors.joining(", "));
     }
 
     private Map<String, String> actualColumns(Connection c) throws SQLException {
