@@ -1,5 +1,6 @@
 package io.fencelock.mysql;
 
+import io.fencelock.jdbc.AddedColumns;
 import io.fencelock.jdbc.JdbcLockTable;
 import io.fencelock.jdbc.SqlIdentifiers;
 import java.sql.Connection;
@@ -9,6 +10,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -26,6 +28,12 @@ final class LockTable implements JdbcLockTable {
     static final String FLOOR_SUFFIX = "_floor";
     private static final int MAX_IDENTIFIER = 63; // SqlIdentifiers' limit, below MySQL's 64
     private static final int CREATE_LOCK_SECONDS = 30;
+    /**
+     * Columns added after the first tables were made, with their definitions: {@code createTable(true)}
+     * adds the missing ones at start-up, and the start-up check names the statement that does. Owner
+     * and data take any text (utf8mb4); the data is the JSON text of at most 2 KiB of UTF-8, escaped.
+     */
+    private static final AddedColumns ADDED_LATER = new AddedColumns(addedLater(), false);
 
     /** The schema (database) as given, or null for the connection's current database. */
     final String schema;
@@ -73,6 +81,10 @@ final class LockTable implements JdbcLockTable {
                 + "    token           BIGINT       NOT NULL,\n"
                 + "    token_issued_at DATETIME(6)  NOT NULL,\n"
                 + "    expires_at      DATETIME(6)  NOT NULL,\n"
+                + "    lock_owner      " + ADDED_LATER.definition("lock_owner") + ",\n"
+                + "    lock_type       " + ADDED_LATER.definition("lock_type") + ",\n"
+                + "    lock_data       " + ADDED_LATER.definition("lock_data") + ",\n"
+                + "    granted_at      " + ADDED_LATER.definition("granted_at") + ",\n"
                 + "    PRIMARY KEY (name)\n"
                 + ") ENGINE=InnoDB;\n"
                 + "CREATE TABLE IF NOT EXISTS " + qualifiedFloor + " (\n"
@@ -84,9 +96,11 @@ final class LockTable implements JdbcLockTable {
     }
 
     /**
-     * Creates both tables and the floor row if absent. {@code CREATE TABLE IF NOT EXISTS} and
-     * {@code INSERT IGNORE} are safe to race already; creators still queue on a named lock so that
-     * a second one never sees a table whose floor row is not there yet.
+     * Creates both tables and the floor row if absent, and adds the columns a table of an older
+     * version lacks. {@code CREATE TABLE IF NOT EXISTS} and {@code INSERT IGNORE} are safe to race
+     * already; creators still queue on a named lock so that a second one never sees a table whose
+     * floor row is not there yet, and never adds a column twice (MySQL 8 has no {@code ADD COLUMN IF
+     * NOT EXISTS}, so the missing columns are read from {@code information_schema} first).
      */
     @Override
     public void create(Connection c) throws SQLException {
@@ -107,6 +121,11 @@ final class LockTable implements JdbcLockTable {
         try (Statement ddl = c.createStatement()) {
             for (String statement : ddl().split(";\n")) {
                 ddl.execute(statement);
+            }
+            List<String> missing = ADDED_LATER.missing(columnNames(columns(c)));
+            if (!missing.isEmpty()) {
+                // nullable columns at the end: an instant change on MySQL 8.0.29+ and MariaDB 10.3+
+                ddl.execute(ADDED_LATER.alter(qualifiedTable, missing));
             }
         } finally {
             try (PreparedStatement release = c.prepareStatement("DO RELEASE_LOCK(?)")) {
@@ -147,6 +166,19 @@ final class LockTable implements JdbcLockTable {
         checkBigint(problems, columns.get(table + ".token"), "token");
         checkDatetime(problems, columns.get(table + ".token_issued_at"), "token_issued_at");
         checkDatetime(problems, columns.get(table + ".expires_at"), "expires_at");
+        List<String> missing = ADDED_LATER.missing(columnNames(columns));
+        if (!missing.isEmpty()) {
+            problems.add(ADDED_LATER.problem(qualifiedTable, missing)); // a table of an older version
+        }
+        checkText(problems, columns.get(table + ".lock_owner"), "lock_owner", 200, true);
+        checkText(problems, columns.get(table + ".lock_type"), "lock_type", 64, false);
+        checkText(problems, columns.get(table + ".lock_data"), "lock_data", 8192, true);
+        Column grantedAt = columns.get(table + ".granted_at");
+        if (grantedAt != null
+                && (!grantedAt.dataType.equals("datetime") || grantedAt.precision != 6 || !grantedAt.nullable)) {
+            problems.add("column granted_at is " + grantedAt.columnType + (grantedAt.nullable ? "" : " NOT NULL")
+                    + ", expected DATETIME(6) NULL");
+        }
         List<String> key = primaryKey(c, table);
         if (!key.equals(List.of("name"))) {
             problems.add(
@@ -222,6 +254,40 @@ final class LockTable implements JdbcLockTable {
         }
         if (name.equals("lease_id") && !column.nullable) {
             problems.add("column lease_id must allow NULL: a released lock keeps its row with no holder");
+        }
+    }
+
+    /** The lock table's column names among {@code columns} (keyed "table.column"). */
+    private List<String> columnNames(Map<String, Column> columns) {
+        return columns.keySet().stream()
+                .filter(key -> key.startsWith(table + "."))
+                .map(key -> key.substring(table.length() + 1))
+                .toList();
+    }
+
+    /**
+     * A metadata column (absent ones are reported above): text of at least {@code minLength}, in
+     * utf8mb4 where it holds any text, and nullable, since a free lock has none.
+     */
+    private static void checkText(List<String> problems, Column column, String name, long minLength, boolean anyText) {
+        if (column == null) {
+            return;
+        }
+        String expected = ADDED_LATER.definition(name);
+        boolean text = column.dataType.endsWith("char") || column.dataType.endsWith("text");
+        if (!text && !(column.dataType.equals("json") && anyText)) {
+            problems.add("column " + name + " is " + column.columnType + ", expected " + expected);
+        } else if (column.maxLength < minLength && !column.dataType.equals("json")) {
+            problems.add("column " + name + " is " + column.columnType + ", too short for " + minLength + ": expected "
+                    + expected);
+        } else if (anyText
+                && column.collation != null
+                && !column.collation.toLowerCase(Locale.ROOT).startsWith("utf8mb4")) {
+            problems.add("column " + name + " has collation " + column.collation
+                    + ", expected a utf8mb4 one: it holds any text");
+        }
+        if (!column.nullable) {
+            problems.add("column " + name + " must allow NULL: a free lock has no metadata");
         }
     }
 
@@ -313,6 +379,15 @@ final class LockTable implements JdbcLockTable {
             rs.next();
             return rs.getInt(1) == 1;
         }
+    }
+
+    private static Map<String, String> addedLater() {
+        Map<String, String> columns = new LinkedHashMap<>();
+        columns.put("lock_owner", "VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL");
+        columns.put("lock_type", "VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL");
+        columns.put("lock_data", "TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL");
+        columns.put("granted_at", "DATETIME(6) NULL");
+        return columns;
     }
 
     private static String quote(String identifier) {

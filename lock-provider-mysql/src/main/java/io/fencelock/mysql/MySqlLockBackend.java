@@ -5,6 +5,7 @@ import static io.fencelock.mysql.RoundTrip.placeholders;
 import io.fencelock.Capability;
 import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
+import io.fencelock.LockMetadata;
 import io.fencelock.jdbc.JdbcBuilder;
 import io.fencelock.jdbc.JdbcConnections;
 import io.fencelock.jdbc.JdbcFailures;
@@ -45,7 +46,8 @@ import org.slf4j.LoggerFactory;
  * its rows back in the same multi-statement. A name's row is never deleted on release, so its token
  * ({@code token + 1} under the row lock) rises across release, expiry and takeover;
  * {@link #purgeFree(Duration)} deletes rows only after raising a one-row floor above their tokens,
- * and a name without a row starts above that floor. There is no release signal: waiters poll,
+ * and a name without a row starts above that floor. A grant stores its {@link LockMetadata} and its
+ * server time in the row with it; renewals keep them, a release clears them. There is no release signal: waiters poll,
  * never past the holder's expiry, which every failed attempt reports.
  *
  * <pre>{@code
@@ -64,9 +66,7 @@ public final class MySqlLockBackend implements LockBackend {
     private static final int ER_LOCK_WAIT_TIMEOUT = 1205;
     private static final int ER_LOCK_DEADLOCK = 1213;
     private static final SqlTime.Reader TIME = SqlTime.UTC_DATETIME;
-    private static final String NOW = "UTC_TIMESTAMP(6)";
-    /** The top bit of LAST_INSERT_ID (an unsigned BIGINT) marks a refusal; tokens stay below it. */
-    private static final String REFUSED = "9223372036854775808";
+    private static final String NOW = Statements.NOW;
 
     private final JdbcConnections connections;
     private final JdbcFailures failures;
@@ -77,10 +77,7 @@ public final class MySqlLockBackend implements LockBackend {
     private final AtomicBoolean closed = new AtomicBoolean();
 
     private final ServerClock serverClock;
-    private final String acquireSql;
-    private final String releaseSql;
-    private final String inspectSql;
-    private final String listSql;
+    private final Statements sql;
 
     private MySqlLockBackend(JdbcConnections connections, LockTable table, ServerFacts facts) {
         this.connections = connections;
@@ -95,40 +92,13 @@ public final class MySqlLockBackend implements LockBackend {
                 Capability.BATCH_RENEW,
                 Capability.TOKEN_PERIOD,
                 Capability.LINEARIZABLE,
-                Capability.PURGE_FREE);
+                Capability.PURGE_FREE,
+                Capability.METADATA);
         if (facts.durableCommits()) {
             caps.add(Capability.DURABLE_TOKENS);
         }
         this.capabilities = Collections.unmodifiableSet(caps);
-        String t = table.qualifiedTable;
-        // A lock is free when released (no holder) or expired; "already ours" makes a retried acquire
-        // of the same lease id idempotent, and makes "lease_id = ours" below mean "granted".
-        String free = "(lease_id IS NULL OR expires_at <= " + NOW + " OR lease_id = ?)";
-        // ON DUPLICATE KEY UPDATE assigns left to right, each expression seeing the columns assigned
-        // before it: the token and its time are decided while lease_id and expires_at are still the
-        // old holder's; lease_id is decided last of the three; expires_at then tests the new lease_id.
-        // LAST_INSERT_ID(x) carries the outcome back in the OK packet, so one statement is the whole
-        // round trip: the new token (below 2^63), or REFUSED plus the holder's remaining microseconds.
-        // A new row's token comes from the floor, read with a shared lock so a purge in progress
-        // (which holds the floor exclusively until it has deleted) is waited for, never half seen.
-        this.acquireSql = "INSERT INTO " + t + " (name, lease_id, token, token_issued_at, expires_at)"
-                + " VALUES (?, ?, LAST_INSERT_ID((SELECT f.token_floor FROM " + table.qualifiedFloor
-                + " f WHERE f.id = 1 LOCK IN SHARE MODE) + 1), " + NOW + ", " + NOW + " + INTERVAL ? MICROSECOND)"
-                + " ON DUPLICATE KEY UPDATE"
-                + " token = IF(" + free + ", LAST_INSERT_ID(token + 1), token + 0 * LAST_INSERT_ID(" + REFUSED
-                + " + GREATEST(0, TIMESTAMPDIFF(MICROSECOND, " + NOW + ", expires_at)))),"
-                + " token_issued_at = IF(" + free + ", " + NOW + ", token_issued_at),"
-                + " lease_id = IF(" + free + ", ?, lease_id),"
-                + " expires_at = IF(lease_id = ?, " + NOW + " + INTERVAL ? MICROSECOND, expires_at)";
-        // the row stays: it carries the name's token history
-        this.releaseSql = "UPDATE " + t + " SET lease_id = NULL, expires_at = " + NOW
-                + " WHERE name = ? AND lease_id = ? AND expires_at > " + NOW;
-        String info = "SELECT name, lease_id IS NOT NULL AND expires_at > " + NOW + ", lease_id, token, expires_at, "
-                + NOW + " FROM " + t + " WHERE ";
-        this.inspectSql = info + "name = ?";
-        // binary collation: ORDER BY is Java's order of the (ASCII) names, LIKE is case-sensitive
-        this.listSql =
-                info + "lease_id IS NOT NULL AND expires_at > " + NOW + " AND name LIKE ? ESCAPE '!' ORDER BY name";
+        this.sql = new Statements(table);
     }
 
     public static Builder builder() {
@@ -142,20 +112,17 @@ public final class MySqlLockBackend implements LockBackend {
 
     @Override
     public AcquireResult tryAcquire(String name, String leaseId, Duration ttl) {
+        return tryAcquire(name, leaseId, ttl, LockMetadata.NONE);
+    }
+
+    /** The grant writes the metadata and its server time in the same statement; a refusal leaves the holder's. */
+    @Override
+    public AcquireResult tryAcquire(String name, String leaseId, Duration ttl, LockMetadata metadata) {
         long ttlMicros = SqlTime.micros(ttl);
         Instant sent = serverClock.now();
         try (Connection c = connections.connection();
-                PreparedStatement ps = c.prepareStatement(acquireSql, Statement.RETURN_GENERATED_KEYS)) {
-            int i = 1;
-            ps.setString(i++, name);
-            ps.setString(i++, leaseId);
-            ps.setLong(i++, ttlMicros);
-            for (int free = 0; free < 3; free++) {
-                ps.setString(i++, leaseId);
-            }
-            ps.setString(i++, leaseId);
-            ps.setString(i++, leaseId);
-            ps.setLong(i, ttlMicros);
+                PreparedStatement ps = c.prepareStatement(sql.acquire, Statement.RETURN_GENERATED_KEYS)) {
+            Statements.bindAcquire(ps, name, leaseId, ttlMicros, metadata);
             ps.executeUpdate();
             long outcome = 0;
             try (ResultSet keys = ps.getGeneratedKeys()) {
@@ -295,7 +262,7 @@ public final class MySqlLockBackend implements LockBackend {
     @Override
     public boolean release(String name, String leaseId) {
         try (Connection c = connections.connection();
-                PreparedStatement ps = c.prepareStatement(releaseSql)) {
+                PreparedStatement ps = c.prepareStatement(sql.release)) {
             ps.setString(1, name);
             ps.setString(2, leaseId);
             return ps.executeUpdate() > 0; // the holder always changes to NULL: 1 with or without useAffectedRows
@@ -306,14 +273,14 @@ public final class MySqlLockBackend implements LockBackend {
 
     @Override
     public Optional<LockInfo> inspect(String name) {
-        List<LockInfo> found = query("inspect of '" + name + "'", inspectSql, name);
+        List<LockInfo> found = query("inspect of '" + name + "'", sql.inspect, name);
         return found.isEmpty() ? Optional.empty() : Optional.of(found.get(0));
     }
 
     @Override
     public List<LockInfo> list(String prefix) {
         String pattern = prefix.replace("!", "!!").replace("%", "!%").replace("_", "!_") + "%";
-        return query("list of '" + prefix + "'", listSql, pattern);
+        return query("list of '" + prefix + "'", sql.list, pattern);
     }
 
     private List<LockInfo> query(String operation, String sql, String parameter) {

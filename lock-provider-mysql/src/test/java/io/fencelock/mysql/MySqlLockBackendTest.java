@@ -11,6 +11,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.fencelock.Capability;
 import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
+import io.fencelock.LockMetadata;
 import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.LockBackendProvider;
@@ -747,6 +748,46 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
     }
 
     @Test
+    void createTableAddsTheMetadataColumnsToATableOfTheVersionBefore() throws SQLException {
+        String t = table("premeta");
+        // the DDL of the version before metadata, and a grant it made
+        execute(
+                "CREATE TABLE " + t + " (name VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,"
+                        + " lease_id VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NULL, token BIGINT NOT NULL,"
+                        + " token_issued_at DATETIME(6) NOT NULL, expires_at DATETIME(6) NOT NULL,"
+                        + " PRIMARY KEY (name)) ENGINE=InnoDB",
+                "CREATE TABLE " + t
+                        + "_floor (id TINYINT NOT NULL PRIMARY KEY, token_floor BIGINT NOT NULL) ENGINE=InnoDB",
+                "INSERT INTO " + t + "_floor VALUES (1, 0)",
+                "INSERT INTO " + t + " VALUES ('old/held', 'old-lease', 41, UTC_TIMESTAMP(6),"
+                        + " UTC_TIMESTAMP(6) + INTERVAL 1 HOUR)");
+        assertThatThrownBy(() -> builder().table(t).build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("[lock_owner, lock_type, lock_data, granted_at]")
+                .hasMessageContaining("createTable(true)")
+                .hasMessageContaining("ALTER TABLE `" + t + "` ADD COLUMN lock_owner VARCHAR(200)");
+
+        try (MySqlLockBackend upgraded = builder().table(t).createTable(true).build()) {
+            LockInfo old = upgraded.inspect("old/held").orElseThrow();
+            assertThat(old.holder()).as("the older grant, still held").contains("old-lease");
+            assertThat(old.token()).isEqualTo(41);
+            assertThat(old.metadata()).isEqualTo(LockMetadata.NONE);
+            assertThat(old.heldSince()).as("an older grant's time is unknown").isNull();
+
+            String name = name();
+            LockMetadata metadata = LockMetadata.of("h\u00f6st/1/c \uD83D\uDD12", "job", Map.of("k", "v"));
+            assertThat(upgraded.tryAcquire(name, lease(), TTL, metadata).acquired())
+                    .isTrue();
+            LockInfo seen = upgraded.inspect(name).orElseThrow();
+            assertThat(seen.metadata()).as("any text, four-byte UTF-8 too").isEqualTo(metadata);
+            assertThat(seen.heldSince()).isNotNull();
+        }
+        // up to date now: a start without createTable passes the check, and a second createTable changes nothing
+        builder().table(t).build().close();
+        builder().table(t).createTable(true).build().close();
+    }
+
+    @Test
     void aFloorRowDeletedWhileRunningMakesAcquiresFailLoudly() throws SQLException {
         String t = table("floorless");
         try (MySqlLockBackend own = builder().table(t).createTable(true).build()) {
@@ -903,7 +944,8 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
                         Capability.BATCH_RENEW,
                         Capability.TOKEN_PERIOD,
                         Capability.LINEARIZABLE,
-                        Capability.PURGE_FREE);
+                        Capability.PURGE_FREE,
+                        Capability.METADATA);
         assertThat(backend.capabilities()).doesNotContain(Capability.WAKE_ON_RELEASE);
 
         LockBackendProvider provider = ServiceLoader.load(LockBackendProvider.class).stream()

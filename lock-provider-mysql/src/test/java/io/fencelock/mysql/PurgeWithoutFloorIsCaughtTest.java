@@ -5,6 +5,7 @@ import static org.junit.platform.engine.discovery.DiscoverySelectors.selectMetho
 
 import io.fencelock.Capability;
 import io.fencelock.LockInfo;
+import io.fencelock.LockMetadata;
 import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.RenewRequest;
@@ -101,6 +102,11 @@ class PurgeWithoutFloorIsCaughtTest {
         @Override
         public AcquireResult tryAcquire(String name, String leaseId, Duration ttl) {
             return real.tryAcquire(name, leaseId, ttl);
+        }
+
+        @Override
+        public AcquireResult tryAcquire(String name, String leaseId, Duration ttl, LockMetadata metadata) {
+            return real.tryAcquire(name, leaseId, ttl, metadata);
         }
 
         @Override

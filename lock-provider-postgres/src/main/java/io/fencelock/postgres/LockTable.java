@@ -1,5 +1,6 @@
 package io.fencelock.postgres;
 
+import io.fencelock.jdbc.AddedColumns;
 import io.fencelock.jdbc.JdbcLockTable;
 import io.fencelock.jdbc.SqlIdentifiers;
 import java.sql.Connection;
@@ -26,6 +27,11 @@ final class LockTable implements JdbcLockTable {
     private static final int MAX_IDENTIFIER = 63; // PostgreSQL silently truncates longer names
     private static final String SEQUENCE_SUFFIX = "_token_seq";
     private static final Map<String, String> COLUMNS = columns();
+    /**
+     * Columns added after the first tables were made, with their definitions: {@code createTable(true)}
+     * adds the missing ones at start-up, and the start-up check names the statement that does.
+     */
+    private static final AddedColumns ADDED_LATER = new AddedColumns(addedLater(), true);
 
     final String schema;
     final String table;
@@ -73,18 +79,26 @@ final class LockTable implements JdbcLockTable {
                 + "    token           bigint      NOT NULL,\n"
                 + "    token_issued_at timestamptz NOT NULL,\n"
                 + "    expires_at      timestamptz NOT NULL,\n"
-                + "    contended       boolean     NOT NULL DEFAULT false\n"
+                + "    contended       boolean     NOT NULL DEFAULT false,\n"
+                + "    lock_owner      text,\n"
+                + "    lock_type       text,\n"
+                + "    lock_data       jsonb,\n"
+                + "    granted_at      timestamptz\n"
                 + ");";
     }
 
     /**
-     * Creates the sequence and the table if absent. Concurrent {@code CREATE ... IF NOT EXISTS} can
-     * still fail on the catalog's unique indexes, so creators queue on an advisory lock first. An
-     * existing schema is left alone without asking for CREATE rights the user may not have.
+     * Creates the sequence and the table if absent, and adds the columns a table of an older version
+     * lacks. Concurrent {@code CREATE ... IF NOT EXISTS} can still fail on the catalog's unique
+     * indexes, so creators queue on an advisory lock first. An existing schema is left alone without
+     * asking for CREATE rights the user may not have, and an up-to-date table without the exclusive
+     * lock an {@code ALTER TABLE} takes.
      */
     @Override
     public void create(Connection c) throws SQLException {
-        if (exists(c, qualifiedTable) && exists(c, qualifiedSequence)) {
+        if (exists(c, qualifiedTable)
+                && exists(c, qualifiedSequence)
+                && ADDED_LATER.missing(actualColumns(c).keySet()).isEmpty()) {
             return;
         }
         boolean autoCommit = c.getAutoCommit();
@@ -95,6 +109,11 @@ final class LockTable implements JdbcLockTable {
             lock.execute();
             for (String statement : ddl().split(";\n")) {
                 ddl.execute(statement);
+            }
+            List<String> missing = ADDED_LATER.missing(actualColumns(c).keySet());
+            if (!missing.isEmpty()) {
+                // nullable columns and a constant default: a change of the catalog only, no rewrite
+                ddl.execute(ADDED_LATER.alter(qualifiedTable, missing));
             }
             c.commit();
         } catch (SQLException | RuntimeException e) {
@@ -121,16 +140,18 @@ final class LockTable implements JdbcLockTable {
         COLUMNS.forEach((column, type) -> {
             String found = actual.get(column);
             if (found == null) {
-                problems.add("column " + column + " " + type + " is missing"
-                        + (column.equals("contended")
-                                // added after the first tables were made: one statement brings them up to date
-                                ? ": ALTER TABLE " + qualifiedTable
-                                        + " ADD COLUMN contended boolean NOT NULL DEFAULT false"
-                                : ""));
+                if (ADDED_LATER.definition(column)
+                        == null) { // those are named below, with the statement that adds them
+                    problems.add("column " + column + " " + type + " is missing");
+                }
             } else if (!found.equals(type)) {
                 problems.add("column " + column + " is " + found + ", expected " + type);
             }
         });
+        List<String> missing = ADDED_LATER.missing(actual.keySet());
+        if (!missing.isEmpty()) {
+            problems.add(ADDED_LATER.problem(qualifiedTable, missing)); // a table of an older version
+        }
         List<String> key = primaryKey(c);
         if (!key.equals(List.of("name"))) {
             problems.add(
@@ -219,6 +240,20 @@ final class LockTable implements JdbcLockTable {
         columns.put("token_issued_at", "timestamp with time zone");
         columns.put("expires_at", "timestamp with time zone");
         columns.put("contended", "boolean");
+        columns.put("lock_owner", "text");
+        columns.put("lock_type", "text");
+        columns.put("lock_data", "jsonb");
+        columns.put("granted_at", "timestamp with time zone");
+        return columns;
+    }
+
+    private static Map<String, String> addedLater() {
+        Map<String, String> columns = new LinkedHashMap<>();
+        columns.put("contended", "boolean NOT NULL DEFAULT false");
+        columns.put("lock_owner", "text");
+        columns.put("lock_type", "text");
+        columns.put("lock_data", "jsonb");
+        columns.put("granted_at", "timestamptz");
         return columns;
     }
 

@@ -2,10 +2,12 @@ package io.fencelock.postgres;
 
 import io.fencelock.Capability;
 import io.fencelock.LockInfo;
+import io.fencelock.LockMetadata;
 import io.fencelock.jdbc.JdbcBuilder;
 import io.fencelock.jdbc.JdbcConnections;
 import io.fencelock.jdbc.JdbcFailures;
 import io.fencelock.jdbc.JdbcSettings;
+import io.fencelock.jdbc.LockInfoRows;
 import io.fencelock.jdbc.SqlTime;
 import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.ConnectionString;
@@ -40,7 +42,8 @@ import org.postgresql.ds.PGSimpleDataSource;
  * while no acquire of its name is in flight (a transaction-scoped advisory lock per name, shared by
  * acquires, tried exclusively by the purge), so a new row's token, drawn when its statement starts,
  * still exceeds every token of the rows it replaces. A release {@code NOTIFY}s waiters
- * when a caller was refused since the grant (the row's {@code contended} flag).
+ * when a caller was refused since the grant (the row's {@code contended} flag). A grant stores its
+ * {@link LockMetadata} and its server time in the row with it; renewals keep them, a release clears them.
  *
  * <pre>{@code
  * LockBackend backend = PostgresLockBackend.builder()
@@ -58,14 +61,14 @@ public final class PostgresLockBackend implements LockBackend {
             Capability.BATCH_RENEW,
             Capability.TOKEN_PERIOD,
             Capability.LINEARIZABLE,
-            Capability.PURGE_FREE));
-    private static final String MICROS = " * interval '1 microsecond'";
+            Capability.PURGE_FREE,
+            Capability.METADATA));
     private static final SqlTime.Reader TIME = SqlTime.TIMESTAMPTZ;
     /** Connection trouble, a serialization failure or deadlock, a cancelled statement, a server going down or full. */
     private static final JdbcFailures.Retryable RETRYABLE = new JdbcFailures.Retryable(
             Set.of("08", "40001", "40P01", "57014", "57P01", "57P02", "57P03", "53300"), Set.of(), false);
-    /** Rows a purge statement considers at once: each deleted row holds one advisory lock until its commit. */
-    static final int PURGE_BATCH = 500;
+    /** Rows a purge statement considers at once (tests use it). */
+    static final int PURGE_BATCH = Statements.PURGE_BATCH;
 
     private final JdbcConnections connections;
     private final JdbcFailures failures;
@@ -73,12 +76,7 @@ public final class PostgresLockBackend implements LockBackend {
     private final ReleaseListener listener;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private final String acquireSql;
-    private final String renewSql;
-    private final String releaseSql;
-    private final String inspectSql;
-    private final String listSql;
-    private final String purgeSql;
+    private final Statements sql;
 
     private PostgresLockBackend(JdbcConnections connections, DataSource listenerSource, LockTable table) {
         this.connections = connections;
@@ -86,73 +84,7 @@ public final class PostgresLockBackend implements LockBackend {
         this.table = table;
         this.listener =
                 new ReleaseListener(listenerSource, connections.ownPool() == null, table.channel, connections.where());
-        String t = table.qualifiedTable;
-        String nextToken = "nextval('" + table.qualifiedSequence + "'::regclass)";
-        // The name's guard: a transaction-scoped advisory lock keyed by this table and the name.
-        String guard = "('" + t + "'::regclass::oid::int, hashtext(%s))";
-        // One "now" per statement (c), so that every CASE below takes the same decision. The token of
-        // a takeover is drawn in DO UPDATE, after the row lock: never EXCLUDED.token, whose nextval
-        // ran before the conflict was seen and may be older than a concurrent grant's. The insert
-        // branch has no choice but that early nextval; c first takes the name's guard (shared), and
-        // the projection that draws it reads c, so the guard is held from before the draw to the
-        // commit: no purge can delete the name's row in between, and if the row is gone when the
-        // insert looks, it was deleted before the draw, with every token it carried lower.
-        String free = "(l.lease_id IS NULL OR l.expires_at <= EXCLUDED.token_issued_at)";
-        this.acquireSql = "WITH c AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared" + guard.formatted("?")
-                + " AS guarded, clock_timestamp() AS now), acquired AS ("
-                + " INSERT INTO " + t + " AS l (name, lease_id, token, token_issued_at, expires_at, contended)"
-                + " SELECT ?, ?, " + nextToken + ", c.now, c.now + ?" + MICROS + ", false FROM c"
-                + " ON CONFLICT (name) DO UPDATE SET"
-                + " lease_id = CASE WHEN " + free + " THEN EXCLUDED.lease_id ELSE l.lease_id END,"
-                + " token = CASE WHEN " + free + " THEN " + nextToken + " ELSE l.token END,"
-                + " token_issued_at = CASE WHEN " + free + " THEN EXCLUDED.token_issued_at ELSE l.token_issued_at END,"
-                + " expires_at = CASE WHEN " + free + " THEN EXCLUDED.expires_at ELSE l.expires_at END,"
-                // a refused caller may be about to wait: the holder's release must wake it
-                + " contended = NOT " + free
-                // a refusal writes only the first time after a grant
-                + " WHERE " + free + " OR NOT l.contended"
-                + " RETURNING NOT l.contended AS granted, l.token, l.expires_at)"
-                + " SELECT a.granted, a.token, a.expires_at, (extract(epoch FROM a.expires_at - c.now) * 1000000)::bigint"
-                + " FROM acquired a, c"
-                // refused without a write: the holder's remaining time, as the statement's snapshot shows it (a hint)
-                + " UNION ALL SELECT false, NULL, NULL, (extract(epoch FROM h.expires_at - c.now) * 1000000)::bigint"
-                + " FROM " + t + " h, c WHERE h.name = ? AND NOT EXISTS (SELECT 1 FROM acquired)"
-                + " AND h.lease_id IS NOT NULL AND h.expires_at > c.now";
-        // one "now" per statement, so the expiry check, the new expiry and the token age agree
-        String due = "req.period_us > 0 AND l.token_issued_at + req.period_us" + MICROS + " <= c.now";
-        this.renewSql = "WITH c AS MATERIALIZED (SELECT clock_timestamp() AS now)"
-                + " UPDATE " + t + " AS l SET expires_at = c.now + req.ttl_us" + MICROS + ","
-                + " token = CASE WHEN " + due + " THEN " + nextToken + " ELSE l.token END,"
-                + " token_issued_at = CASE WHEN " + due + " THEN c.now ELSE l.token_issued_at END"
-                + " FROM unnest(?::text[], ?::text[], ?::bigint[], ?::bigint[]) AS req(name, lease_id, ttl_us, period_us), c"
-                + " WHERE l.name = req.name AND l.lease_id = req.lease_id AND l.expires_at > c.now"
-                + " RETURNING l.name, l.lease_id, l.token, l.expires_at";
-        // Rows are never deleted on release: the free row keeps the name's history. NOTIFY only when
-        // a caller was refused since the grant: a NOTIFY serialises commits database-wide, so the
-        // uncontended release stays a plain update. "contended" is reset by the next grant.
-        this.releaseSql = "WITH r AS (UPDATE " + t + " SET lease_id = NULL, expires_at = clock_timestamp()"
-                + " WHERE name = ? AND lease_id = ? AND expires_at > clock_timestamp() RETURNING name, contended)"
-                + " SELECT CASE WHEN r.contended THEN pg_notify(?, r.name) END FROM r";
-        String info = "WITH c AS MATERIALIZED (SELECT clock_timestamp() AS now)"
-                + " SELECT l.name, l.lease_id IS NOT NULL AND l.expires_at > c.now, l.lease_id, l.token, l.expires_at, c.now"
-                + " FROM " + t + " l, c WHERE ";
-        this.inspectSql = info + "l.name = ?";
-        this.listSql = info + "l.lease_id IS NOT NULL AND l.expires_at > c.now AND starts_with(l.name, ?)"
-                + " ORDER BY l.name COLLATE \"C\""; // Java's order of the names, whatever the database collation
-        // A batch of free rows in name order (resumed after the last name of the previous batch);
-        // of those, the ones whose guard is free right now, taken exclusively without waiting (an
-        // acquire in flight holds it: the row stays for a later purge); then the delete, which
-        // re-checks that each row is still free long enough on its latest version.
-        String freeLongEnough = "(%1$slease_id IS NULL OR %1$sexpires_at <= clock_timestamp())"
-                + " AND %1$sexpires_at <= clock_timestamp() - ?" + MICROS;
-        this.purgeSql = "WITH batch AS MATERIALIZED (SELECT name FROM " + t + " WHERE name > ? AND "
-                + freeLongEnough.formatted("") + " ORDER BY name LIMIT " + PURGE_BATCH + "),"
-                + " guarded AS MATERIALIZED (SELECT name FROM batch WHERE pg_try_advisory_xact_lock"
-                + guard.formatted("name") + "),"
-                + " gone AS (DELETE FROM " + t + " l USING guarded g WHERE l.name = g.name AND "
-                + freeLongEnough.formatted("l.")
-                + " RETURNING 1)"
-                + " SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM batch), (SELECT max(name) FROM batch)";
+        this.sql = new Statements(table);
     }
 
     public static Builder builder() {
@@ -166,14 +98,20 @@ public final class PostgresLockBackend implements LockBackend {
 
     @Override
     public AcquireResult tryAcquire(String name, String leaseId, Duration ttl) {
+        return tryAcquire(name, leaseId, ttl, LockMetadata.NONE);
+    }
+
+    /** The grant writes the metadata and its server time in the same statement; a refusal leaves the holder's. */
+    @Override
+    public AcquireResult tryAcquire(String name, String leaseId, Duration ttl, LockMetadata metadata) {
         long ttlMicros = SqlTime.micros(ttl);
         try (Connection c = connections.connection();
-                PreparedStatement ps = c.prepareStatement(acquireSql)) {
+                PreparedStatement ps = c.prepareStatement(sql.acquire)) {
             ps.setString(1, name);
             ps.setString(2, name);
             ps.setString(3, leaseId);
             ps.setLong(4, ttlMicros);
-            ps.setString(5, name);
+            ps.setString(LockInfoRows.bindMetadata(ps, 5, metadata), name);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
                     return AcquireResult.held(null);
@@ -207,7 +145,7 @@ public final class PostgresLockBackend implements LockBackend {
         }
         Map<String, Renewed> renewed = new HashMap<>();
         try (Connection c = connections.connection();
-                PreparedStatement ps = c.prepareStatement(renewSql)) {
+                PreparedStatement ps = c.prepareStatement(sql.renew)) {
             ps.setArray(1, c.createArrayOf("text", names));
             ps.setArray(2, c.createArrayOf("text", leaseIds));
             ps.setArray(3, c.createArrayOf("bigint", ttls));
@@ -235,7 +173,7 @@ public final class PostgresLockBackend implements LockBackend {
     @Override
     public boolean release(String name, String leaseId) {
         try (Connection c = connections.connection();
-                PreparedStatement ps = c.prepareStatement(releaseSql)) {
+                PreparedStatement ps = c.prepareStatement(sql.release)) {
             ps.setString(1, name);
             ps.setString(2, leaseId);
             ps.setString(3, table.channel);
@@ -249,19 +187,19 @@ public final class PostgresLockBackend implements LockBackend {
 
     @Override
     public Optional<LockInfo> inspect(String name) {
-        List<LockInfo> found = connections.lockInfos("inspect of '" + name + "'", inspectSql, name, TIME, null);
+        List<LockInfo> found = connections.lockInfos("inspect of '" + name + "'", sql.inspect, name, TIME, null);
         return found.isEmpty() ? Optional.empty() : Optional.of(found.get(0));
     }
 
     @Override
     public List<LockInfo> list(String prefix) {
-        return connections.lockInfos("list of '" + prefix + "'", listSql, prefix, TIME, null);
+        return connections.lockInfos("list of '" + prefix + "'", sql.list, prefix, TIME, null);
     }
 
     /**
      * Safe for tokens at any age, {@code Duration.ZERO} included: every new token comes from the
-     * sequence, and a row is deleted only while no acquire of its name is in flight (see the
-     * constructor). Deletes in batches of {@value #PURGE_BATCH}, each its own statement, so that a
+     * sequence, and a row is deleted only while no acquire of its name is in flight (see
+     * Statements). Deletes in batches of {@value #PURGE_BATCH}, each its own statement, so that a
      * purge holds few advisory locks at once and an acquire waits for one batch at most.
      */
     @Override
@@ -270,7 +208,7 @@ public final class PostgresLockBackend implements LockBackend {
         int deleted = 0;
         String after = "";
         try (Connection c = connections.connection();
-                PreparedStatement ps = c.prepareStatement(purgeSql)) {
+                PreparedStatement ps = c.prepareStatement(sql.purge)) {
             while (true) {
                 ps.setString(1, after);
                 ps.setLong(2, ageMicros);

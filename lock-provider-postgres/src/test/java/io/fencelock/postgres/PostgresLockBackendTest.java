@@ -9,6 +9,8 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.fencelock.Capability;
 import io.fencelock.LockBackendException;
+import io.fencelock.LockInfo;
+import io.fencelock.LockMetadata;
 import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.WakeUpSubscription;
 import io.fencelock.tck.CredentialChecks;
@@ -404,9 +406,13 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
                 "CREATE SEQUENCE " + older + "_token_seq CACHE 1",
                 "CREATE TABLE " + older + " (name text PRIMARY KEY, lease_id text, token bigint NOT NULL,"
                         + " token_issued_at timestamptz NOT NULL, expires_at timestamptz NOT NULL)");
-        String upgrade = "ALTER TABLE \"public\".\"" + older + "\" ADD COLUMN contended boolean NOT NULL DEFAULT false";
+        String upgrade = "ALTER TABLE \"public\".\"" + older + "\""
+                + " ADD COLUMN IF NOT EXISTS contended boolean NOT NULL DEFAULT false,"
+                + " ADD COLUMN IF NOT EXISTS lock_owner text, ADD COLUMN IF NOT EXISTS lock_type text,"
+                + " ADD COLUMN IF NOT EXISTS lock_data jsonb, ADD COLUMN IF NOT EXISTS granted_at timestamptz";
         assertThatThrownBy(() -> builder().table(older).build())
                 .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("createTable(true)")
                 .hasMessageContaining(upgrade);
         execute(upgrade);
         try (PostgresLockBackend upgraded = builder().table(older).build()) {
@@ -414,6 +420,42 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
                     .as("the table as the hint left it")
                     .isTrue();
         }
+    }
+
+    @Test
+    void createTableAddsTheMetadataColumnsToATableOfTheVersionBefore() throws SQLException {
+        String table =
+                "premeta_" + UUID.randomUUID().toString().replace("-", "").substring(0, 8);
+        // the DDL of the version before metadata, and a grant it made
+        execute(
+                "CREATE SEQUENCE " + table + "_token_seq AS bigint CACHE 1 NO CYCLE",
+                "CREATE TABLE " + table + " (name text PRIMARY KEY, lease_id text, token bigint NOT NULL,"
+                        + " token_issued_at timestamptz NOT NULL, expires_at timestamptz NOT NULL,"
+                        + " contended boolean NOT NULL DEFAULT false)",
+                "INSERT INTO " + table + " VALUES ('old/held', 'old-lease', nextval('" + table + "_token_seq'),"
+                        + " clock_timestamp(), clock_timestamp() + interval '1 hour', false)");
+        assertThatThrownBy(() -> builder().table(table).build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("[lock_owner, lock_type, lock_data, granted_at]");
+
+        try (PostgresLockBackend upgraded =
+                builder().table(table).createTable(true).build()) {
+            LockInfo old = upgraded.inspect("old/held").orElseThrow();
+            assertThat(old.holder()).as("the older grant, still held").contains("old-lease");
+            assertThat(old.metadata()).isEqualTo(LockMetadata.NONE);
+            assertThat(old.heldSince()).as("an older grant's time is unknown").isNull();
+
+            String name = name();
+            String lease = lease();
+            LockMetadata metadata = LockMetadata.of("host/1/c", "job", Map.of("k", "v"));
+            AcquireResult granted = upgraded.tryAcquire(name, lease, TTL, metadata);
+            assertThat(granted.token()).as("tokens go on from the sequence").isGreaterThan(old.token());
+            LockInfo seen = upgraded.inspect(name).orElseThrow();
+            assertThat(seen.metadata()).isEqualTo(metadata);
+            assertThat(seen.heldSince()).isNotNull();
+        }
+        // up to date now: a start without createTable passes the check
+        builder().table(table).build().close();
     }
 
     @Test
@@ -547,7 +589,8 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
                         Capability.BATCH_RENEW,
                         Capability.TOKEN_PERIOD,
                         Capability.LINEARIZABLE,
-                        Capability.PURGE_FREE);
+                        Capability.PURGE_FREE,
+                        Capability.METADATA);
     }
 
     private static void execute(String... statements) throws SQLException {

@@ -34,6 +34,7 @@ public final class InstrumentedBackend implements LockBackend {
     private final List<Integer> renewBatchSizes = new CopyOnWriteArrayList<>();
     private volatile boolean renewalsCut;
     private volatile boolean acquiresCut;
+    private volatile boolean releasesCut;
     private volatile boolean answersLost;
     private final java.util.concurrent.atomic.AtomicBoolean interruptNextAcquire =
             new java.util.concurrent.atomic.AtomicBoolean();
@@ -55,6 +56,11 @@ public final class InstrumentedBackend implements LockBackend {
     /** From now on, acquires fail as if the connection were gone (true) or go through again (false). */
     public void cutAcquires(boolean cut) {
         this.acquiresCut = cut;
+    }
+
+    /** From now on, releases fail as if the connection were gone (true) or go through again (false). */
+    public void cutReleases(boolean cut) {
+        this.releasesCut = cut;
     }
 
     /**
@@ -144,6 +150,9 @@ public final class InstrumentedBackend implements LockBackend {
     @Override
     public boolean release(String name, String leaseId) {
         releases.incrementAndGet();
+        if (releasesCut) {
+            throw new LockBackendException("release cut off by the TCK (simulated lost connection)", true);
+        }
         return answered(delegate.release(name, leaseId));
     }
 

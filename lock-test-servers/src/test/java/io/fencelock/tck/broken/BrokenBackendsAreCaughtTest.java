@@ -99,6 +99,24 @@ class BrokenBackendsAreCaughtTest {
     }
 
     @Test
+    void metadataLeftByTheLastHolderIsCaught() {
+        Events events = run(MetadataLeftByLastHolder.class, "metadataRoundTrips");
+        assertThat(events.failed().count())
+                .as("metadataRoundTrips on MetadataLeftByLastHolder")
+                .isEqualTo(1);
+        assertThat(failure(events).getMessage()).contains("the next holder shows no type of the last one");
+    }
+
+    @Test
+    void aRenewalThatNeverShortensIsCaught() {
+        Events events = run(RenewNeverShortens.class, "shortenedLeaseIsFreeWhenItsNewTtlEnds");
+        assertThat(events.failed().count())
+                .as("shortenedLeaseIsFreeWhenItsNewTtlEnds on RenewNeverShortens")
+                .isEqualTo(1);
+        assertThat(failure(events).getMessage()).contains("the lock after the shortened TTL");
+    }
+
+    @Test
     void missingMutualExclusionIsCaughtByTheRandomSchedules() {
         Events events = run(NoMutualExclusion.class, "certainHoldsNeverOverlap");
         assertThat(events.failed().count()).as("failed tests").isEqualTo(1);
@@ -120,14 +138,16 @@ class BrokenBackendsAreCaughtTest {
                         selectMethod(NoFlaw.class, "fencedResourceRejectsStaleWriters"),
                         selectMethod(NoFlaw.class, "acquireHonoursItsWaitUnderLoad"),
                         selectMethod(NoFlaw.class, "interruptedAcquireLeavesNoGrantBehind"),
-                        selectMethod(NoFlaw.class, "releaseWorksOnAnInterruptedThread"))
+                        selectMethod(NoFlaw.class, "releaseWorksOnAnInterruptedThread"),
+                        selectMethod(NoFlaw.class, "metadataRoundTrips"),
+                        selectMethod(NoFlaw.class, "shortenedLeaseIsFreeWhenItsNewTtlEnds"))
                 .configurationParameter(MatrixRecorder.DIRECTORY_PARAMETER, FLAWED_MATRICES)
                 .execute()
                 .testEvents();
         assertThat(events.failed().count())
                 .as("failures on the sound variant: " + failures(events))
                 .isZero();
-        assertThat(events.succeeded().count()).isEqualTo(6);
+        assertThat(events.succeeded().count()).isEqualTo(8);
     }
 
     private static Throwable failure(Events events) {
@@ -245,6 +265,18 @@ class BrokenBackendsAreCaughtTest {
     static class ReleaseNotAwaited extends FlawedContract {
         FlawedTableBackend.Flaw flaw() {
             return FlawedTableBackend.Flaw.RELEASE_NOT_AWAITED;
+        }
+    }
+
+    static class MetadataLeftByLastHolder extends FlawedContract {
+        FlawedTableBackend.Flaw flaw() {
+            return FlawedTableBackend.Flaw.METADATA_LEFT_BY_LAST_HOLDER;
+        }
+    }
+
+    static class RenewNeverShortens extends FlawedContract {
+        FlawedTableBackend.Flaw flaw() {
+            return FlawedTableBackend.Flaw.RENEW_NEVER_SHORTENS;
         }
     }
 

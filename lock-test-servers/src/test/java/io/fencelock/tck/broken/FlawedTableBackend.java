@@ -3,8 +3,10 @@ package io.fencelock.tck.broken;
 import io.fencelock.Capability;
 import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
+import io.fencelock.LockMetadata;
 import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.LockBackend;
+import io.fencelock.spi.MetadataCodec;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
 import java.sql.Connection;
@@ -63,7 +65,18 @@ final class FlawedTableBackend implements LockBackend {
          * Release hands its statement to a background thread and returns at once, the tempting way
          * around a driver that fails on an interrupted thread: the lock is still held when it returns.
          */
-        RELEASE_NOT_AWAITED
+        RELEASE_NOT_AWAITED,
+        /**
+         * The grant's metadata outlives it: a release leaves owner, type and data in the row, and a
+         * grant without a type or data keeps the previous holder's ({@code COALESCE} with the old
+         * values, the tempting "do not overwrite with null").
+         */
+        METADATA_LEFT_BY_LAST_HOLDER,
+        /**
+         * A renewal keeps the later of the current and the new expiry ({@code GREATEST}, the tempting
+         * "a renewal never takes time away"): a lease renewed to a shorter TTL stays held to the old one.
+         */
+        RENEW_NEVER_SHORTENS
     }
 
     /** How late a release that is not awaited reaches the table. */
@@ -103,7 +116,8 @@ final class FlawedTableBackend implements LockBackend {
             }
             try (var st = connections.peek().createStatement()) {
                 st.execute("CREATE TABLE IF NOT EXISTS " + table + " (name text PRIMARY KEY, lease_id text, "
-                        + "token bigint NOT NULL, expires_at timestamptz NOT NULL)");
+                        + "token bigint NOT NULL, expires_at timestamptz NOT NULL, lock_owner text, lock_type text, "
+                        + "lock_data text, granted_at timestamptz)");
                 st.execute("CREATE SEQUENCE IF NOT EXISTS " + sequence + " CACHE 1");
             }
         } catch (SQLException e) {
@@ -114,7 +128,12 @@ final class FlawedTableBackend implements LockBackend {
 
     @Override
     public AcquireResult tryAcquire(String name, String leaseId, Duration ttl) {
-        AcquireResult result = attempt(name, leaseId, ttl);
+        return tryAcquire(name, leaseId, ttl, LockMetadata.NONE);
+    }
+
+    @Override
+    public AcquireResult tryAcquire(String name, String leaseId, Duration ttl, LockMetadata metadata) {
+        AcquireResult result = attempt(name, leaseId, ttl, metadata);
         if (flaw == Flaw.BLOCKS_UNTIL_FREE && !result.acquired()) {
             long end = System.nanoTime() + BLOCKING_TIMEOUT.toNanos();
             while (!result.acquired() && System.nanoTime() - end < 0) {
@@ -124,28 +143,37 @@ final class FlawedTableBackend implements LockBackend {
                     Thread.currentThread().interrupt();
                     throw new LockBackendException("flawed backend: interrupted", e, true);
                 }
-                result = attempt(name, leaseId, ttl);
+                result = attempt(name, leaseId, ttl, metadata);
             }
         }
         return result;
     }
 
-    private AcquireResult attempt(String name, String leaseId, Duration ttl) {
+    private AcquireResult attempt(String name, String leaseId, Duration ttl, LockMetadata metadata) {
         boolean sequenced = flaw == Flaw.PURGE_WITHOUT_GUARD;
         String firstToken = sequenced ? "nextval('" + sequence + "')" : "1";
         String takeoverToken = flaw == Flaw.TAKEOVER_KEEPS_TOKEN ? "l.token" : sequenced ? firstToken : "l.token + 1";
         String when =
                 flaw == Flaw.NO_MUTUAL_EXCLUSION ? "true" : "l.lease_id IS NULL OR l.expires_at <= clock_timestamp()";
-        String sql = "INSERT INTO " + table + " AS l (name, lease_id, token, expires_at) VALUES (?, ?, " + firstToken
-                + ", clock_timestamp() + ? * interval '1 millisecond') "
-                + "ON CONFLICT (name) DO UPDATE SET lease_id = EXCLUDED.lease_id, token = " + takeoverToken
-                + ", expires_at = EXCLUDED.expires_at WHERE " + when + " RETURNING token, expires_at";
+        String keep = flaw == Flaw.METADATA_LEFT_BY_LAST_HOLDER ? "COALESCE(EXCLUDED.%1$s, l.%1$s)" : "EXCLUDED.%1$s";
+        String sql =
+                "INSERT INTO " + table + " AS l (name, lease_id, token, expires_at, lock_owner, lock_type, lock_data,"
+                        + " granted_at) VALUES (?, ?, " + firstToken
+                        + ", clock_timestamp() + ? * interval '1 millisecond', ?, ?, ?, clock_timestamp()) "
+                        + "ON CONFLICT (name) DO UPDATE SET lease_id = EXCLUDED.lease_id, token = " + takeoverToken
+                        + ", expires_at = EXCLUDED.expires_at, lock_owner = EXCLUDED.lock_owner, lock_type = "
+                        + keep.formatted("lock_type") + ", lock_data = " + keep.formatted("lock_data")
+                        + ", granted_at = EXCLUDED.granted_at WHERE " + when + " RETURNING token, expires_at";
+        String data = metadata.data().isEmpty() ? null : MetadataCodec.encodeData(metadata.data());
         AcquireResult result = query(
                 sql,
                 ps -> {
                     ps.setString(1, name);
                     ps.setString(2, leaseId);
                     ps.setLong(3, ttl.toMillis());
+                    ps.setString(4, metadata.owner());
+                    ps.setString(5, metadata.type());
+                    ps.setString(6, data);
                 },
                 rs -> rs.next()
                         ? AcquireResult.granted(
@@ -163,10 +191,13 @@ final class FlawedTableBackend implements LockBackend {
     public List<RenewResult> renew(List<RenewRequest> requests) {
         List<RenewResult> results = new ArrayList<>();
         String expiry = flaw == Flaw.RENEW_IGNORES_EXPIRY ? "" : " AND expires_at > clock_timestamp()";
+        String newExpiry = flaw == Flaw.RENEW_NEVER_SHORTENS
+                ? "GREATEST(expires_at, clock_timestamp() + ? * interval '1 millisecond')"
+                : "clock_timestamp() + ? * interval '1 millisecond'";
         for (RenewRequest r : requests) {
             results.add(query(
-                    "UPDATE " + table + " SET expires_at = clock_timestamp() + ? * interval '1 millisecond' "
-                            + "WHERE name = ? AND lease_id = ?" + expiry + " RETURNING token, expires_at",
+                    "UPDATE " + table + " SET expires_at = " + newExpiry + " " + "WHERE name = ? AND lease_id = ?"
+                            + expiry + " RETURNING token, expires_at",
                     ps -> {
                         ps.setLong(1, r.ttl().toMillis());
                         ps.setString(2, r.name());
@@ -192,9 +223,12 @@ final class FlawedTableBackend implements LockBackend {
     private boolean releaseNow(String name, String leaseId) {
         String owner =
                 flaw == Flaw.RELEASE_WITHOUT_OWNER_CHECK ? "" : " AND lease_id = ? AND expires_at > clock_timestamp()";
+        String clear = flaw == Flaw.METADATA_LEFT_BY_LAST_HOLDER
+                ? ""
+                : ", lock_owner = NULL, lock_type = NULL, lock_data = NULL, granted_at = NULL";
         return query(
-                "UPDATE " + table + " SET lease_id = NULL, expires_at = clock_timestamp() WHERE name = ?" + owner
-                        + " RETURNING name",
+                "UPDATE " + table + " SET lease_id = NULL, expires_at = clock_timestamp()" + clear + " WHERE name = ?"
+                        + owner + " RETURNING name",
                 ps -> {
                     ps.setString(1, name);
                     if (flaw != Flaw.RELEASE_WITHOUT_OWNER_CHECK) {
@@ -208,7 +242,8 @@ final class FlawedTableBackend implements LockBackend {
     public Optional<LockInfo> inspect(String name) {
         return query(
                 "SELECT name, lease_id IS NOT NULL AND expires_at > clock_timestamp(), lease_id, token, expires_at, "
-                        + "clock_timestamp() FROM " + table + " WHERE name = ?",
+                        + "clock_timestamp(), lock_owner, lock_type, lock_data, granted_at FROM " + table
+                        + " WHERE name = ?",
                 ps -> ps.setString(1, name),
                 rs -> rs.next() ? Optional.of(info(rs)) : Optional.empty());
     }
@@ -216,7 +251,8 @@ final class FlawedTableBackend implements LockBackend {
     @Override
     public List<LockInfo> list(String prefix) {
         return query(
-                "SELECT name, true, lease_id, token, expires_at, clock_timestamp() FROM " + table
+                "SELECT name, true, lease_id, token, expires_at, clock_timestamp(), lock_owner, lock_type, lock_data,"
+                        + " granted_at FROM " + table
                         + " WHERE starts_with(name, ?) AND lease_id IS NOT NULL AND expires_at > clock_timestamp() ORDER BY name",
                 ps -> ps.setString(1, prefix),
                 rs -> {
@@ -247,8 +283,8 @@ final class FlawedTableBackend implements LockBackend {
     public Set<Capability> capabilities() {
         // Only the purge flaws offer purging: token + 1 is safe as long as rows are never deleted.
         return flaw == Flaw.TOKEN_PLUS_ONE_WITH_CLEANUP || flaw == Flaw.PURGE_WITHOUT_GUARD
-                ? EnumSet.of(Capability.FENCING, Capability.SERVER_TIME, Capability.PURGE_FREE)
-                : EnumSet.of(Capability.FENCING, Capability.SERVER_TIME);
+                ? EnumSet.of(Capability.FENCING, Capability.SERVER_TIME, Capability.PURGE_FREE, Capability.METADATA)
+                : EnumSet.of(Capability.FENCING, Capability.SERVER_TIME, Capability.METADATA);
     }
 
     @Override
@@ -266,15 +302,22 @@ final class FlawedTableBackend implements LockBackend {
         }
     }
 
+    /** A free lock shows no metadata, whatever its row still holds. */
     private static LockInfo info(ResultSet rs) throws SQLException {
         Timestamp expires = rs.getTimestamp(5);
+        boolean held = rs.getBoolean(2);
+        Timestamp granted = rs.getTimestamp(10);
         return new LockInfo(
                 rs.getString(1),
-                rs.getBoolean(2),
+                held,
                 rs.getString(3),
                 rs.getLong(4),
                 expires == null ? null : expires.toInstant(),
-                rs.getTimestamp(6).toInstant());
+                rs.getTimestamp(6).toInstant(),
+                held
+                        ? new LockMetadata(rs.getString(7), rs.getString(8), MetadataCodec.decodeData(rs.getString(9)))
+                        : LockMetadata.NONE,
+                held && granted != null ? granted.toInstant() : null);
     }
 
     private Connection takeUninterruptibly() {

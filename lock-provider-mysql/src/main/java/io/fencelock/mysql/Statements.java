@@ -1,0 +1,95 @@
+package io.fencelock.mysql;
+
+import io.fencelock.LockMetadata;
+import io.fencelock.jdbc.LockInfoRows;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+
+/**
+ * The single-statement SQL of one lock table (acquire, release, inspect, list), decided by the
+ * server's {@code UTC_TIMESTAMP(6)}, and the acquire's parameters in the order its SQL takes them.
+ * Identifiers are the table's validated, quoted names; every value is a bind parameter.
+ */
+final class Statements {
+    static final String NOW = "UTC_TIMESTAMP(6)";
+    /** The top bit of LAST_INSERT_ID (an unsigned BIGINT) marks a refusal; tokens stay below it. */
+    private static final String REFUSED = "9223372036854775808";
+
+    /** See {@link #bindAcquire}. */
+    final String acquire;
+    /** name, lease id. */
+    final String release;
+    /** name: the columns of lock-jdbc's LockInfoRows. */
+    final String inspect;
+    /** a LIKE pattern ('!' escapes): the same columns, held locks only, in name order. */
+    final String list;
+
+    Statements(LockTable table) {
+        String t = table.qualifiedTable;
+        // A lock is free when released (no holder) or expired; "already ours" makes a retried acquire
+        // of the same lease id idempotent, and makes "lease_id = ours" below mean "granted".
+        String free = "(lease_id IS NULL OR expires_at <= " + NOW + " OR lease_id = ?)";
+        // ON DUPLICATE KEY UPDATE assigns left to right, each expression seeing the columns assigned
+        // before it: the token and its time are decided while lease_id and expires_at are still the
+        // old holder's; lease_id is decided last of the three; expires_at, the grant's metadata and
+        // its time then test the new lease_id, so a refusal leaves the holder's row as it was.
+        // LAST_INSERT_ID(x) carries the outcome back in the OK packet, so one statement is the whole
+        // round trip: the new token (below 2^63), or REFUSED plus the holder's remaining microseconds.
+        // A new row's token comes from the floor, read with a shared lock so a purge in progress
+        // (which holds the floor exclusively until it has deleted) is waited for, never half seen.
+        StringBuilder granted = new StringBuilder();
+        for (String column : new String[] {"lock_owner", "lock_type", "lock_data"}) {
+            granted.append(", ")
+                    .append(column)
+                    .append(" = IF(lease_id = ?, ?, ")
+                    .append(column)
+                    .append(')');
+        }
+        this.acquire = "INSERT INTO " + t
+                + " (name, lease_id, token, token_issued_at, expires_at, lock_owner, lock_type, lock_data, granted_at)"
+                + " VALUES (?, ?, LAST_INSERT_ID((SELECT f.token_floor FROM " + table.qualifiedFloor
+                + " f WHERE f.id = 1 LOCK IN SHARE MODE) + 1), " + NOW + ", " + NOW + " + INTERVAL ? MICROSECOND,"
+                + " ?, ?, ?, " + NOW + ")"
+                + " ON DUPLICATE KEY UPDATE"
+                + " token = IF(" + free + ", LAST_INSERT_ID(token + 1), token + 0 * LAST_INSERT_ID(" + REFUSED
+                + " + GREATEST(0, TIMESTAMPDIFF(MICROSECOND, " + NOW + ", expires_at)))),"
+                + " token_issued_at = IF(" + free + ", " + NOW + ", token_issued_at),"
+                + " lease_id = IF(" + free + ", ?, lease_id),"
+                + " expires_at = IF(lease_id = ?, " + NOW + " + INTERVAL ? MICROSECOND, expires_at)"
+                + granted
+                + ", granted_at = IF(lease_id = ?, " + NOW + ", granted_at)";
+        // the row stays: it carries the name's token history, and none of the holder's metadata
+        this.release = "UPDATE " + t + " SET lease_id = NULL, expires_at = " + NOW
+                + ", lock_owner = NULL, lock_type = NULL, lock_data = NULL, granted_at = NULL"
+                + " WHERE name = ? AND lease_id = ? AND expires_at > " + NOW;
+        String info = "SELECT name, lease_id IS NOT NULL AND expires_at > " + NOW + ", lease_id, token, expires_at, "
+                + NOW + ", lock_owner, lock_type, lock_data, granted_at FROM " + t + " WHERE ";
+        this.inspect = info + "name = ?";
+        // binary collation: ORDER BY is Java's order of the (ASCII) names, LIKE is case-sensitive
+        this.list = info + "lease_id IS NOT NULL AND expires_at > " + NOW + " AND name LIKE ? ESCAPE '!' ORDER BY name";
+    }
+
+    /** Binds {@link #acquire}'s parameters: the new row's values, then the update's, in the SQL's order. */
+    static void bindAcquire(PreparedStatement ps, String name, String leaseId, long ttlMicros, LockMetadata metadata)
+            throws SQLException {
+        int i = 1;
+        ps.setString(i++, name);
+        ps.setString(i++, leaseId);
+        ps.setLong(i++, ttlMicros);
+        String[] values = LockInfoRows.metadataValues(metadata);
+        for (String value : values) {
+            LockInfoRows.bindText(ps, i++, value);
+        }
+        for (int free = 0; free < 3; free++) {
+            ps.setString(i++, leaseId);
+        }
+        ps.setString(i++, leaseId);
+        ps.setString(i++, leaseId);
+        ps.setLong(i++, ttlMicros);
+        for (String value : values) { // owner, type, data: each after the lease id its IF tests
+            ps.setString(i++, leaseId);
+            LockInfoRows.bindText(ps, i++, value);
+        }
+        ps.setString(i, leaseId);
+    }
+}
