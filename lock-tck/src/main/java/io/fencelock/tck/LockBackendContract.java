@@ -986,27 +986,6 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
                 .isLessThan(shorter.plusSeconds(5));
         assertThat(next.get().fencingToken()).isGreaterThan(lease.fencingToken());
         next.get().release();
-
-        // The backend alone (no engine to release a lease whose deadline passed): a grant renewed to a shorter
-        // TTL and then abandoned is free on the backend when the shorter TTL ends.
-        String abandoned = freshName();
-        try (LockBackend raw = fixture.openBackend()) {
-            String leaseId = UUID.randomUUID().toString();
-            assertThat(raw.tryAcquire(abandoned, leaseId, Duration.ofSeconds(60))
-                            .acquired())
-                    .isTrue();
-            long shortened = System.nanoTime();
-            assertThat(raw.renew(List.of(new RenewRequest(abandoned, leaseId, shorter, null)))
-                            .get(0)
-                            .renewed())
-                    .isTrue();
-            Optional<Lease> taker = b.acquire(abandoned, Duration.ofSeconds(30));
-            assertThat(taker).as("the abandoned, shortened grant's lock").isPresent();
-            assertThat(Duration.ofNanos(System.nanoTime() - shortened))
-                    .as("from the shortening renewal (60 s grant) to another client's grant")
-                    .isLessThan(shorter.plusSeconds(5));
-            taker.get().release();
-        }
     }
 
     /** {@code renew(ttl)} to a longer TTL extends exclusivity past the old TTL; the watchdog then uses the new one. */
