@@ -93,7 +93,8 @@ public final class MySqlLockBackend implements LockBackend {
                 Capability.TOKEN_PERIOD,
                 Capability.LINEARIZABLE,
                 Capability.PURGE_FREE,
-                Capability.METADATA);
+                Capability.METADATA,
+                Capability.EXTENDABLE_TTL);
         if (facts.durableCommits()) {
             caps.add(Capability.DURABLE_TOKENS);
         }

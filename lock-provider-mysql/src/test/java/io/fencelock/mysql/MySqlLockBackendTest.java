@@ -945,7 +945,8 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
                         Capability.TOKEN_PERIOD,
                         Capability.LINEARIZABLE,
                         Capability.PURGE_FREE,
-                        Capability.METADATA);
+                        Capability.METADATA,
+                        Capability.EXTENDABLE_TTL);
         assertThat(backend.capabilities()).doesNotContain(Capability.WAKE_ON_RELEASE);
 
         LockBackendProvider provider = ServiceLoader.load(LockBackendProvider.class).stream()

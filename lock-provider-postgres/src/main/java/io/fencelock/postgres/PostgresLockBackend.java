@@ -62,7 +62,8 @@ public final class PostgresLockBackend implements LockBackend {
             Capability.TOKEN_PERIOD,
             Capability.LINEARIZABLE,
             Capability.PURGE_FREE,
-            Capability.METADATA));
+            Capability.METADATA,
+            Capability.EXTENDABLE_TTL));
     private static final SqlTime.Reader TIME = SqlTime.TIMESTAMPTZ;
     /** Connection trouble, a serialization failure or deadlock, a cancelled statement, a server going down or full. */
     private static final JdbcFailures.Retryable RETRYABLE = new JdbcFailures.Retryable(

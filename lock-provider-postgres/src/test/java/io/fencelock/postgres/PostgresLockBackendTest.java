@@ -590,7 +590,8 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
                         Capability.TOKEN_PERIOD,
                         Capability.LINEARIZABLE,
                         Capability.PURGE_FREE,
-                        Capability.METADATA);
+                        Capability.METADATA,
+                        Capability.EXTENDABLE_TTL);
     }
 
     private static void execute(String... statements) throws SQLException {

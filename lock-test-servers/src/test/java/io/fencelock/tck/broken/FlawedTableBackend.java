@@ -283,8 +283,14 @@ final class FlawedTableBackend implements LockBackend {
     public Set<Capability> capabilities() {
         // Only the purge flaws offer purging: token + 1 is safe as long as rows are never deleted.
         return flaw == Flaw.TOKEN_PLUS_ONE_WITH_CLEANUP || flaw == Flaw.PURGE_WITHOUT_GUARD
-                ? EnumSet.of(Capability.FENCING, Capability.SERVER_TIME, Capability.PURGE_FREE, Capability.METADATA)
-                : EnumSet.of(Capability.FENCING, Capability.SERVER_TIME, Capability.METADATA);
+                ? EnumSet.of(
+                        Capability.FENCING,
+                        Capability.SERVER_TIME,
+                        Capability.PURGE_FREE,
+                        Capability.METADATA,
+                        Capability.EXTENDABLE_TTL)
+                : EnumSet.of(
+                        Capability.FENCING, Capability.SERVER_TIME, Capability.METADATA, Capability.EXTENDABLE_TTL);
     }
 
     @Override
