@@ -26,7 +26,7 @@ import org.slf4j.LoggerFactory;
  * contrast, live only through keep-alives sent with the engine's renewals, which drop the due holds).
  * So one timer thread per backend gives back each hold whose TTL ran out without a renewal, at that
  * moment, on the monotonic clock; an acquire or release whose outcome is unknown is settled the same
- * way (the give-back then reads first and deletes only a znode of its own session with its lease id).
+ * way (a give-back always reads first and deletes only this hold's own znode).
  * When the delete cannot be sent (no connection) or fails, the session is abandoned instead: the
  * client stops without ending it, so the server expires it after its timeout, never before the
  * deadline of another lock on it (each was granted or renewed before the session's last request).
@@ -36,8 +36,8 @@ final class Holds {
     private static final Logger log = LoggerFactory.getLogger(Holds.class);
 
     /**
-     * A lock this backend granted or tried to grant. {@code certain}: the create succeeded, so while
-     * {@code session} lives the znode is this one. {@code due}: when its TTL runs out without a renewal
+     * A lock this backend granted or tried to grant. {@code certain}: the create succeeded, so
+     * {@code token} is its znode's czxid. {@code due}: when its TTL runs out without a renewal
      * (nanoTime). {@code renewing}: renewals in flight, during which it is not given back. {@code sent}:
      * when the grant or the renewal that set {@code due} was sent (nanoTime).
      */

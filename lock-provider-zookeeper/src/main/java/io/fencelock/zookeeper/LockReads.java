@@ -88,7 +88,7 @@ final class LockReads {
         String leaseId = Znodes.leaseIdOf(data);
         Hold own = holds.get(leaseId);
         Instant expires = own != null && own.certain() ? own.expiresAt() : now.plusMillis(Znodes.sessionMillisOf(data));
-        // held since the create, on the leader's clock (ctime); renewals are checks, which never change it
+        // held since the create, on the leader's clock (ctime); renewals never write the znode
         return new LockInfo(
                 name,
                 true,

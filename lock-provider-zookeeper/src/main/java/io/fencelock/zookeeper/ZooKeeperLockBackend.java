@@ -12,9 +12,7 @@ import io.fencelock.spi.RenewResult;
 import io.fencelock.zookeeper.Holds.Hold;
 import io.fencelock.zookeeper.ZooKeeperCalls.Reply;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.EnumSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -23,8 +21,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException.Code;
-import org.apache.zookeeper.Op;
-import org.apache.zookeeper.OpResult;
 import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.data.Stat;
 
@@ -37,13 +33,14 @@ import org.apache.zookeeper.data.Stat;
  * <ul>
  *   <li><b>Acquire</b>: one {@code create} of the ephemeral znode in the session of the lock's TTL
  *       class ({@link Sessions}).</li>
- *   <li><b>Renew</b>: one {@code multi} of {@code check(znode, version 0)} per session for all its due
- *       locks (chunks of {@value #MAX_MULTI_OPS}, sent at once): a write, so it is ordered through the
- *       leader, fails if the session has expired, proves each znode is still there, and touches the
- *       session.</li>
- *   <li><b>Release</b>: {@code delete(znode, version 0)} in the lock's own session; while that session
- *       lives the znode at that path is the one it created (an ephemeral znode ends only with its
- *       session or by a delete), so no other holder's lock can be hit.</li>
+ *   <li><b>Renew</b>: per session, one {@code multi} of a single {@code check} (a write: ordered by the
+ *       leader, which checks the session, and it touches the session), with a read {@code multi} of
+ *       the due znodes pipelined after it; accepted only for a znode whose czxid is the hold's token
+ *       ({@link Renewals}). All sessions at once: one round trip.</li>
+ *   <li><b>Release</b>: in the lock's own session, a {@code sync} and a {@code getData} that must show
+ *       this hold's znode (owner, lease id, czxid), then its {@code delete}. Another session can
+ *       delete the znode (a forced release) and a third create the path again, so the znode at the
+ *       path is not always the one this session created.</li>
  *   <li><b>Locks the engine let go</b> are deleted by the backend itself when their TTL runs out
  *       ({@link Holds} says why this provider must schedule that).</li>
  *   <li><b>Wake-ups</b>: persistent watches on the control session, which holds no locks ({@link ReleaseWatcher}).</li>
@@ -51,13 +48,11 @@ import org.apache.zookeeper.data.Stat;
  * </ul>
  * Around the primitive: {@link ZooKeeperSettings} (the builder's values and the URI, checked before
  * any I/O), {@link Sessions} (the sessions per TTL class, the control session, the server's longest
- * session), {@link Holds} (this backend's locks and their expiry), {@link Znodes} (paths, data, the
- * base path) and {@link ZooKeeperCalls} (the calls as futures, waiting for them, codes as failures).
+ * session), {@link Holds} (this backend's locks and their expiry), {@link Renewals} (the batch
+ * renewal), {@link Znodes} (paths, data, the base path) and {@link ZooKeeperCalls} (the calls as
+ * futures, waiting for them, codes as failures).
  */
 public final class ZooKeeperLockBackend implements LockBackend {
-    /** Checks per {@code multi}: far below the server's 1 MB request limit ({@code jute.maxbuffer}) for any name. */
-    static final int MAX_MULTI_OPS = 500;
-
     private static final Set<Capability> CAPABILITIES = Set.copyOf(EnumSet.of(
             Capability.FENCING,
             Capability.DURABLE_TOKENS,
@@ -74,6 +69,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
     private final Holds holds;
     private final ReleaseWatcher watcher;
     private final LockReads reads;
+    private final Renewals renewals;
 
     private ZooKeeperLockBackend(ZooKeeperSettings settings) {
         this.where = settings.connectString();
@@ -83,6 +79,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
         this.holds = new Holds(h -> giveBack(h, "giving back the expired lock '"), settings.requestTimeout, where);
         this.watcher = new ReleaseWatcher(sessions::control, znodes::path, where);
         this.reads = new LockReads(sessions, znodes, calls, holds);
+        this.renewals = new Renewals(sessions, holds, znodes, calls);
     }
 
     public static Builder builder() {
@@ -147,89 +144,10 @@ public final class ZooKeeperLockBackend implements LockBackend {
         }
     }
 
+    /** One round trip for all sessions; {@link Renewals} says what it sends and why a renewal is accepted. */
     @Override
     public List<RenewResult> renew(List<RenewRequest> requests) {
-        if (requests.isEmpty()) {
-            return List.of();
-        }
-        sessions.requireOpen();
-        long t0 = System.nanoTime();
-        RenewResult[] results = new RenewResult[requests.size()];
-        Map<Session, List<Integer>> bySession = new LinkedHashMap<>();
-        for (int i = 0; i < results.length; i++) {
-            Hold taken = holds.takeForRenewal(requests.get(i), t0);
-            if (taken == null) {
-                results[i] = RenewResult.rejected(); // not granted here, past its TTL, or its session ended
-            } else {
-                bySession
-                        .computeIfAbsent(taken.session(), s -> new ArrayList<>())
-                        .add(i);
-            }
-        }
-        Boolean[] alive = new Boolean[results.length];
-        LockBackendException failed = null;
-        try {
-            for (Map.Entry<Session, List<Integer>> e : bySession.entrySet()) {
-                check(e.getKey(), e.getValue(), requests, alive, t0);
-            }
-        } catch (LockBackendException e) {
-            failed = e;
-        }
-        for (int i = 0; i < results.length; i++) {
-            if (results[i] == null) { // taken for renewal
-                Hold after = holds.renewed(requests.get(i), failed == null ? alive[i] : null, t0);
-                results[i] = failed == null && Boolean.TRUE.equals(alive[i]) && after != null
-                        ? RenewResult.renewed(after.token(), after.expiresAt())
-                        : RenewResult.rejected();
-            }
-        }
-        if (failed != null) {
-            throw failed;
-        }
-        return List.of(results);
-    }
-
-    /** Checks the znodes of {@code indexes} in their session: one multi per chunk, all sent at once; again for ops a failed multi left undecided. */
-    private void check(Session s, List<Integer> indexes, List<RenewRequest> requests, Boolean[] alive, long t0) {
-        List<Integer> open = indexes;
-        while (!open.isEmpty()) {
-            List<List<Integer>> chunks = new ArrayList<>();
-            List<CompletableFuture<Reply<List<OpResult>>>> sent = new ArrayList<>();
-            for (int from = 0; from < open.size(); from += MAX_MULTI_OPS) {
-                List<Integer> chunk = open.subList(from, Math.min(open.size(), from + MAX_MULTI_OPS));
-                chunks.add(chunk);
-                sent.add(ZooKeeperCalls.multi(
-                        s,
-                        chunk.stream()
-                                .map(i -> Op.check(znodes.path(requests.get(i).name()), 0))
-                                .toList()));
-            }
-            List<Integer> undecided = new ArrayList<>();
-            for (int c = 0; c < chunks.size(); c++) {
-                Reply<List<OpResult>> r = calls.await("renew of ", requests.size() + " lease(s)", sent.get(c), t0);
-                List<Integer> chunk = chunks.get(c);
-                if (r.code() == Code.OK) {
-                    chunk.forEach(i -> alive[i] = true);
-                } else if (r.code() == Code.SESSIONEXPIRED) {
-                    s.abandon();
-                    chunk.forEach(i -> alive[i] = false);
-                } else if (r.value() != null && (r.code() == Code.NONODE || r.code() == Code.BADVERSION)) {
-                    for (int j = 0; j < chunk.size(); j++) {
-                        int err = r.value().get(j) instanceof OpResult.ErrorResult er ? er.getErr() : 0;
-                        if (err == Code.OK.intValue()) {
-                            alive[chunk.get(j)] = true;
-                        } else if (err == Code.RUNTIMEINCONSISTENCY.intValue()) {
-                            undecided.add(chunk.get(j)); // not checked: the multi stopped at an earlier failure
-                        } else {
-                            alive[chunk.get(j)] = false;
-                        }
-                    }
-                } else {
-                    throw calls.failure("renew of ", requests.size() + " lease(s)", r.code());
-                }
-            }
-            open = undecided;
-        }
+        return requests.isEmpty() ? List.of() : renewals.renew(requests);
     }
 
     @Override
@@ -254,17 +172,18 @@ public final class ZooKeeperLockBackend implements LockBackend {
     }
 
     /**
-     * Deletes the znode of {@code h} in its own session: directly when the create is known to have
-     * succeeded; otherwise only after reading that the znode is of this session and lease (no other
-     * session can create a znode this session owns, so nothing changes between the read and the delete).
+     * Deletes the znode of {@code h} in its own session, only after reading (behind a {@code sync}) that
+     * the znode at its path is this hold's: its ephemeral owner this session, its data this lease id,
+     * and, once the create is known to have succeeded, its czxid this hold's token. A blind delete
+     * would hit whatever znode is at the path: after a forced release, another client's new grant.
      * Completes with whether this call deleted it.
      */
     private CompletableFuture<Boolean> giveBack(Hold h, String operation) {
         Session s = h.session();
         String path = znodes.path(h.name());
-        CompletableFuture<Integer> version = h.certain()
-                ? CompletableFuture.completedFuture(0)
-                : ZooKeeperCalls.getData(s, path).thenApply(read -> {
+        ZooKeeperCalls.sync(s, path); // the read then shows every delete the leader applied before the sync
+        return ZooKeeperCalls.getData(s, path)
+                .thenApply(read -> {
                     if (read.code() == Code.NONODE || read.code() == Code.SESSIONEXPIRED) {
                         return -1;
                     }
@@ -272,27 +191,34 @@ public final class ZooKeeperLockBackend implements LockBackend {
                         throw new CompletionException(calls.failure(operation, h.name(), read.code()));
                     }
                     boolean ours = read.stat().getEphemeralOwner() == s.id()
-                            && h.leaseId().equals(Znodes.leaseIdOf(read.value()));
-                    return ours ? read.stat().getVersion() : -1; // another session's lock: the create failed after all
-                });
-        return version.thenCompose(v -> v < 0
-                ? CompletableFuture.completedFuture(false)
-                : ZooKeeperCalls.delete(s, path, v).thenApply(r -> {
-                    if (r.code() == Code.OK) {
-                        return true;
-                    }
-                    if (r.code() == Code.NONODE || r.code() == Code.SESSIONEXPIRED || r.code() == Code.BADVERSION) {
-                        return false;
-                    }
-                    throw new CompletionException(calls.failure(operation, h.name(), r.code()));
-                }));
+                            && h.leaseId().equals(Znodes.leaseIdOf(read.value()))
+                            && (!h.certain() || read.stat().getCzxid() == h.token());
+                    return ours
+                            ? read.stat().getVersion()
+                            : -1; // another grant's znode, or the create failed after all
+                })
+                .thenCompose(v -> v < 0
+                        ? CompletableFuture.completedFuture(false)
+                        : ZooKeeperCalls.delete(s, path, v).thenApply(r -> {
+                            if (r.code() == Code.OK) {
+                                return true;
+                            }
+                            if (r.code() == Code.NONODE
+                                    || r.code() == Code.SESSIONEXPIRED
+                                    || r.code() == Code.BADVERSION) {
+                                return false;
+                            }
+                            throw new CompletionException(calls.failure(operation, h.name(), r.code()));
+                        }));
     }
 
     /**
-     * A release of a lease this backend did not grant (the engine never sends one): the znode is read
-     * (after a sync) and deleted with the version read when it holds that lease id. Only between the
-     * read and the delete could another client's new znode at the same path be hit, which needs the
-     * holder to release and a third client to acquire within that one round trip.
+     * A release of a lease this backend did not grant ({@code LockClient.forceRelease}): the znode is
+     * read after a {@code sync} and deleted, with the version read, when it holds that lease id (one id
+     * per grant, so it names the same znode as a czxid would). ZooKeeper has no delete conditional on
+     * anything but the data version, which is 0 for every lock znode: if, between the read and the
+     * delete (one round trip), the holder's znode ends (its release, its expiry) and a third client
+     * creates the path again, that new grant is deleted. Its holder learns of it at its next renewal.
      */
     private boolean releaseForeign(String name, String leaseId) {
         Session c = sessions.control();

@@ -226,8 +226,13 @@ class ZooKeeperLockBackendTest {
         }
     }
 
+    /**
+     * 1,200 locks renewed at once, two of them gone under the holder's feet (deleted through another
+     * backend, as a forced release does), and one of those taken again by a third client: the new
+     * znode at its path has version 0 like every lock znode, and only its czxid tells it apart.
+     */
     @Test
-    void renewingManyLocksIsOneMultiPerSession() {
+    void renewingManyLocksAcceptsOnlyTheHoldersOwnZnodes() {
         ZooKeeperLockBackend b = open(ZooKeeperServer.shared());
         Duration ttl = Duration.ofSeconds(10);
         List<RenewRequest> requests = new ArrayList<>();
@@ -241,20 +246,58 @@ class ZooKeeperLockBackendTest {
         System.out.println("[zookeeper] 1200 acquires took " + (System.nanoTime() - t) / 1_000_000 + " ms");
         assertThat(b.list("test-").stream().map(LockInfo::leaseId))
                 .containsAll(requests.stream().map(RenewRequest::leaseId).toList());
-        // one lock gone under the holder's feet (deleted by another client): only it is rejected
-        String stolen = requests.get(700).name();
         ZooKeeperLockBackend other = open(ZooKeeperServer.shared());
-        assertThat(other.release(stolen, requests.get(700).leaseId()))
-                .as("a release through another backend")
-                .isTrue();
+        for (int gone : new int[] {300, 700}) {
+            assertThat(other.release(
+                            requests.get(gone).name(), requests.get(gone).leaseId()))
+                    .as("a release through another backend")
+                    .isTrue();
+        }
+        String retaken = requests.get(700).name();
+        String newcomer = id();
+        assertThat(other.tryAcquire(retaken, newcomer, ttl).acquired()).isTrue();
         t = System.nanoTime();
         List<RenewResult> results = b.renew(requests);
-        System.out.println("[zookeeper] renewing 1200 locks (3 multis) took " + (System.nanoTime() - t) / 1000 + " us");
+        System.out.println("[zookeeper] renewing 1200 locks (1 multi + 12 read multis, pipelined) took "
+                + (System.nanoTime() - t) / 1000 + " us");
         assertThat(results).hasSize(1200);
         for (int i = 0; i < results.size(); i++) {
-            assertThat(results.get(i).renewed()).as("renewal %d", i).isEqualTo(i != 700);
+            assertThat(results.get(i).renewed()).as("renewal %d", i).isEqualTo(i != 300 && i != 700);
         }
+        assertThat(b.inspect(retaken).orElseThrow().leaseId())
+                .as("the new grant after the refused renewal")
+                .isEqualTo(newcomer);
         requests.forEach(r -> b.release(r.name(), r.leaseId()));
+        assertThat(other.release(retaken, newcomer)).isTrue();
+    }
+
+    /**
+     * A forced-out holder that releases (or whose lock falls due: the same give-back) before any
+     * renewal told it of the loss must not delete the new grant at the path: a delete with version 0
+     * would hit it, so the holder reads first and deletes only its own znode.
+     */
+    @Test
+    void aForcedOutHoldersReleaseLeavesTheNextGrant() {
+        ZooKeeperLockBackend holder = open(ZooKeeperServer.shared());
+        ZooKeeperLockBackend operator = open(ZooKeeperServer.shared());
+        ZooKeeperLockBackend next = open(ZooKeeperServer.shared());
+        String name = name();
+        String lease = id();
+        assertThat(holder.tryAcquire(name, lease, Duration.ofSeconds(10)).acquired())
+                .isTrue();
+        assertThat(operator.release(name, lease)).as("the forced release").isTrue();
+        String nextLease = id();
+        assertThat(next.tryAcquire(name, nextLease, Duration.ofSeconds(10)).acquired())
+                .isTrue();
+        assertThat(holder.release(name, lease))
+                .as("the forced-out holder's release")
+                .isFalse();
+        assertThat(operator.inspect(name).orElseThrow().leaseId()).isEqualTo(nextLease);
+        assertThat(next.renew(List.of(new RenewRequest(name, nextLease, Duration.ofSeconds(10), null)))
+                        .get(0)
+                        .renewed())
+                .isTrue();
+        assertThat(next.release(name, nextLease)).isTrue();
     }
 
     @Test

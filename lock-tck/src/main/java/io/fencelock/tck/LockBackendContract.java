@@ -919,7 +919,8 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
      */
     @Test
     void forcedOutHolderLearnsLossAndIsFenced() throws Exception {
-        LockClient holder = client(options(Duration.ofSeconds(20), false));
+        InstrumentedBackend holderBackend = new InstrumentedBackend(fixture.openBackend());
+        LockClient holder = client(holderBackend, options(Duration.ofSeconds(20), false));
         LockClient operator = client(options(Duration.ofSeconds(20), false));
         LockClient next = client(options(Duration.ofSeconds(20), false));
         FencedResource resource = new FencedResource();
@@ -934,6 +935,13 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         assertThat(successor.fencingToken()).isGreaterThan(forcedOut.fencingToken());
         assertThat(resource.write(successor.fencingToken())).isTrue();
 
+        // the forced-out holder's release (as its engine would send it) leaves the successor's grant alone
+        assertThat(holderBackend.release(name, forcedOut.leaseId()))
+                .as("the forced-out holder's release, with another grant of the name in place")
+                .isFalse();
+        assertThat(next.inspect(name).map(LockInfo::leaseId))
+                .as("the successor's grant after the old holder's release")
+                .contains(successor.leaseId());
         assertThat(forcedOut.renew())
                 .as("the forced-out holder's renewal, with another grant of the name in place")
                 .isFalse();
