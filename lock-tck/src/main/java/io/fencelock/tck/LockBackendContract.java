@@ -1585,6 +1585,14 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
     }
 
     @Test
+    void sharedNamesKeepTheirKind() throws Exception {
+        requireClaim(Capability.SHARED_LOCKS);
+        try (SharedChecks checks = new SharedChecks(fixture, this::freshName)) {
+            checks.sharedNamesKeepTheirKind();
+        }
+    }
+
+    @Test
     void waitingWriterIsNotStarved() throws Exception {
         requireClaim(Capability.SHARED_LOCKS);
         try (SharedChecks checks = new SharedChecks(fixture, this::freshName)) {

@@ -349,6 +349,56 @@ public final class SharedChecks implements AutoCloseable {
     }
 
     /**
+     * sharedNamesKeepTheirKind: a semaphore's N is recorded with its live grants (a request with
+     * another N, or for another kind of lock, is refused with an IllegalArgumentException naming
+     * both, and changes nothing); inspect shows every holder with its mode and permits; once the
+     * name is free, its next grant decides its kind again.
+     */
+    public void sharedNamesKeepTheirKind() throws Exception {
+        String name = freshName.get();
+        LockClient a = client();
+        LockClient b = client();
+        Lease two = a.semaphore(name, 3).tryAcquire(2).orElseThrow(() -> new AssertionError("2 of 3 free permits"));
+        Lease one = b.semaphore(name, 3).tryAcquire(1).orElseThrow(() -> new AssertionError("the third permit"));
+        assertThat(b.semaphore(name, 3).tryAcquire().isEmpty(), "a fourth permit of 3 is refused");
+        io.fencelock.LockInfo info = a.inspect(name).orElseThrow();
+        assertThat(
+                info.held() && info.kind() == LockMode.PERMITS && info.limit() == 3 && info.permitsHeld() == 3,
+                "inspect shows a semaphore of 3 with 3 permits held: " + info);
+        assertThat(
+                info.holders().stream().anyMatch(h -> h.leaseId().equals(two.leaseId()) && h.permits() == 2)
+                        && info.holders().stream().anyMatch(h -> h.leaseId().equals(one.leaseId())),
+                "inspect shows both holders: " + info.holders());
+        assertThat(two.mode() == LockMode.PERMITS && two.permits() == 2, "the lease says its mode and permits");
+        expectRefused(() -> b.semaphore(name, 5).tryAcquire(), "3", "a semaphore of another N");
+        expectRefused(() -> b.readWriteLock(name).tryRead(), "3", "a read-write lock on a semaphore's name");
+        expectRefused(() -> b.tryAcquire(name), "3", "a mutex on a semaphore's name");
+        assertThat(a.inspect(name).orElseThrow().permitsHeld() == 3, "a refused request changes nothing");
+        two.release();
+        one.release();
+        Lease mutex = b.tryAcquire(name).orElseThrow(() -> new AssertionError("a free name takes a new kind"));
+        assertThat(mutex.fencingToken() > two.fencingToken(), "the next grant's token rises");
+        mutex.release();
+    }
+
+    private interface Attempt {
+        Object run() throws Exception;
+    }
+
+    private static void expectRefused(Attempt attempt, String mentions, String what) throws Exception {
+        try {
+            attempt.run();
+        } catch (IllegalArgumentException expected) {
+            assertThat(
+                    String.valueOf(expected.getMessage()).contains(mentions),
+                    "sharedNamesKeepTheirKind: the refusal of " + what + " names the recorded kind: "
+                            + expected.getMessage());
+            return;
+        }
+        throw new AssertionError("sharedNamesKeepTheirKind: " + what + " was not refused");
+    }
+
+    /**
      * fairGrantsFollowRequestOrder: while one client holds a fair semaphore, waiters of other
      * clients arrive one after another (each after the previous has been refused by the backend
      * twice); once the holder lets go, they are granted in their order of arrival.
