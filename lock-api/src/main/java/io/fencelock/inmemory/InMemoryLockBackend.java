@@ -197,16 +197,17 @@ public final class InMemoryLockBackend implements LockBackend {
             long now = store.clock.getAsLong();
             Entry e = store.entries.computeIfAbsent(name, n -> new Entry());
             LockMode kind = SharedGrants.kindOf(request.mode());
+            Duration mutexHeld = null;
             if (Store.held(e, now)) { // a mutex holder
                 if (kind != LockMode.EXCLUSIVE) {
                     throw new IllegalArgumentException("lock '" + name + "' is a mutex; a request for "
                             + SharedGrants.describe(kind, request.limit()) + " is refused");
                 }
-                return AcquireResult.held(Duration.ofNanos(e.expiresAt - now));
+                mutexHeld = Duration.ofNanos(e.expiresAt - now); // a fair mutex request still takes its place
             }
             e.shared.requireKind(name, kind, request.limit(), now);
-            SharedGrants.Outcome out =
-                    e.shared.tryGrant(leaseId, ttl.toNanos(), request, metadata, now, () -> ++store.lastToken);
+            SharedGrants.Outcome out = e.shared.tryGrant(
+                    leaseId, ttl.toNanos(), request, metadata, now, () -> ++store.lastToken, mutexHeld);
             if (out.granted() == null) {
                 return AcquireResult.held(out.remaining());
             }

@@ -100,18 +100,27 @@ final class SharedGrants {
     /**
      * Grants {@code request} when the holders leave room, no writer's intent holds back a reader, and
      * (fair) no live queue place comes before the request's; else records the waiter (when it waits)
-     * and returns the time until the earliest expiry that may change the answer.
+     * and returns the time until the earliest expiry that may change the answer. {@code mutexHeld}: an
+     * ordinary mutex holder's remaining time (a fair mutex request then waits in line), or null.
      */
     Outcome tryGrant(
-            String leaseId, long ttlNanos, SharedRequest request, LockMetadata md, long now, LongSupplier nextToken) {
+            String leaseId,
+            long ttlNanos,
+            SharedRequest request,
+            LockMetadata md,
+            long now,
+            LongSupplier nextToken,
+            Duration mutexHeld) {
         live(now);
         LockMode mode = request.mode();
         String me = request.waiterId();
-        boolean room = switch (mode) {
-            case PERMITS -> permitsHeld() + request.permits() <= request.limit();
-            case READ -> holders.values().stream().noneMatch(h -> h.mode == LockMode.WRITE) && !writerIntentAhead(me);
-            case WRITE, EXCLUSIVE -> holders.isEmpty();
-        };
+        boolean room = mutexHeld == null
+                && switch (mode) {
+                    case PERMITS -> permitsHeld() + request.permits() <= request.limit();
+                    case READ ->
+                        holders.values().stream().noneMatch(h -> h.mode == LockMode.WRITE) && !writerIntentAhead(me);
+                    case WRITE, EXCLUSIVE -> holders.isEmpty();
+                };
         if (room && request.fair()) {
             room = !queuedAhead(me);
         }
@@ -130,7 +139,7 @@ final class SharedGrants {
             // put on an existing key keeps its place in the order
             waiters.put(me, new Waiter(mode, request.fair() || before != null && before.queued(), now + ttlNanos));
         }
-        long soonest = Long.MAX_VALUE;
+        long soonest = mutexHeld == null ? Long.MAX_VALUE : mutexHeld.toNanos();
         for (Holder h : holders.values()) {
             soonest = Math.min(soonest, h.expiresAt - now);
         }
