@@ -32,5 +32,19 @@ public enum Capability {
      * {@code Lease.releaseAfter}). Without it the engine refuses a longer TTL before any request (a
      * backend whose leases ride on something fixed at the grant, such as a ZooKeeper session).
      */
-    EXTENDABLE_TTL
+    EXTENDABLE_TTL,
+    /**
+     * Semaphores of N permits and read-write locks ({@code LockBackend.tryAcquireShared} and
+     * {@code LockBackend.downgrade}): at no instant more permits held than N, readers or one writer,
+     * a waiting writer's intent holding back new readers, a downgrade without a gap, and a token per
+     * grant above every earlier completed grant's. Renewal and release find a lease among the name's
+     * holders; {@code inspect} and {@code list} show every holder.
+     */
+    SHARED_LOCKS,
+    /**
+     * Fair waiting: a fair request is granted in the order in which waiters reached the backend
+     * (a queue the backend keeps in one order: a sequence, a revision, a sorted set). Applies to the
+     * fair mutex and to fair semaphores and read-write locks, so it comes with {@link #SHARED_LOCKS}.
+     */
+    FAIR_ORDER
 }

@@ -4,6 +4,7 @@ import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
+import io.fencelock.spi.SharedRequest;
 import io.fencelock.spi.WakeUpRegistry;
 import io.fencelock.spi.WakeUpSubscription;
 import java.time.Duration;
@@ -97,9 +98,15 @@ final class Engine implements AutoCloseable {
 
     /**
      * What one acquire call asks for, validated: the name, the TTL, whether the watchdog renews the
-     * lease, and the metadata stored with the grant (owner filled in).
+     * lease, the metadata stored with the grant (owner filled in), and for a shared grant what it
+     * asks of the name ({@code null} for the mutex; its waiter id is this call's, for all its attempts).
      */
-    record AcquireSpec(String name, Duration ttl, boolean autoRenew, LockMetadata metadata) {}
+    record AcquireSpec(String name, Duration ttl, boolean autoRenew, LockMetadata metadata, SharedRequest shared) {
+        /** Whether a refused attempt leaves something on the backend (a writer's intent, a queue place) to withdraw. */
+        boolean leavesWaiter() {
+            return shared != null && shared.waits() && (shared.mode() == LockMode.WRITE || shared.fair());
+        }
+    }
 
     /** A spec with the client's defaults for what the caller left out ({@code null}), checked before any I/O. */
     AcquireSpec spec(String name, Duration ttl, Boolean autoRenew, LockMetadata metadata) {
@@ -109,7 +116,40 @@ final class Engine implements AutoCloseable {
         if (meta.owner() == null) {
             meta = meta.withOwner(defaultOwner);
         }
-        return new AcquireSpec(name, usedTtl, autoRenew != null ? autoRenew : options.autoRenew(), meta);
+        return new AcquireSpec(name, usedTtl, autoRenew != null ? autoRenew : options.autoRenew(), meta, null);
+    }
+
+    /**
+     * A spec for a shared grant (or a fair mutex): {@code mode}, {@code permits} of {@code limit}, whether the
+     * call waits, whether it is fair; the backend's capabilities are checked before any I/O.
+     */
+    AcquireSpec sharedSpec(
+            String name,
+            Duration ttl,
+            Boolean autoRenew,
+            LockMetadata metadata,
+            LockMode mode,
+            int permits,
+            int limit,
+            boolean waits,
+            boolean fair) {
+        requireShared(fair);
+        SharedRequest shared =
+                new SharedRequest(mode, permits, limit, UUID.randomUUID().toString(), waits, fair);
+        AcquireSpec plain = spec(name, ttl, autoRenew, metadata);
+        return new AcquireSpec(plain.name(), plain.ttl(), plain.autoRenew(), plain.metadata(), shared);
+    }
+
+    /** Semaphores, read-write locks and fairness only where the backend declares them; else before any I/O. */
+    void requireShared(boolean fair) {
+        if (!capabilities.contains(Capability.SHARED_LOCKS)) {
+            throw new UnsupportedOperationException("this backend (" + backendName
+                    + ") does not declare SHARED_LOCKS: no semaphores or read-write locks");
+        }
+        if (fair && !capabilities.contains(Capability.FAIR_ORDER)) {
+            throw new UnsupportedOperationException(
+                    "this backend (" + backendName + ") does not declare FAIR_ORDER: it cannot order waiters");
+        }
     }
 
     /** The TTL, if a lease of it is possible with these options on this backend; else an IllegalArgumentException. */
@@ -144,8 +184,10 @@ final class Engine implements AutoCloseable {
     /** Waits in the name's local line, then, at its head, attempts until granted or the wait runs out. */
     Optional<Lease> acquire(AcquireSpec spec, Duration wait) throws InterruptedException {
         long start = clock.getAsLong();
+        boolean granted = false;
         try {
             Optional<Lease> lease = waitInLine(spec, start + saturatedNanos(wait));
+            granted = lease.isPresent();
             finished(
                     spec,
                     start,
@@ -156,6 +198,11 @@ final class Engine implements AutoCloseable {
         } catch (InterruptedException | RuntimeException e) {
             finished(spec, start, AcquireEvent.Outcome.FAILED, null, e);
             throw e;
+        } finally {
+            if (!granted && spec.leavesWaiter()) {
+                // A writer's intent or a fair queue place would hold others back until it expired: withdraw it.
+                releaseInBackground(spec.name(), spec.shared().waiterId(), spec.ttl(), false);
+            }
         }
     }
 
@@ -252,8 +299,13 @@ final class Engine implements AutoCloseable {
         String leaseId = UUID.randomUUID().toString();
         long sent = clock.getAsLong();
         AcquireResult result;
+        SharedRequest shared = spec.shared();
         try {
-            result = backend.tryAcquire(name, leaseId, ttl, spec.metadata());
+            result = shared == null
+                    ? backend.tryAcquire(name, leaseId, ttl, spec.metadata())
+                    : backend.tryAcquireShared(name, leaseId, ttl, shared, spec.metadata());
+        } catch (IllegalArgumentException | UnsupportedOperationException refused) {
+            throw refused; // the backend refused the request itself (another kind of lock): nothing was granted
         } catch (RuntimeException e) {
             // The backend may have granted before the failure or the interrupt, or may still apply the request:
             // sweep the lease id so nobody waits a TTL (or, on a shared etcd lease, longer) for a ghost.
@@ -264,7 +316,17 @@ final class Engine implements AutoCloseable {
             return new Attempt(null, result.holderRemaining());
         }
         ManagedLease lease = new ManagedLease(
-                this, name, leaseId, ttl, spec.autoRenew(), spec.metadata(), result.token(), result.expiresAt(), sent);
+                this,
+                name,
+                leaseId,
+                ttl,
+                spec.autoRenew(),
+                spec.metadata(),
+                shared == null ? LockMode.EXCLUSIVE : shared.mode(),
+                shared == null ? 1 : shared.permits(),
+                result.token(),
+                result.expiresAt(),
+                sent);
         if (!lease.isValid()) {
             // The answer took longer than the validity window: the grant is already unusable.
             releaseInBackground(name, leaseId, ttl, false);
@@ -320,6 +382,15 @@ final class Engine implements AutoCloseable {
     /** One release on the caller's thread, which may be interrupted: the backend never sees the interrupt. */
     boolean release(String name, String leaseId) {
         return withoutInterrupt(() -> releaseOnBackend(name, leaseId));
+    }
+
+    /** One downgrade round trip of a write lease to a read lease; readers of this client may enter after it. */
+    RenewResult downgradeOnBackend(String name, String leaseId, Duration ttl) {
+        RenewResult result = backend.downgrade(name, leaseId, ttl);
+        if (result.renewed()) {
+            waitLines.released(name);
+        }
+        return result;
     }
 
     /** One release round trip; when it frees the lock, a waiter of this client takes over without waiting for the backend's signal. */

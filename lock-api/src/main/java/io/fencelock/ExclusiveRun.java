@@ -8,6 +8,11 @@ final class ExclusiveRun {
 
     /** Runs {@code task} on this thread and releases {@code lease} when it ends; returns the task's result. */
     static <T> T run(ManagedLease lease, LeaseTask<T> task) throws Exception {
+        return run(lease, task, lease::close);
+    }
+
+    /** As {@link #run(ManagedLease, LeaseTask)}, ending with {@code end} instead of releasing (a reentrant hold's release). */
+    static <T> T run(ManagedLease lease, LeaseTask<T> task, Runnable end) throws Exception {
         TaskInterrupter interrupter = new TaskInterrupter(Thread.currentThread());
         lease.whenLost(interrupter::interrupt);
         T result = null;
@@ -18,7 +23,7 @@ final class ExclusiveRun {
             failure = e;
         } finally {
             interrupter.finish();
-            lease.close();
+            end.run();
         }
         Optional<LeaseLoss> loss = lease.loss();
         if (loss.isPresent()) {

@@ -34,6 +34,19 @@ public interface Lease extends AutoCloseable {
     /** The owner, type and data stored with the grant (the owner filled in with the client's default). */
     LockMetadata metadata();
 
+    /**
+     * How this lease holds its name: {@link LockMode#EXCLUSIVE} for the mutex, or the mode of a
+     * semaphore's or read-write lock's grant ({@link LockMode#READ} after a downgrade).
+     */
+    default LockMode mode() {
+        return LockMode.EXCLUSIVE;
+    }
+
+    /** The permits this lease holds (1 unless it is a semaphore's grant of several). */
+    default int permits() {
+        return 1;
+    }
+
     /** Whether the lease is held and its local validity deadline has not passed. */
     boolean isValid();
 

@@ -115,6 +115,42 @@ public final class LockClient implements AutoCloseable {
         return lock(name).runExclusively(wait, task);
     }
 
+    /**
+     * A counting semaphore of {@code permits} permits on {@code name}, acquired with the client's
+     * settings (see {@link SemaphoreHandle} for its own). The name and N are checked at once.
+     *
+     * @throws UnsupportedOperationException when the backend does not declare {@link Capability#SHARED_LOCKS}
+     */
+    public SemaphoreHandle semaphore(String name, int permits) {
+        if (permits < 1) {
+            throw new IllegalArgumentException("permits " + permits + " must be at least 1");
+        }
+        return new SemaphoreHandle(sharedAcquirer(name), permits);
+    }
+
+    /**
+     * A read-write lock on {@code name}: readers, or one writer, with writer intent and downgrade
+     * (see {@link ReadWriteLockHandle}).
+     *
+     * @throws UnsupportedOperationException when the backend does not declare {@link Capability#SHARED_LOCKS}
+     */
+    public ReadWriteLockHandle readWriteLock(String name) {
+        return new ReadWriteLockHandle(sharedAcquirer(name));
+    }
+
+    /**
+     * A reentrant mutex on {@code name}, counted per thread or per owner key in this client (see
+     * {@link ReentrantLockHandle}); on every backend. Holds are counted per handle: keep one handle
+     * per name.
+     */
+    public ReentrantLockHandle reentrant(String name) {
+        return new ReentrantLockHandle(this, name);
+    }
+
+    private SharedAcquirer sharedAcquirer(String name) {
+        return new SharedAcquirer(this, name, null, null, LockMetadata.NONE, false);
+    }
+
     // ---------------------------------------------------------------- looking
 
     /** The leases this client holds now. */
@@ -154,6 +190,7 @@ public final class LockClient implements AutoCloseable {
      * the next grant gets a higher token, and the old holder's next renewal is refused, so it learns
      * of the loss; until then its late writes are rejected by the token. Returns the grant that was
      * ended, or empty when the lock was free (or changed hands between the read and the release).
+     * On a shared name every holder read is released (one round trip each).
      */
     public Optional<LockInfo> forceRelease(String name) {
         Optional<LockInfo> current = inspect(name);
@@ -161,7 +198,10 @@ public final class LockClient implements AutoCloseable {
             return Optional.empty();
         }
         LockInfo info = current.get();
-        boolean freed = engine.releaseOnBackend(name, info.leaseId());
+        boolean freed = false;
+        for (LockHolder holder : info.holders()) {
+            freed |= engine.releaseOnBackend(name, holder.leaseId());
+        }
         Engine.LOG.info(
                 "fencelock: forced release of '{}' (lease {}, token {}, owner {}): {}",
                 name,

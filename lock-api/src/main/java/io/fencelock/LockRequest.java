@@ -26,6 +26,7 @@ public final class LockRequest {
     private Duration ttl;
     private Boolean autoRenew;
     private LockMetadata metadata = LockMetadata.NONE;
+    private boolean fair;
 
     LockRequest(LockClient client, String name) {
         LockNames.requireValid(name);
@@ -81,10 +82,30 @@ public final class LockRequest {
         return this;
     }
 
+    /**
+     * Fair: waiters are granted in the order they reached the backend (a fair mutex, one grant at a
+     * time as ever). Checked at once.
+     *
+     * @throws UnsupportedOperationException when the backend does not declare {@link Capability#FAIR_ORDER}
+     */
+    public LockRequest fair(boolean fair) {
+        if (fair) {
+            client.engine().requireShared(true);
+        }
+        this.fair = fair;
+        return this;
+    }
+
     /** One attempt; empty when another lease holds the lock. */
     public Optional<Lease> tryAcquire() {
         Engine engine = client.engine();
-        return engine.tryAcquire(engine.spec(name, ttl, autoRenew, metadata));
+        return engine.tryAcquire(spec(engine, false));
+    }
+
+    private Engine.AcquireSpec spec(Engine engine, boolean waits) {
+        return fair
+                ? engine.sharedSpec(name, ttl, autoRenew, metadata, LockMode.EXCLUSIVE, 1, 0, waits, true)
+                : engine.spec(name, ttl, autoRenew, metadata);
     }
 
     /**
@@ -95,7 +116,7 @@ public final class LockRequest {
     public Optional<Lease> acquire(Duration wait) throws InterruptedException {
         LockOptions.requireNonNegative("wait", wait);
         Engine engine = client.engine();
-        return engine.acquire(engine.spec(name, ttl, autoRenew, metadata), wait);
+        return engine.acquire(spec(engine, true), wait);
     }
 
     /**

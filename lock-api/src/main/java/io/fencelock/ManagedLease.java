@@ -23,6 +23,7 @@ final class ManagedLease implements Lease {
     private final String name;
     private final String leaseId;
     private final LockMetadata metadata;
+    private final int permits;
     private final boolean autoRenew;
     private final long grantedNanos;
     private final Duration grantedTtl;
@@ -33,6 +34,9 @@ final class ManagedLease implements Lease {
     private final ReentrantLock lock = new ReentrantLock();
 
     private LeaseState state = LeaseState.HELD;
+    /** The grant's mode; a downgrade turns WRITE into READ. */
+    private LockMode mode;
+
     private Duration ttl;
     private long validityWindowNanos;
     private long renewIntervalNanos;
@@ -61,6 +65,8 @@ final class ManagedLease implements Lease {
             Duration ttl,
             boolean autoRenew,
             LockMetadata metadata,
+            LockMode mode,
+            int permits,
             long token,
             Instant serverExpiry,
             long sentNanos) {
@@ -73,6 +79,8 @@ final class ManagedLease implements Lease {
         this.renewIntervalNanos = options.renewInterval(ttl).toNanos();
         this.autoRenew = autoRenew;
         this.metadata = metadata;
+        this.mode = mode;
+        this.permits = permits;
         this.grantedNanos = sentNanos;
         this.grantedTtl = ttl;
         this.token = token;
@@ -125,6 +133,21 @@ final class ManagedLease implements Lease {
     @Override
     public LockMetadata metadata() {
         return metadata;
+    }
+
+    @Override
+    public LockMode mode() {
+        lock.lock();
+        try {
+            return mode;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public int permits() {
+        return permits;
     }
 
     @Override
@@ -214,6 +237,55 @@ final class ManagedLease implements Lease {
                 return letGo();
             }
             return applyRenewal(sent, request, result);
+        } finally {
+            renewing.unlock();
+        }
+    }
+
+    /**
+     * Turns this write lease into a read lease in one round trip, sent as one of its renewals (one
+     * at a time with the others): the backend keeps the grant and its token throughout, so no writer
+     * slips in. A refusal means the write grant was already gone: the lease is lost. After a failure on
+     * the way the lease counts as a reader (the backend may have applied the downgrade; a renewal works
+     * either way).
+     */
+    boolean downgrade() {
+        if (mode() != LockMode.WRITE) {
+            throw new IllegalStateException("lease " + leaseId + " of '" + name + "' is " + mode()
+                    + ", not WRITE: only a write lease can be downgraded");
+        }
+        if (state() != LeaseState.HELD) {
+            return false;
+        }
+        renewing.lock();
+        try {
+            RenewRequest request;
+            long sent;
+            lock.lock();
+            try {
+                if (state != LeaseState.HELD) {
+                    return false;
+                }
+                sent = engine.clock.getAsLong();
+                request = renewRequest();
+            } finally {
+                lock.unlock();
+            }
+            RenewResult result;
+            try {
+                result = engine.downgradeOnBackend(name, leaseId, request.ttl());
+            } catch (RuntimeException e) {
+                // The backend may have applied it: from now on the lease claims no more than a reader's right.
+                lock.lock();
+                try {
+                    mode = LockMode.READ;
+                } finally {
+                    lock.unlock();
+                }
+                renewalFailed(e, -1);
+                throw e;
+            }
+            return applyRenewal(sent, request, result, LockMode.READ);
         } finally {
             renewing.unlock();
         }
@@ -378,6 +450,11 @@ final class ManagedLease implements Lease {
      * after the deadline cannot revive the lease: losing it is final.
      */
     boolean applyRenewal(long sentNanos, RenewRequest request, RenewResult result) {
+        return applyRenewal(sentNanos, request, result, null);
+    }
+
+    /** As {@link #applyRenewal(long, RenewRequest, RenewResult)}; a successful answer sets the mode to {@code newMode} (when not null). */
+    private boolean applyRenewal(long sentNanos, RenewRequest request, RenewResult result, LockMode newMode) {
         LeaseLoss loss = null;
         lock.lock();
         try {
@@ -391,6 +468,9 @@ final class ManagedLease implements Lease {
             } else {
                 token = Math.max(token, result.token());
                 serverExpiry = result.expiresAt();
+                if (newMode != null) {
+                    mode = newMode;
+                }
                 lastRenewFailure = null;
                 if (capNanos != Long.MAX_VALUE && !capForGood && sentNanos - capSentNanos >= 0) {
                     // The shortening (or a renewal sent after it was answered) is applied: nothing older can follow.
@@ -477,6 +557,8 @@ final class ManagedLease implements Lease {
 
     @Override
     public String toString() {
-        return "Lease{" + name + ", id=" + leaseId + ", token=" + fencingToken() + ", " + state() + '}';
+        LockMode m = mode();
+        String shared = m == LockMode.EXCLUSIVE ? "" : ", " + m + (m == LockMode.PERMITS ? " x" + permits : "");
+        return "Lease{" + name + ", id=" + leaseId + ", token=" + fencingToken() + shared + ", " + state() + '}';
     }
 }

@@ -59,6 +59,22 @@ final class ScriptedBackend implements LockBackend {
     }
 
     @Override
+    public AcquireResult tryAcquireShared(
+            String name, String leaseId, Duration ttl, io.fencelock.spi.SharedRequest request, LockMetadata metadata) {
+        attempts.incrementAndGet();
+        AcquireResult r = delegate.tryAcquireShared(name, leaseId, ttl, request, metadata);
+        if (r.acquired()) {
+            grants.incrementAndGet();
+        }
+        return r;
+    }
+
+    @Override
+    public RenewResult downgrade(String name, String leaseId, Duration ttl) {
+        return delegate.downgrade(name, leaseId, ttl);
+    }
+
+    @Override
     public List<RenewResult> renew(List<RenewRequest> requests) {
         renewBatches.add(requests.size());
         if (failingRenews.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {

@@ -2,13 +2,16 @@ package io.fencelock.inmemory;
 
 import io.fencelock.Capability;
 import io.fencelock.LockBackendException;
+import io.fencelock.LockHolder;
 import io.fencelock.LockInfo;
 import io.fencelock.LockMetadata;
+import io.fencelock.LockMode;
 import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.ReleaseFeed;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
+import io.fencelock.spi.SharedRequest;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -30,7 +33,9 @@ import java.util.function.LongSupplier;
  * the server backends (the TCK certifies it), without a server. Expiry runs on a monotonic clock
  * ({@link System#nanoTime()}, or one the test controls); tokens come from one counter per store, so
  * they never regress, also after a purge; release is owner-checked; all renewals of a call are one
- * step; releases are signalled to waiters.
+ * step; releases are signalled to waiters. Semaphores, read-write locks and fair waiting
+ * ({@link Capability#SHARED_LOCKS}, {@link Capability#FAIR_ORDER}) keep a name's shared grants and
+ * waiters beside its mutex record ({@link SharedGrants}).
  *
  * <p>Backends opened on the same {@linkplain Builder#store named store} share its locks, as clients of
  * one server do (the provider opens {@code inmemory:<store name>} that way). A store lives as long as
@@ -50,7 +55,9 @@ public final class InMemoryLockBackend implements LockBackend {
             Capability.LINEARIZABLE,
             Capability.PURGE_FREE,
             Capability.METADATA,
-            Capability.EXTENDABLE_TTL));
+            Capability.EXTENDABLE_TTL,
+            Capability.SHARED_LOCKS,
+            Capability.FAIR_ORDER));
     private static final Map<String, Store> NAMED = new ConcurrentHashMap<>();
 
     private final Store store;
@@ -116,6 +123,7 @@ public final class InMemoryLockBackend implements LockBackend {
         long tokenIssuedAt;
         long grantedAt;
         LockMetadata metadata = LockMetadata.NONE;
+        final SharedGrants shared = new SharedGrants();
     }
 
     /** Locks, the token counter and the listening feeds of one store; every step under one lock, never across a call out. */
@@ -157,6 +165,13 @@ public final class InMemoryLockBackend implements LockBackend {
             if (e != null && Store.held(e, now)) {
                 return AcquireResult.held(Duration.ofNanos(e.expiresAt - now));
             }
+            if (e != null) {
+                e.shared.requireKind(name, LockMode.EXCLUSIVE, 0, now);
+                Duration fairHolder = e.shared.holderRemaining(now);
+                if (fairHolder != null) {
+                    return AcquireResult.held(fairHolder); // a fair mutex's holder: the same kind, held
+                }
+            }
             if (e == null) {
                 e = new Entry();
                 store.entries.put(name, e);
@@ -174,6 +189,60 @@ public final class InMemoryLockBackend implements LockBackend {
     }
 
     @Override
+    public AcquireResult tryAcquireShared(
+            String name, String leaseId, Duration ttl, SharedRequest request, LockMetadata metadata) {
+        requireOpen();
+        store.lock.lock();
+        try {
+            long now = store.clock.getAsLong();
+            Entry e = store.entries.computeIfAbsent(name, n -> new Entry());
+            LockMode kind = SharedGrants.kindOf(request.mode());
+            Duration mutexHeld = null;
+            if (Store.held(e, now)) { // a mutex holder
+                if (kind != LockMode.EXCLUSIVE) {
+                    throw new IllegalArgumentException("lock '" + name + "' is a mutex; a request for "
+                            + SharedGrants.describe(kind, request.limit()) + " is refused");
+                }
+                mutexHeld = Duration.ofNanos(e.expiresAt - now); // a fair mutex request still takes its place
+            }
+            e.shared.requireKind(name, kind, request.limit(), now);
+            SharedGrants.Outcome out = e.shared.tryGrant(
+                    leaseId, ttl.toNanos(), request, metadata, now, () -> ++store.lastToken, mutexHeld);
+            if (out.granted() == null) {
+                return AcquireResult.held(out.remaining());
+            }
+            e.token = out.granted().token;
+            e.expiresAt = Math.max(e.expiresAt, out.granted().expiresAt);
+            return AcquireResult.granted(out.granted().token, store.wall(out.granted().expiresAt));
+        } finally {
+            store.lock.unlock();
+        }
+    }
+
+    @Override
+    public RenewResult downgrade(String name, String leaseId, Duration ttl) {
+        requireOpen();
+        RenewResult result;
+        store.lock.lock();
+        try {
+            long now = store.clock.getAsLong();
+            Entry e = store.entries.get(name);
+            SharedGrants.Holder h = e == null ? null : e.shared.holder(leaseId, now);
+            if (h == null || h.mode != LockMode.WRITE && h.mode != LockMode.READ) {
+                return RenewResult.rejected();
+            }
+            h.mode = LockMode.READ; // one step: the name is never free, so no writer slips in
+            h.expiresAt = now + ttl.toNanos();
+            e.expiresAt = Math.max(e.expiresAt, h.expiresAt);
+            result = RenewResult.renewed(h.token, store.wall(h.expiresAt));
+        } finally {
+            store.lock.unlock();
+        }
+        store.feeds.forEach(f -> f.released(name)); // readers may enter
+        return result;
+    }
+
+    @Override
     public List<RenewResult> renew(List<RenewRequest> requests) {
         requireOpen();
         List<RenewResult> results = new ArrayList<>(requests.size());
@@ -182,6 +251,18 @@ public final class InMemoryLockBackend implements LockBackend {
             long now = store.clock.getAsLong();
             for (RenewRequest r : requests) {
                 Entry e = store.entries.get(r.name());
+                SharedGrants.Holder h = e == null ? null : e.shared.holder(r.leaseId(), now);
+                if (h != null) {
+                    h.expiresAt = now + r.ttl().toNanos();
+                    e.expiresAt = Math.max(e.expiresAt, h.expiresAt);
+                    if (r.tokenPeriod() != null
+                            && now - h.tokenIssuedAt >= r.tokenPeriod().toNanos()) {
+                        h.token = e.token = ++store.lastToken;
+                        h.tokenIssuedAt = now;
+                    }
+                    results.add(RenewResult.renewed(h.token, store.wall(h.expiresAt)));
+                    continue;
+                }
                 if (e == null || !r.leaseId().equals(e.leaseId) || !Store.held(e, now)) {
                     results.add(RenewResult.rejected());
                     continue;
@@ -203,21 +284,27 @@ public final class InMemoryLockBackend implements LockBackend {
     @Override
     public boolean release(String name, String leaseId) {
         requireOpen();
+        boolean freed;
         store.lock.lock();
         try {
             long now = store.clock.getAsLong();
             Entry e = store.entries.get(name);
-            if (e == null || !leaseId.equals(e.leaseId) || !Store.held(e, now)) {
+            if (e != null && (e.shared.isWaiter(leaseId) || e.shared.holder(leaseId, now) != null)) {
+                // a shared grant, or a withdrawn intent or queue place (false: nothing freed, but readers may enter)
+                freed = e.shared.remove(leaseId, now);
+            } else if (e == null || !leaseId.equals(e.leaseId) || !Store.held(e, now)) {
                 return false;
+            } else {
+                e.leaseId = null;
+                e.metadata = LockMetadata.NONE;
+                e.expiresAt = now;
+                freed = true;
             }
-            e.leaseId = null;
-            e.metadata = LockMetadata.NONE;
-            e.expiresAt = now;
         } finally {
             store.lock.unlock();
         }
         store.feeds.forEach(f -> f.released(name));
-        return true;
+        return freed;
     }
 
     @Override
@@ -244,7 +331,8 @@ public final class InMemoryLockBackend implements LockBackend {
                 if (!e.getKey().startsWith(prefix)) {
                     break;
                 }
-                if (Store.held(e.getValue(), now)) {
+                if (Store.held(e.getValue(), now)
+                        || !e.getValue().shared.holders(now, store::wall).isEmpty()) {
                     out.add(info(e.getKey(), e.getValue(), now));
                 }
             }
@@ -255,6 +343,24 @@ public final class InMemoryLockBackend implements LockBackend {
     }
 
     private LockInfo info(String name, Entry e, long now) {
+        List<LockHolder> shared = e.shared.holders(now, store::wall);
+        if (!shared.isEmpty()) {
+            LockHolder latest = shared.stream()
+                    .max(java.util.Comparator.comparingLong(LockHolder::token))
+                    .orElseThrow();
+            return new LockInfo(
+                    name,
+                    true,
+                    latest.leaseId(),
+                    e.token,
+                    latest.expiresAt(),
+                    store.wall(now),
+                    latest.metadata(),
+                    latest.heldSince(),
+                    e.shared.shownKind(now),
+                    e.shared.limit(),
+                    shared);
+        }
         boolean held = Store.held(e, now);
         return new LockInfo(
                 name,
@@ -276,7 +382,9 @@ public final class InMemoryLockBackend implements LockBackend {
             long now = store.clock.getAsLong();
             long min = freeFor.toNanos();
             int before = store.entries.size();
-            store.entries.values().removeIf(e -> !Store.held(e, now) && now - e.expiresAt >= min);
+            store.entries
+                    .values()
+                    .removeIf(e -> !Store.held(e, now) && !e.shared.live(now) && now - e.expiresAt >= min);
             return before - store.entries.size();
         } finally {
             store.lock.unlock();

@@ -39,6 +39,44 @@ public interface LockBackend extends AutoCloseable {
     }
 
     /**
+     * Takes a shared grant of {@code name} for {@code leaseId} in one round trip (only with
+     * {@link Capability#SHARED_LOCKS}): {@code request.permits()} of a semaphore of
+     * {@code request.limit()}, a reader, a writer, or (with {@link Capability#FAIR_ORDER}) a fair
+     * mutex. Granted only when the name's live grants (not expired on the backend's clock) leave room:
+     * permits held plus the request at most the limit; a reader only without a live writer and
+     * without a standing writer's intent; a writer or a mutex only with no live grant; a fair request
+     * only when no live queue place of another waiter was taken before its own. The token is greater
+     * than every token issued for this name before, as for the mutex; metadata and the grant time are
+     * stored with the grant (where {@link Capability#METADATA} is declared).
+     *
+     * <p>A refused request that {@linkplain SharedRequest#waits() waits} records what the contract
+     * asks under {@code request.waiterId()}, expiring {@code ttl} after this call: a writer's intent
+     * (new readers are refused while it stands), and, when fair, its queue place (kept from its first
+     * attempt). A grant removes both. A name whose live grants or standing intents are of another
+     * kind, or a semaphore of another limit, refuses with an {@link IllegalArgumentException} naming
+     * both, and nothing changes.
+     *
+     * @throws UnsupportedOperationException on a backend without {@link Capability#SHARED_LOCKS}
+     */
+    default AcquireResult tryAcquireShared(
+            String name, String leaseId, Duration ttl, SharedRequest request, LockMetadata metadata) {
+        throw new UnsupportedOperationException("this backend does not declare SHARED_LOCKS");
+    }
+
+    /**
+     * Turns {@code leaseId}'s live write grant of {@code name} into a read grant in one atomic step
+     * (only with {@link Capability#SHARED_LOCKS}), extending it to {@code ttl} from now and keeping its
+     * token: the name is never free in between, so no other writer can slip in. Rejected, changing
+     * nothing, when the lease no longer holds the grant; a lease that already reads is renewed (a
+     * downgrade retried after a lost answer).
+     *
+     * @throws UnsupportedOperationException on a backend without {@link Capability#SHARED_LOCKS}
+     */
+    default RenewResult downgrade(String name, String leaseId, Duration ttl) {
+        throw new UnsupportedOperationException("this backend does not declare SHARED_LOCKS");
+    }
+
+    /**
      * Extends every lease that still holds its lock (owner matches and not expired on the backend's
      * clock) to {@code ttl} from now; the rest are rejected and left untouched. One round trip for
      * the whole list. Results come in the order of the requests.
@@ -48,6 +86,9 @@ public interface LockBackend extends AutoCloseable {
     /**
      * Frees {@code name} if {@code leaseId} holds it, keeping the token history, and signals waiters
      * where the backend can. Returns whether this call freed it; never touches another lease's hold.
+     * On a shared name, frees that one grant (the others keep holding); given a waiter id of
+     * {@link SharedRequest#waiterId()}, withdraws its writer's intent and queue place (and returns
+     * false: no grant was freed).
      */
     boolean release(String name, String leaseId);
 

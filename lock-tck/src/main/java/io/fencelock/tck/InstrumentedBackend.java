@@ -130,6 +130,25 @@ public final class InstrumentedBackend implements LockBackend {
     }
 
     @Override
+    public AcquireResult tryAcquireShared(
+            String name,
+            String leaseId,
+            Duration ttl,
+            io.fencelock.spi.SharedRequest request,
+            io.fencelock.LockMetadata metadata) {
+        acquires.incrementAndGet();
+        if (acquiresCut) {
+            throw new LockBackendException("acquire cut off by the TCK (simulated lost connection)", true);
+        }
+        return answered(delegate.tryAcquireShared(name, leaseId, ttl, request, metadata));
+    }
+
+    @Override
+    public RenewResult downgrade(String name, String leaseId, Duration ttl) {
+        return answered(delegate.downgrade(name, leaseId, ttl));
+    }
+
+    @Override
     public List<RenewResult> renew(List<RenewRequest> requests) {
         renewBatchSizes.add(requests.size());
         CountDownLatch gate = renewalGate;

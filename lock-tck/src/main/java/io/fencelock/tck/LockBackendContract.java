@@ -1548,6 +1548,106 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         return matrix;
     }
 
+    // ------------------------------------------------------------------ shared and ordered locks
+
+    /** The semaphore's N in the random schedules: small, so that requests of 1..N contend. */
+    private static final int SHARED_LIMIT = 3;
+
+    private List<SharedChecks.Hold> permitHolds;
+    private List<SharedChecks.Hold> readWriteHolds;
+
+    @Test
+    void permitsNeverExceeded() throws Exception {
+        requireClaim(Capability.SHARED_LOCKS);
+        SharedChecks.require(
+                "permitsNeverExceeded",
+                sharedSeed(),
+                SharedChecks.permitsExceeded(permitHolds(), SHARED_LIMIT),
+                permitHolds());
+    }
+
+    @Test
+    void writersExcludeEveryone() throws Exception {
+        requireClaim(Capability.SHARED_LOCKS);
+        SharedChecks.require(
+                "writersExcludeEveryone",
+                sharedSeed(),
+                SharedChecks.writerOverlaps(readWriteHolds()),
+                readWriteHolds());
+    }
+
+    @Test
+    void sharedTokensRespectRealTimeOrder() throws Exception {
+        requireClaim(Capability.SHARED_LOCKS);
+        requireClaim(Capability.FENCING);
+        SharedChecks.require(
+                "sharedTokensRespectRealTimeOrder",
+                sharedSeed(),
+                SharedChecks.tokenOrderViolations(permitHolds()),
+                permitHolds());
+        SharedChecks.require(
+                "sharedTokensRespectRealTimeOrder",
+                sharedSeed(),
+                SharedChecks.tokenOrderViolations(readWriteHolds()),
+                readWriteHolds());
+    }
+
+    @Test
+    void sharedNamesKeepTheirKind() throws Exception {
+        requireClaim(Capability.SHARED_LOCKS);
+        try (SharedChecks checks = new SharedChecks(fixture, this::freshName)) {
+            checks.sharedNamesKeepTheirKind();
+        }
+    }
+
+    @Test
+    void waitingWriterIsNotStarved() throws Exception {
+        requireClaim(Capability.SHARED_LOCKS);
+        try (SharedChecks checks = new SharedChecks(fixture, this::freshName)) {
+            checks.waitingWriterIsNotStarved();
+        }
+    }
+
+    @Test
+    void downgradeLeavesNoGap() throws Exception {
+        requireClaim(Capability.SHARED_LOCKS);
+        try (SharedChecks checks = new SharedChecks(fixture, this::freshName)) {
+            checks.downgradeLeavesNoGap(20);
+        }
+    }
+
+    @Test
+    void fairGrantsFollowRequestOrder() throws Exception {
+        requireClaim(Capability.SHARED_LOCKS);
+        requireClaim(Capability.FAIR_ORDER);
+        try (SharedChecks checks = new SharedChecks(fixture, this::freshName)) {
+            checks.fairGrantsFollowRequestOrder(4);
+        }
+    }
+
+    /** The random schedules' seed for shared locks: the replay seed, or the base seed of this run. */
+    private static long sharedSeed() {
+        return TckSettings.replaySeed().orElse(TckSettings.baseSeed());
+    }
+
+    private List<SharedChecks.Hold> permitHolds() throws Exception {
+        if (permitHolds == null) {
+            try (SharedChecks checks = new SharedChecks(fixture, this::freshName)) {
+                permitHolds = checks.randomPermits(sharedSeed(), SHARED_LIMIT);
+            }
+        }
+        return permitHolds;
+    }
+
+    private List<SharedChecks.Hold> readWriteHolds() throws Exception {
+        if (readWriteHolds == null) {
+            try (SharedChecks checks = new SharedChecks(fixture, this::freshName)) {
+                readWriteHolds = checks.randomReadWrite(sharedSeed());
+            }
+        }
+        return readWriteHolds;
+    }
+
     // ------------------------------------------------------------------ machinery
 
     private record RunResult(Schedule schedule, History history) {}
