@@ -519,8 +519,27 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
                 }
                 Thread.sleep(2); // polling the server's lock table
             }
+            // what the server's sessions were doing instead, for whoever reads the failure
+            StringBuilder seen = new StringBuilder();
+            try (ResultSet rs =
+                    s.executeQuery("SELECT trx_state, LEFT(trx_query, 120) FROM information_schema.innodb_trx")) {
+                while (rs.next()) {
+                    seen.append("\n  trx ").append(rs.getString(1)).append(": ").append(rs.getString(2));
+                }
+            }
+            try (ResultSet rs =
+                    s.executeQuery("SELECT command, state, LEFT(info, 120) FROM information_schema.processlist")) {
+                while (rs.next()) {
+                    seen.append("\n  session ")
+                            .append(rs.getString(1))
+                            .append(" / ")
+                            .append(rs.getString(2))
+                            .append(": ")
+                            .append(rs.getString(3));
+                }
+            }
+            throw new AssertionError("no acquire ever waited for the purge's lock; the server showed:" + seen);
         }
-        throw new AssertionError("no acquire ever waited for the purge's lock");
     }
 
     private static String outcome(Future<?> done) {
