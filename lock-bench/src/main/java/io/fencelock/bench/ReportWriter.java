@@ -311,7 +311,8 @@ final class ReportWriter {
                 rows));
         List<String> unsteady = s.throughput().stream()
                 .filter(Figures.Throughput::unsteady)
-                .map(t -> t.contender() + ", " + t.names() + ", " + t.clients() + " clients: "
+                .map(t -> t.contender() + ", " + t.names() + ", " + t.clients()
+                        + (t.clients() == 1 ? " client: " : " clients: ")
                         + String.format(Locale.ROOT, "%.0f%%", t.spread() * 100))
                 .toList();
         b.add(new Text(
