@@ -17,7 +17,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -53,10 +52,15 @@ final class Engine implements AutoCloseable {
     final String clientId;
     /** The owner description of grants that name none. */
     final String defaultOwner;
+    /** The metadata of a grant that names none: only the default owner, validated once rather than per acquire. */
+    private final LockMetadata defaultMetadata;
 
     private final Map<String, ManagedLease> held = new ConcurrentHashMap<>();
     private final WakeUpRegistry wakeUps; // null: no feed (a backend on the deprecated subscribe, or no signal)
     private volatile boolean closed;
+
+    /** The latest TTL that passed {@link #requireUsableTtl}, usually the only one a client uses. */
+    private volatile Duration usableTtl;
 
     /** The backend's longest TTL, asked once (it may ask the server). */
     private volatile Duration maxTtl;
@@ -85,6 +89,7 @@ final class Engine implements AutoCloseable {
         String name = "fencelock-" + CLIENT_NUMBER.incrementAndGet();
         this.clientId = name;
         this.defaultOwner = options.owner() != null ? options.owner() : DefaultOwner.of(name);
+        this.defaultMetadata = LockMetadata.NONE.withOwner(defaultOwner);
         this.events = new EventFanout(name, listeners);
         this.wakeUps = capabilities.contains(Capability.WAKE_ON_RELEASE)
                 ? backend.releaseFeed()
@@ -112,7 +117,7 @@ final class Engine implements AutoCloseable {
     AcquireSpec spec(String name, Duration ttl, Boolean autoRenew, LockMetadata metadata) {
         LockNames.requireValid(name);
         Duration usedTtl = requireUsableTtl(ttl != null ? ttl : options.ttl());
-        LockMetadata meta = metadata == null ? LockMetadata.NONE : metadata;
+        LockMetadata meta = metadata == null ? defaultMetadata : metadata;
         if (meta.owner() == null) {
             meta = meta.withOwner(defaultOwner);
         }
@@ -154,6 +159,11 @@ final class Engine implements AutoCloseable {
 
     /** The TTL, if a lease of it is possible with these options on this backend; else an IllegalArgumentException. */
     Duration requireUsableTtl(Duration ttl) {
+        if (ttl.equals(usableTtl)) {
+            // the options and the backend's longest TTL never change: a TTL checked once is checked
+            requireOpen();
+            return ttl;
+        }
         options.requireUsableTtl(ttl);
         requireOpen();
         Duration max = maxTtl();
@@ -161,6 +171,7 @@ final class Engine implements AutoCloseable {
             throw new IllegalArgumentException(
                     "ttl " + ttl + " is longer than " + max + ", the longest TTL this backend honours");
         }
+        usableTtl = ttl;
         return ttl;
     }
 
@@ -207,6 +218,9 @@ final class Engine implements AutoCloseable {
     }
 
     private void finished(AcquireSpec spec, long start, AcquireEvent.Outcome outcome, Lease lease, Throwable failure) {
+        if (!events.listening()) {
+            return;
+        }
         Duration waited = Duration.ofNanos(Math.max(0, clock.getAsLong() - start));
         events.acquireFinished(new AcquireEvent(spec.name(), outcome, waited, spec.ttl(), lease, failure));
     }
@@ -296,7 +310,7 @@ final class Engine implements AutoCloseable {
         requireOpen();
         String name = spec.name();
         Duration ttl = spec.ttl();
-        String leaseId = UUID.randomUUID().toString();
+        String leaseId = LeaseIds.SHARED.next();
         long sent = clock.getAsLong();
         AcquireResult result;
         SharedRequest shared = spec.shared();

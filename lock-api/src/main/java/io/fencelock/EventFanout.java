@@ -22,6 +22,14 @@ final class EventFanout implements LockEventListener {
         listeners.addAll(initial);
     }
 
+    /**
+     * Whether anyone takes events: a listener, or the event log at DEBUG. When not, the engine builds no
+     * event on the acquire and release path.
+     */
+    boolean listening() {
+        return !listeners.isEmpty() || EVENTS.isDebugEnabled();
+    }
+
     @Override
     public void acquireFinished(AcquireEvent event) {
         if (EVENTS.isDebugEnabled()) {

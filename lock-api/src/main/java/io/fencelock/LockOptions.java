@@ -80,7 +80,15 @@ public final class LockOptions {
 
     /** The renew interval for a lease of {@code leaseTtl}: the configured one, or a third of the TTL. */
     public Duration renewInterval(Duration leaseTtl) {
-        return renewInterval != null ? renewInterval : leaseTtl.dividedBy(3);
+        if (renewInterval != null) {
+            return renewInterval;
+        }
+        // In nanoseconds, which hold every TTL up to MAX_TTL: Duration.dividedBy goes through BigDecimal, and this
+        // runs for every grant. Both round toward zero, so the result is the same.
+        if (!leaseTtl.isNegative() && leaseTtl.compareTo(MAX_TTL) <= 0) {
+            return Duration.ofNanos(leaseTtl.toNanos() / 3);
+        }
+        return leaseTtl.dividedBy(3);
     }
 
     /** The token period, or {@code null} when tokens only rise for a new holder. */

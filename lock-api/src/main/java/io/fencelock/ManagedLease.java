@@ -363,7 +363,8 @@ final class ManagedLease implements Lease {
             lock.unlock();
         }
         engine.forget(this);
-        Duration held = Duration.ofNanos(engine.clock.getAsLong() - grantedNanos);
+        boolean listening = engine.events.listening();
+        long releasing = listening ? engine.clock.getAsLong() : 0;
         boolean freed;
         try {
             freed = engine.release(name, leaseId);
@@ -373,7 +374,9 @@ final class ManagedLease implements Lease {
             }
             throw e;
         }
-        engine.events.released(this, freed, held);
+        if (listening) {
+            engine.events.released(this, freed, Duration.ofNanos(releasing - grantedNanos));
+        }
         return freed;
     }
 

@@ -36,4 +36,21 @@ class LockNamesTest {
         assertThat(LockNames.requireValidPrefix("")).isEmpty();
         assertThatThrownBy(() -> LockNames.requireValidPrefix("a%")).isInstanceOf(IllegalArgumentException.class);
     }
+
+    /** The character table accepts exactly what the documented rule's character class accepts, for every char. */
+    @Test
+    void everyCharacterIsJudgedAsTheRuleSays() {
+        java.util.regex.Pattern rule = java.util.regex.Pattern.compile("[A-Za-z0-9._\\-:/@+=#]");
+        for (int c = 0; c <= Character.MAX_VALUE; c++) {
+            String name = "a" + (char) c;
+            boolean allowed = rule.matcher(String.valueOf((char) c)).matches();
+            if (allowed) {
+                assertThat(LockNames.requireValid(name)).isEqualTo(name);
+            } else {
+                assertThatThrownBy(() -> LockNames.requireValid(name))
+                        .as("character U+%04X", c)
+                        .isInstanceOf(IllegalArgumentException.class);
+            }
+        }
+    }
 }

@@ -116,4 +116,18 @@ class LockOptionsTest {
         assertThat(longest.validityWindow(LockOptions.MAX_TTL)).isPositive().isLessThan(LockOptions.MAX_TTL);
         assertThat(longest.renewInterval(LockOptions.MAX_TTL)).isEqualTo(LockOptions.MAX_TTL.dividedBy(3));
     }
+
+    @Test
+    void defaultRenewIntervalIsATruncatedThirdOfTheTtl() {
+        LockOptions o = LockOptions.defaults();
+        for (Duration ttl : java.util.List.of(
+                Duration.ofNanos(1),
+                Duration.ofNanos(1_000_000_001),
+                Duration.ofMillis(1001),
+                Duration.ofSeconds(30),
+                LockOptions.MAX_TTL,
+                LockOptions.MAX_TTL.plusSeconds(1))) {
+            assertThat(o.renewInterval(ttl)).as(ttl.toString()).isEqualTo(ttl.dividedBy(3));
+        }
+    }
 }

@@ -10,8 +10,42 @@ public final class Figures {
     public record Latency(
             String contender, String kind, long cycles, double p50Us, double p99Us, double p999Us, double meanUs) {}
 
-    /** Completed acquire + release cycles per second. */
-    public record Throughput(String contender, String kind, String names, int clients, double cyclesPerSecond) {}
+    /**
+     * Completed acquire + release cycles per second: the median of the passes ({@code cyclesPerSecond}),
+     * their lowest and highest, and whether they spread more than {@link #UNSTEADY_SPREAD} of the median
+     * (the cell is then flagged in the report: the machine was too noisy to settle it).
+     */
+    public record Throughput(
+            String contender,
+            String kind,
+            String names,
+            int clients,
+            double cyclesPerSecond,
+            double minPerSecond,
+            double maxPerSecond,
+            int passes,
+            boolean unsteady) {
+
+        /** One cell from its passes (at least one). */
+        static Throughput of(String contender, String kind, String names, int clients, List<Double> passes) {
+            double[] sorted =
+                    passes.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+            int n = sorted.length;
+            double median = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+            double min = sorted[0];
+            double max = sorted[n - 1];
+            boolean unsteady = n > 1 && median > 0 && (max - min) / median > UNSTEADY_SPREAD;
+            return new Throughput(contender, kind, names, clients, median, min, max, n, unsteady);
+        }
+
+        /** (max - min) / median, or 0 for one pass. */
+        public double spread() {
+            return cyclesPerSecond > 0 ? (maxPerSecond - minPerSecond) / cyclesPerSecond : 0;
+        }
+    }
+
+    /** Passes of one throughput cell that spread more than this fraction of their median are flagged. */
+    public static final double UNSTEADY_SPREAD = 0.15;
 
     /** Release by the holder to the waiting client holding the lock, in milliseconds. */
     public record HandOff(

@@ -38,8 +38,9 @@ final class RedissonPeer implements LockContender {
         SingleServerConfig server = config.useSingleServer()
                 .setAddress("redis://" + parsed.getHost() + ":" + parsed.getPort())
                 .setDatabase(parsed.getDatabase());
-        if (parsed.getPassword() != null) {
-            server.setPassword(new String(parsed.getPassword()));
+        char[] password = SpringIntegrationPeer.password(parsed);
+        if (password != null) {
+            server.setPassword(new String(password));
         }
         return Redisson.create(config);
     }

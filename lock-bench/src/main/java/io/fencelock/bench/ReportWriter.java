@@ -204,6 +204,20 @@ final class ReportWriter {
         return s.latency().stream().filter(l -> l.kind().equals(k)).findFirst();
     }
 
+    /** The cell's median, with the min-max of its passes and a * when they spread too far. */
+    private static String throughputCell(Figures.BackendSection s, String label, int clients, boolean hot) {
+        return s.throughput().stream()
+                .filter(t -> t.contender().equals(label)
+                        && t.clients() == clients
+                        && t.names().equals(hot ? "one hot name" : "independent names"))
+                .findFirst()
+                .map(t -> t.passes() > 1
+                        ? number(t.cyclesPerSecond()) + " (" + number(t.minPerSecond()) + "–" + number(t.maxPerSecond())
+                                + ")" + (t.unsteady() ? " *" : "")
+                        : number(t.cyclesPerSecond()))
+                .orElse("–");
+    }
+
     private static double throughputOf(Figures.BackendSection s, String label, int clients, boolean hot) {
         return s.throughput().stream()
                 .filter(t -> t.contender().equals(label)
@@ -267,7 +281,7 @@ final class ReportWriter {
             List<String> row = new ArrayList<>(List.of(c));
             for (boolean hot : new boolean[] {false, true}) {
                 for (int clients : List.of(1, 8, 64)) {
-                    row.add(number(throughputOf(s, c, clients, hot)));
+                    row.add(throughputCell(s, c, clients, hot));
                 }
             }
             double own8 = throughputOf(s, c, 8, false);
@@ -295,6 +309,24 @@ final class ReportWriter {
                         "hot, 64",
                         "own, 8: ratio"),
                 rows));
+        List<String> unsteady = s.throughput().stream()
+                .filter(Figures.Throughput::unsteady)
+                .map(t -> t.contender() + ", " + t.names() + ", " + t.clients()
+                        + (t.clients() == 1 ? " client: " : " clients: ")
+                        + String.format(Locale.ROOT, "%.0f%%", t.spread() * 100))
+                .toList();
+        b.add(new Text(
+                s.throughput().stream()
+                                        .mapToInt(Figures.Throughput::passes)
+                                        .max()
+                                        .orElse(1)
+                                > 1
+                        ? "Each cell: the median of its passes (min-max). Cells marked * spread more than "
+                                + Math.round(Figures.UNSTEADY_SPREAD * 100) + "% of their median: too noisy to rank"
+                                + (unsteady.isEmpty()
+                                        ? " (none in this run)."
+                                        : ": " + String.join("; ", unsteady) + ".")
+                        : "One pass per cell (quick mode): no spread to report."));
         List<Svg.Bar> bars = new ArrayList<>();
         for (String c : contenders) {
             String kind = s.throughput().stream()

@@ -12,10 +12,11 @@ import java.util.function.Supplier;
 import net.javacrumbs.shedlock.core.LockConfiguration;
 import net.javacrumbs.shedlock.core.LockProvider;
 import net.javacrumbs.shedlock.core.SimpleLock;
-import net.javacrumbs.shedlock.provider.jdbc.JdbcLockProvider;
+import net.javacrumbs.shedlock.provider.jdbctemplate.JdbcTemplateLockProvider;
 import net.javacrumbs.shedlock.provider.mongo.MongoLockProvider;
 import net.javacrumbs.shedlock.provider.redis.spring.RedisLockProvider;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
  * ShedLock (net.javacrumbs.shedlock) on the same server: a lock is held until {@code lockAtMostFor}
@@ -32,7 +33,10 @@ final class ShedLockPeer implements LockContender {
         this.connections = connections;
     }
 
-    /** ShedLock's plain-JDBC provider on a table of its documented shape. */
+    /**
+     * ShedLock's JdbcTemplate provider with {@code usingDbTime()}, as its README recommends, on a table
+     * of its documented shape.
+     */
     static Factory jdbc(Function<String, HikariDataSource> pools, String timestampType) {
         return new Factory("ShedLock (JDBC)", Kind.PEER, WAITS_BY, () -> {
             HikariDataSource pool = pools.apply("bench-shedlock");
@@ -42,7 +46,12 @@ final class ShedLockPeer implements LockContender {
                         + " NOT NULL, locked_at " + timestampType + " NOT NULL, locked_by VARCHAR(255) NOT NULL,"
                         + " PRIMARY KEY (name))");
             }
-            return new ShedLockPeer(new JdbcLockProvider(pool), pool);
+            JdbcTemplateLockProvider provider =
+                    new JdbcTemplateLockProvider(JdbcTemplateLockProvider.Configuration.builder()
+                            .withJdbcTemplate(new JdbcTemplate(pool))
+                            .usingDbTime()
+                            .build());
+            return new ShedLockPeer(provider, pool);
         });
     }
 

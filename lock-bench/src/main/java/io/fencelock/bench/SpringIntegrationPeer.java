@@ -1,6 +1,7 @@
 package io.fencelock.bench;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.lettuce.core.RedisCredentialsProvider;
 import io.lettuce.core.RedisURI;
 import java.io.IOException;
 import java.io.InputStream;
@@ -28,7 +29,6 @@ import org.springframework.jdbc.support.JdbcTransactionManager;
  */
 final class SpringIntegrationPeer implements LockContender {
     private static final String WAITS_BY = "polling every 100 ms (default)";
-    private static final int TTL_MILLIS = (int) BackendUnderTest.WORK_TTL.toMillis();
     private static final Pattern INT_LOCK_DDL =
             Pattern.compile("CREATE TABLE INT_LOCK\\s*\\(.*?\\)[^;]*;", Pattern.DOTALL | Pattern.CASE_INSENSITIVE);
 
@@ -53,10 +53,10 @@ final class SpringIntegrationPeer implements LockContender {
             }
             DefaultLockRepository repository = new DefaultLockRepository(pool);
             repository.setTransactionManager(new JdbcTransactionManager(pool));
-            repository.setTimeToLive(TTL_MILLIS);
             repository.afterPropertiesSet();
             repository.afterSingletonsInstantiated();
-            return new SpringIntegrationPeer(new JdbcLockRegistry(repository), () -> {
+            JdbcLockRegistry registry = new JdbcLockRegistry(repository, BackendUnderTest.WORK_TTL);
+            return new SpringIntegrationPeer(registry, () -> {
                 repository.close();
                 pool.close();
             });
@@ -81,7 +81,7 @@ final class SpringIntegrationPeer implements LockContender {
     static Factory redis(String uri) {
         return new Factory("Spring Integration RedisLockRegistry", Kind.PEER, WAITS_BY, () -> {
             LettuceConnectionFactory factory = lettuceFactory(uri);
-            RedisLockRegistry registry = new RedisLockRegistry(factory, "bench-spring", TTL_MILLIS);
+            RedisLockRegistry registry = new RedisLockRegistry(factory, "bench-spring", BackendUnderTest.WORK_TTL);
             return new SpringIntegrationPeer(registry, () -> {
                 registry.destroy();
                 factory.destroy();
@@ -94,13 +94,23 @@ final class SpringIntegrationPeer implements LockContender {
         RedisURI parsed = RedisURI.create(uri);
         RedisStandaloneConfiguration config = new RedisStandaloneConfiguration(parsed.getHost(), parsed.getPort());
         config.setDatabase(parsed.getDatabase());
-        if (parsed.getPassword() != null) {
-            config.setPassword(parsed.getPassword());
+        char[] password = password(parsed);
+        if (password != null) {
+            config.setPassword(password);
         }
         LettuceConnectionFactory factory = new LettuceConnectionFactory(config);
         factory.afterPropertiesSet();
         factory.start();
         return factory;
+    }
+
+    /** The password in {@code uri}, or null (Lettuce 7 keeps it behind a credentials provider). */
+    static char[] password(RedisURI uri) {
+        if (uri.getCredentialsProvider() instanceof RedisCredentialsProvider.ImmediateRedisCredentialsProvider now) {
+            io.lettuce.core.RedisCredentials credentials = now.resolveCredentialsNow();
+            return credentials == null ? null : credentials.getPassword();
+        }
+        return null;
     }
 
     @Override

@@ -53,6 +53,25 @@ class CompareQuickRunTest {
     }
 
     @Test
+    void aThroughputCellIsTheMedianOfItsPassesAndFlaggedPastTheSpreadLimit() {
+        Figures.Throughput steady = Figures.Throughput.of(
+                "fencelock", "fencelock", "independent names", 8, List.of(1000.0, 1100.0, 1050.0));
+        assertThat(steady.cyclesPerSecond()).isEqualTo(1050.0);
+        assertThat(steady.minPerSecond()).isEqualTo(1000.0);
+        assertThat(steady.maxPerSecond()).isEqualTo(1100.0);
+        assertThat(steady.passes()).isEqualTo(3);
+        assertThat(steady.unsteady()).isFalse(); // 100 / 1050: under 15%
+
+        Figures.Throughput noisy = Figures.Throughput.of(
+                "fencelock", "fencelock", "independent names", 8, List.of(1000.0, 1200.0, 1050.0));
+        assertThat(noisy.unsteady()).isTrue(); // 200 / 1050: over 15%
+        assertThat(Figures.Throughput.of("x", "peer", "one hot name", 1, List.of(5.0))
+                        .unsteady())
+                .as("one pass has no spread")
+                .isFalse();
+    }
+
+    @Test
     void unknownBackendNamesAreRejectedWithTheRule() {
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> BenchSettings.parseBackends("postgres,oracle"))
                 .isInstanceOf(IllegalArgumentException.class)

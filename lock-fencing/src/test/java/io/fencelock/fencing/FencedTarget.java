@@ -1,6 +1,7 @@
 package io.fencelock.fencing;
 
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -363,8 +364,10 @@ abstract class FencedTarget implements AutoCloseable {
 
         RedisTarget(String uri, String space) {
             this.key = space + ":" + Spec.RESOURCE;
-            this.client = RedisClient.create(uri);
-            client.setDefaultTimeout(Duration.ofSeconds(5));
+            // the command timeout on the URI: Lettuce 7 has no client-wide default any more
+            RedisURI target = RedisURI.create(uri);
+            target.setTimeout(Duration.ofSeconds(5));
+            this.client = RedisClient.create(target);
             this.connection = client.connect();
             this.fence = RedisFence.of(connection.sync());
         }
