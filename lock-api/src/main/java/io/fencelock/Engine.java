@@ -139,8 +139,7 @@ final class Engine implements AutoCloseable {
             boolean waits,
             boolean fair) {
         requireShared(fair);
-        SharedRequest shared =
-                new SharedRequest(mode, permits, limit, UUID.randomUUID().toString(), waits, fair);
+        SharedRequest shared = new SharedRequest(mode, permits, limit, LeaseIds.SHARED.next(), waits, fair);
         AcquireSpec plain = spec(name, ttl, autoRenew, metadata);
         return new AcquireSpec(plain.name(), plain.ttl(), plain.autoRenew(), plain.metadata(), shared);
     }
