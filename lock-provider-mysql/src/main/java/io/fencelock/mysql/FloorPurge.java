@@ -24,7 +24,9 @@ final class FloorPurge {
     private final LockTable table;
     private final boolean combined;
     private final long ageMicros;
-    private final String freeLongEnough = "expires_at <= " + NOW + " - INTERVAL ? MICROSECOND";
+    /** Free for long enough: the mutex's expiry and the latest of the name's shared grants and waiters (see SharedTable). */
+    private final String freeLongEnough =
+            "GREATEST(expires_at, COALESCE(share_until, expires_at)) <= " + NOW + " - INTERVAL ? MICROSECOND";
     /** Rows deleted so far, for the message of a failure half-way. */
     int deleted;
 
@@ -113,12 +115,13 @@ final class FloorPurge {
                                 RoundTrip.Part.update(
                                         "DELETE FROM " + table.qualifiedTable + " WHERE name IN ("
                                                 + placeholders(names.size(), "?") + ")",
-                                        (ps, i) -> {
-                                            for (String n : names) {
-                                                ps.setString(i++, n);
-                                            }
-                                            return i;
-                                        })));
+                                        bindNames(names)),
+                                // their shared rows, all expired (share_until is the latest): after the
+                                // name's row, the order every procedure takes them in
+                                RoundTrip.Part.update(
+                                        "DELETE FROM " + table.shared.qualifiedShare + " WHERE name IN ("
+                                                + placeholders(names.size(), "?") + ")",
+                                        bindNames(names))));
             }
             c.commit();
             return names.size();
@@ -132,5 +135,14 @@ final class FloorPurge {
         } finally {
             c.setAutoCommit(true);
         }
+    }
+
+    private static RoundTrip.Binder bindNames(List<String> names) {
+        return (ps, i) -> {
+            for (String n : names) {
+                ps.setString(i++, n);
+            }
+            return i;
+        };
     }
 }

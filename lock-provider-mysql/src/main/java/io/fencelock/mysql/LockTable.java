@@ -25,7 +25,7 @@ import java.util.Map;
  * does not fold case) and quoted with backticks.
  */
 final class LockTable implements JdbcLockTable {
-    static final String FLOOR_SUFFIX = "_floor";
+    static final String FLOOR_SUFFIX = "_floor"; // as long as SharedTable's suffixes, which the limit below covers
     private static final int MAX_IDENTIFIER = 63; // SqlIdentifiers' limit, below MySQL's 64
     private static final int CREATE_LOCK_SECONDS = 30;
     /**
@@ -42,6 +42,8 @@ final class LockTable implements JdbcLockTable {
     final String floor;
     final String qualifiedTable;
     final String qualifiedFloor;
+    /** The companion table of shared grants and its procedures. */
+    final SharedTable shared;
 
     private LockTable(String schema, String table) {
         this.schema = schema;
@@ -50,6 +52,7 @@ final class LockTable implements JdbcLockTable {
         String prefix = schema == null ? "" : quote(schema) + ".";
         this.qualifiedTable = prefix + quote(table);
         this.qualifiedFloor = prefix + quote(floor);
+        this.shared = new SharedTable(schema, table, qualifiedTable, qualifiedFloor);
     }
 
     /** Validates both names (no I/O); {@code schema} may be null for the URL's database. */
@@ -73,8 +76,16 @@ final class LockTable implements JdbcLockTable {
         return qualifiedTable;
     }
 
-    /** The DDL of both tables and the floor's one row, for migration tools or {@code createTable(true)}. */
+    /**
+     * The DDL of the tables, the floor's one row and the shared grants' companion table and
+     * procedures (in the mysql client's DELIMITER form), for migration tools.
+     */
     String ddl() {
+        return tablesDdl() + "\n" + shared.ddl();
+    }
+
+    /** The lock table, the floor and its one row: statements separated by ";\n". */
+    String tablesDdl() {
         return "CREATE TABLE IF NOT EXISTS " + qualifiedTable + " (\n"
                 + "    name            VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,\n"
                 + "    lease_id        VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NULL,\n"
@@ -85,6 +96,10 @@ final class LockTable implements JdbcLockTable {
                 + "    lock_type       " + ADDED_LATER.definition("lock_type") + ",\n"
                 + "    lock_data       " + ADDED_LATER.definition("lock_data") + ",\n"
                 + "    granted_at      " + ADDED_LATER.definition("granted_at") + ",\n"
+                + "    share_kind      " + ADDED_LATER.definition("share_kind") + ",\n"
+                + "    share_limit     " + ADDED_LATER.definition("share_limit") + ",\n"
+                + "    share_until     " + ADDED_LATER.definition("share_until") + ",\n"
+                + "    share_held_until " + ADDED_LATER.definition("share_held_until") + ",\n"
                 + "    PRIMARY KEY (name)\n"
                 + ") ENGINE=InnoDB;\n"
                 + "CREATE TABLE IF NOT EXISTS " + qualifiedFloor + " (\n"
@@ -119,7 +134,7 @@ final class LockTable implements JdbcLockTable {
             }
         }
         try (Statement ddl = c.createStatement()) {
-            for (String statement : ddl().split(";\n")) {
+            for (String statement : tablesDdl().split(";\n")) {
                 ddl.execute(statement);
             }
             List<String> missing = ADDED_LATER.missing(columnNames(columns(c)));
@@ -127,6 +142,7 @@ final class LockTable implements JdbcLockTable {
                 // nullable columns at the end: an instant change on MySQL 8.0.29+ and MariaDB 10.3+
                 ddl.execute(ADDED_LATER.alter(qualifiedTable, missing));
             }
+            shared.create(c);
         } finally {
             try (PreparedStatement release = c.prepareStatement("DO RELEASE_LOCK(?)")) {
                 release.setString(1, lockName);
@@ -196,6 +212,7 @@ final class LockTable implements JdbcLockTable {
                         + " (id, token_floor) VALUES (1, <a token above every token ever issued from this table>)");
             }
         }
+        shared.verify(c, engines.get(shared.share), primaryKey(c, shared.share), problems);
         if (!problems.isEmpty()) {
             throw new IllegalStateException("lock table " + describe(database) + " is not usable: "
                     + String.join("; ", problems) + ". Expected:\n" + ddl());
@@ -318,10 +335,11 @@ final class LockTable implements JdbcLockTable {
     private Map<String, String> engines(Connection c) throws SQLException {
         Map<String, String> found = new HashMap<>();
         try (PreparedStatement ps = c.prepareStatement("SELECT table_name, engine FROM information_schema.tables"
-                + " WHERE table_schema = COALESCE(?, DATABASE()) AND table_name IN (?, ?)")) {
+                + " WHERE table_schema = COALESCE(?, DATABASE()) AND table_name IN (?, ?, ?)")) {
             ps.setString(1, schema);
             ps.setString(2, table);
             ps.setString(3, floor);
+            ps.setString(4, shared.share);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     found.put(rs.getString(1), String.valueOf(rs.getString(2)));
@@ -387,6 +405,11 @@ final class LockTable implements JdbcLockTable {
         columns.put("lock_type", "VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL");
         columns.put("lock_data", "TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL");
         columns.put("granted_at", "DATETIME(6) NULL");
+        // the summary of a name's shared grants (see SharedTable), which the mutex statement and the purge read
+        columns.put("share_kind", "VARCHAR(9) CHARACTER SET ascii COLLATE ascii_bin NULL");
+        columns.put("share_limit", "INT NULL");
+        columns.put("share_until", "DATETIME(6) NULL");
+        columns.put("share_held_until", "DATETIME(6) NULL");
         return columns;
     }
 

@@ -1,7 +1,5 @@
 package io.fencelock.mysql;
 
-import static io.fencelock.mysql.RoundTrip.placeholders;
-
 import io.fencelock.Capability;
 import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
@@ -16,6 +14,7 @@ import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.Redaction;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
+import io.fencelock.spi.SharedRequest;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -24,14 +23,9 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumSet;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -78,6 +72,7 @@ public final class MySqlLockBackend implements LockBackend {
 
     private final ServerClock serverClock;
     private final Statements sql;
+    private final Renewals renewals;
 
     private MySqlLockBackend(JdbcConnections connections, LockTable table, ServerFacts facts) {
         this.connections = connections;
@@ -94,12 +89,15 @@ public final class MySqlLockBackend implements LockBackend {
                 Capability.LINEARIZABLE,
                 Capability.PURGE_FREE,
                 Capability.METADATA,
-                Capability.EXTENDABLE_TTL);
+                Capability.EXTENDABLE_TTL,
+                Capability.SHARED_LOCKS,
+                Capability.FAIR_ORDER);
         if (facts.durableCommits()) {
             caps.add(Capability.DURABLE_TOKENS);
         }
         this.capabilities = Collections.unmodifiableSet(caps);
         this.sql = new Statements(table);
+        this.renewals = new Renewals(table, combined, serverClock);
     }
 
     public static Builder builder() {
@@ -133,6 +131,19 @@ public final class MySqlLockBackend implements LockBackend {
                     outcome = Long.parseUnsignedLong(keys.getString(1));
                 }
             }
+            if (outcome < 0 && (outcome & Statements.KIND_REFUSED_BIT) != 0) {
+                // a live semaphore or read-write lock: its kind in bits 32-33, its limit below
+                throw new IllegalArgumentException(SharedTable.refusal(
+                        name,
+                        SharedTable.KIND_CODES[(int) (outcome >>> 32) & 3],
+                        (int) outcome,
+                        io.fencelock.LockMode.EXCLUSIVE,
+                        0));
+            }
+            if (outcome == 0) {
+                // no hint (useAffectedRows=true): a name of another kind must still be refused outright
+                table.shared.requireMutexKind(c, name);
+            }
             if (outcome > 0) {
                 // The statement returns only the token; the expiry it stored is the server's time
                 // when the statement started plus the TTL, which we know to within a round trip.
@@ -160,136 +171,100 @@ public final class MySqlLockBackend implements LockBackend {
         }
     }
 
+    /** One call of the acquire procedure (see {@link SharedTable}): one round trip. */
+    @Override
+    public AcquireResult tryAcquireShared(
+            String name, String leaseId, Duration ttl, SharedRequest request, LockMetadata metadata) {
+        try (Connection c = connections.connection()) {
+            return table.shared.acquire(c, name, leaseId, SqlTime.micros(ttl), request, metadata);
+        } catch (SQLException e) {
+            if (e.getErrorCode() == ER_LOCK_DEADLOCK || e.getErrorCode() == ER_LOCK_WAIT_TIMEOUT) {
+                // the procedure rolled its transaction back whole: a definite "not acquired", as for the mutex
+                log.debug(
+                        "fencelock: shared acquire of '{}' lost an InnoDB lock conflict ({})", name, e.getErrorCode());
+                return AcquireResult.held(null);
+            }
+            throw failures.failure("shared acquire of '" + name + "'", e);
+        }
+    }
+
+    /** One call of the downgrade procedure: one round trip. */
+    @Override
+    public RenewResult downgrade(String name, String leaseId, Duration ttl) {
+        try (Connection c = connections.connection()) {
+            return table.shared.downgrade(c, name, leaseId, SqlTime.micros(ttl));
+        } catch (SQLException e) {
+            throw failures.failure("downgrade of '" + name + "'", e);
+        }
+    }
+
+    /** One round trip with multi-statements (see {@link Renewals}). */
     @Override
     public List<RenewResult> renew(List<RenewRequest> requests) {
         if (requests.isEmpty()) {
             return List.of();
         }
-        // One UPDATE per TTL and token period (a client's leases usually share both), then one read
-        // of all the rows: a lease was renewed iff its row still names it and has not expired. A
-        // refused lease cannot look renewed, since nothing but its own renewal moves its expiry on.
-        Map<List<Long>, List<RenewRequest>> groups = new LinkedHashMap<>();
-        for (RenewRequest r : requests) {
-            long period = r.tokenPeriod() == null ? 0 : SqlTime.micros(r.tokenPeriod());
-            groups.computeIfAbsent(List.of(SqlTime.micros(r.ttl()), period), k -> new ArrayList<>())
-                    .add(r);
-        }
-        List<RoundTrip.Part> parts = new ArrayList<>();
-        groups.forEach((key, group) -> {
-            for (int from = 0; from < group.size(); from += RENEW_CHUNK) {
-                parts.add(renewPart(
-                        group.subList(from, Math.min(group.size(), from + RENEW_CHUNK)), key.get(0), key.get(1)));
-            }
-        });
-        List<String> names = new ArrayList<>(
-                new LinkedHashSet<>(requests.stream().map(RenewRequest::name).toList()));
-        Map<String, Row> rows = new HashMap<>();
-        Instant[] serverTime = new Instant[1];
-        for (int from = 0; from < names.size(); from += RENEW_CHUNK) {
-            List<String> chunk = names.subList(from, Math.min(names.size(), from + RENEW_CHUNK));
-            parts.add(RoundTrip.Part.query(
-                    "SELECT name, lease_id, token, expires_at, expires_at > " + NOW + ", " + NOW + " FROM "
-                            + table.qualifiedTable + " WHERE name IN (" + placeholders(chunk.size(), "?") + ")",
-                    (ps, i) -> {
-                        for (String n : chunk) {
-                            ps.setString(i++, n);
-                        }
-                        return i;
-                    },
-                    rs -> {
-                        while (rs.next()) {
-                            rows.put(
-                                    rs.getString(1),
-                                    new Row(rs.getString(2), rs.getLong(3), TIME.read(rs, 4), rs.getBoolean(5)));
-                            serverTime[0] = TIME.read(rs, 6);
-                        }
-                    }));
-        }
         try (Connection c = connections.connection()) {
-            Instant sent = Instant.now();
-            RoundTrip.run(c, combined, parts);
-            if (parts.size() == 2) { // one UPDATE and its read: a clean sample of the server's clock
-                serverClock.observe(sent, serverTime[0], Instant.now());
-            }
+            return renewals.run(c, requests);
         } catch (SQLException e) {
             throw failures.failure("renew of " + requests.size() + " lease(s)", e);
         }
-        List<RenewResult> results = new ArrayList<>(requests.size());
-        for (RenewRequest r : requests) {
-            Row row = rows.get(r.name());
-            results.add(
-                    row != null && row.live && r.leaseId().equals(row.leaseId)
-                            ? RenewResult.renewed(row.token, row.expiresAt)
-                            : RenewResult.rejected());
-        }
-        return results;
     }
-
-    private record Row(String leaseId, long token, Instant expiresAt, boolean live) {}
 
     /**
-     * Extends the leases of one TTL that still hold their lock. With a token period, the token rises
-     * once the current one is that old: single-table UPDATE assigns left to right, so both the token
-     * and its time are decided from the old token_issued_at before it is overwritten.
+     * The mutex's UPDATE, then the release procedure, which frees a shared grant or withdraws a
+     * waiter (and for a mutex lease only looks): one round trip with multi-statements; without
+     * them the procedure is called only when the UPDATE freed nothing.
      */
-    private RoundTrip.Part renewPart(List<RenewRequest> chunk, long ttlMicros, long periodMicros) {
-        String set = "expires_at = " + NOW + " + INTERVAL ? MICROSECOND";
-        if (periodMicros > 0) {
-            String due = "token_issued_at <= " + NOW + " - INTERVAL ? MICROSECOND";
-            set = "token = IF(" + due + ", token + 1, token), token_issued_at = IF(" + due + ", " + NOW
-                    + ", token_issued_at), " + set;
-        }
-        String sql = "UPDATE " + table.qualifiedTable + " SET " + set
-                + " WHERE name IN (" + placeholders(chunk.size(), "?") + ")"
-                + " AND (name, lease_id) IN (" + placeholders(chunk.size(), "(?, ?)") + ")"
-                + " AND expires_at > " + NOW;
-        return RoundTrip.Part.update(sql, (ps, i) -> {
-            if (periodMicros > 0) {
-                ps.setLong(i++, periodMicros);
-                ps.setLong(i++, periodMicros);
-            }
-            ps.setLong(i++, ttlMicros);
-            for (RenewRequest r : chunk) {
-                ps.setString(i++, r.name());
-            }
-            for (RenewRequest r : chunk) {
-                ps.setString(i++, r.name());
-                ps.setString(i++, r.leaseId());
-            }
-            return i;
-        });
-    }
-
     @Override
     public boolean release(String name, String leaseId) {
-        try (Connection c = connections.connection();
-                PreparedStatement ps = c.prepareStatement(sql.release)) {
-            ps.setString(1, name);
-            ps.setString(2, leaseId);
-            return ps.executeUpdate() > 0; // the holder always changes to NULL: 1 with or without useAffectedRows
+        boolean[] sharedFreed = {false};
+        RoundTrip.Part shared = RoundTrip.Part.query(
+                table.shared.release,
+                SharedTable.releaseBinder(name, leaseId),
+                rs -> sharedFreed[0] = rs.next() && rs.getInt(1) > 0);
+        RoundTrip.Part mutex = RoundTrip.Part.update(sql.release, SharedTable.releaseBinder(name, leaseId));
+        try (Connection c = connections.connection()) {
+            if (combined) {
+                // the holder always changes to NULL: 1 with or without useAffectedRows
+                return RoundTrip.run(c, true, List.of(mutex, shared))[0] > 0 || sharedFreed[0];
+            }
+            if (RoundTrip.run(c, false, List.of(mutex))[0] > 0) {
+                return true;
+            }
+            RoundTrip.run(c, false, List.of(shared));
+            return sharedFreed[0];
         } catch (SQLException e) {
             throw failures.failure("release of '" + name + "'", e);
         }
     }
 
+    /** One statement: the name's row and its live shared holders (see {@link SharedTable#read}). */
     @Override
     public Optional<LockInfo> inspect(String name) {
-        List<LockInfo> found = query("inspect of '" + name + "'", sql.inspect, name);
+        List<LockInfo> found = query("inspect of '" + name + "'", table.shared.inspect, name);
         return found.isEmpty() ? Optional.empty() : Optional.of(found.get(0));
     }
 
     @Override
     public List<LockInfo> list(String prefix) {
         String pattern = prefix.replace("!", "!!").replace("%", "!%").replace("_", "!_") + "%";
-        return query("list of '" + prefix + "'", sql.list, pattern);
+        return query("list of '" + prefix + "'", table.shared.list, pattern);
     }
 
     private List<LockInfo> query(String operation, String sql, String parameter) {
-        return connections.lockInfos(operation, sql, parameter, TIME, (sent, infos, received) -> {
+        try (Connection c = connections.connection();
+                PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setString(1, parameter);
+            Instant sent = Instant.now();
+            List<LockInfo> infos = SharedTable.read(ps);
             if (infos.size() == 1) {
-                serverClock.observe(sent, infos.get(0).serverTime(), received);
+                serverClock.observe(sent, infos.get(0).serverTime(), Instant.now());
             }
-        });
+            return infos;
+        } catch (SQLException e) {
+            throw failures.failure(operation, e);
+        }
     }
 
     /** Deletes rows free for at least {@code freeFor}, raising the token floor above them first: see {@link FloorPurge}. */

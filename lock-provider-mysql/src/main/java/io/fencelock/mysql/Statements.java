@@ -6,7 +6,7 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 
 /**
- * The single-statement SQL of one lock table (acquire, release, inspect, list), decided by the
+ * The single-statement SQL of one lock table's mutex (acquire, release), decided by the
  * server's {@code UTC_TIMESTAMP(6)}, and the acquire's parameters in the order its SQL takes them.
  * Identifiers are the table's validated, quoted names; every value is a bind parameter.
  */
@@ -14,21 +14,32 @@ final class Statements {
     static final String NOW = "UTC_TIMESTAMP(6)";
     /** The top bit of LAST_INSERT_ID (an unsigned BIGINT) marks a refusal; tokens stay below it. */
     private static final String REFUSED = "9223372036854775808";
+    /** With REFUSED, bit 62 marks a name of another kind: bits 32-33 its kind (1 semaphore, 2 read-write), 0-31 its limit. */
+    static final long KIND_REFUSED_BIT = 1L << 62;
+
+    private static final String KIND_REFUSED = Long.toString(KIND_REFUSED_BIT);
 
     /** See {@link #bindAcquire}. */
     final String acquire;
     /** name, lease id. */
     final String release;
-    /** name: the columns of lock-jdbc's LockInfoRows. */
-    final String inspect;
-    /** a LIKE pattern ('!' escapes): the same columns, held locks only, in name order. */
-    final String list;
 
     Statements(LockTable table) {
         String t = table.qualifiedTable;
         // A lock is free when released (no holder) or expired; "already ours" makes a retried acquire
         // of the same lease id idempotent, and makes "lease_id = ours" below mean "granted".
-        String free = "(lease_id IS NULL OR expires_at <= " + NOW + " OR lease_id = ?)";
+        // Shared grants (see SharedTable) keep a summary in the row: a live semaphore or read-write
+        // lock refuses the mutex outright (its kind and limit coded into the answer, for the
+        // IllegalArgumentException), and a live fair-mutex holder holds the name like a mutex holder.
+        String sharedLives = "COALESCE(share_until > " + NOW + ", FALSE)";
+        String otherKind = "(" + sharedLives + " AND COALESCE(share_kind, '') <> 'EXCLUSIVE')";
+        String fairHeld = "COALESCE(share_held_until > " + NOW + ", FALSE)";
+        String free = "((lease_id IS NULL OR expires_at <= " + NOW + " OR lease_id = ?) AND NOT " + otherKind
+                + " AND NOT " + fairHeld + ")";
+        String refusal = "IF(" + otherKind + ", " + REFUSED + " + " + KIND_REFUSED + " + 4294967296 * IF(share_kind"
+                + " = 'PERMITS', 1, 2) + COALESCE(share_limit, 0), " + REFUSED + " + COALESCE(GREATEST(0,"
+                + " TIMESTAMPDIFF(MICROSECOND, " + NOW + ", IF(lease_id IS NOT NULL AND expires_at > " + NOW
+                + ", expires_at, share_held_until))), 0))";
         // ON DUPLICATE KEY UPDATE assigns left to right, each expression seeing the columns assigned
         // before it: the token and its time are decided while lease_id and expires_at are still the
         // old holder's; lease_id is decided last of the three; expires_at, the grant's metadata and
@@ -51,8 +62,7 @@ final class Statements {
                 + " f WHERE f.id = 1 LOCK IN SHARE MODE) + 1), " + NOW + ", " + NOW + " + INTERVAL ? MICROSECOND,"
                 + " ?, ?, ?, " + NOW + ")"
                 + " ON DUPLICATE KEY UPDATE"
-                + " token = IF(" + free + ", LAST_INSERT_ID(token + 1), token + 0 * LAST_INSERT_ID(" + REFUSED
-                + " + GREATEST(0, TIMESTAMPDIFF(MICROSECOND, " + NOW + ", expires_at)))),"
+                + " token = IF(" + free + ", LAST_INSERT_ID(token + 1), token + 0 * LAST_INSERT_ID(" + refusal + ")),"
                 + " token_issued_at = IF(" + free + ", " + NOW + ", token_issued_at),"
                 + " lease_id = IF(" + free + ", ?, lease_id),"
                 + " expires_at = IF(lease_id = ?, " + NOW + " + INTERVAL ? MICROSECOND, expires_at)"
@@ -62,11 +72,6 @@ final class Statements {
         this.release = "UPDATE " + t + " SET lease_id = NULL, expires_at = " + NOW
                 + ", lock_owner = NULL, lock_type = NULL, lock_data = NULL, granted_at = NULL"
                 + " WHERE name = ? AND lease_id = ? AND expires_at > " + NOW;
-        String info = "SELECT name, lease_id IS NOT NULL AND expires_at > " + NOW + ", lease_id, token, expires_at, "
-                + NOW + ", lock_owner, lock_type, lock_data, granted_at FROM " + t + " WHERE ";
-        this.inspect = info + "name = ?";
-        // binary collation: ORDER BY is Java's order of the (ASCII) names, LIKE is case-sensitive
-        this.list = info + "lease_id IS NOT NULL AND expires_at > " + NOW + " AND name LIKE ? ESCAPE '!' ORDER BY name";
     }
 
     /** Binds {@link #acquire}'s parameters: the new row's values, then the update's, in the SQL's order. */

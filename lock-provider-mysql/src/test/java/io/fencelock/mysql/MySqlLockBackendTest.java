@@ -747,7 +747,7 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
                 .hasMessageContaining("no primary key on (name)");
 
         String noFloor = table("nofloor");
-        execute(MySqlLockBackend.ddl(null, noFloor).split(";\n"));
+        execute(LockTable.of(null, noFloor).tablesDdl().split(";\n"));
         execute("DELETE FROM " + noFloor + "_floor");
         assertThatThrownBy(() -> builder().table(noFloor).build())
                 .isInstanceOf(IllegalStateException.class)
@@ -782,7 +782,8 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
                         + " UTC_TIMESTAMP(6) + INTERVAL 1 HOUR)");
         assertThatThrownBy(() -> builder().table(t).build())
                 .isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("[lock_owner, lock_type, lock_data, granted_at]")
+                .hasMessageContaining(
+                        "[lock_owner, lock_type, lock_data, granted_at, share_kind, share_limit, share_until, share_held_until]")
                 .hasMessageContaining("createTable(true)")
                 .hasMessageContaining("ALTER TABLE `" + t + "` ADD COLUMN lock_owner VARCHAR(200)");
 
@@ -965,7 +966,9 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
                         Capability.LINEARIZABLE,
                         Capability.PURGE_FREE,
                         Capability.METADATA,
-                        Capability.EXTENDABLE_TTL);
+                        Capability.EXTENDABLE_TTL,
+                        Capability.SHARED_LOCKS,
+                        Capability.FAIR_ORDER);
         assertThat(backend.capabilities()).doesNotContain(Capability.WAKE_ON_RELEASE);
 
         LockBackendProvider provider = ServiceLoader.load(LockBackendProvider.class).stream()
