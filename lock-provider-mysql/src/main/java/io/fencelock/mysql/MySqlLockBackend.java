@@ -42,7 +42,9 @@ import org.slf4j.LoggerFactory;
  * {@link #purgeFree(Duration)} deletes rows only after raising a one-row floor above their tokens,
  * and a name without a row starts above that floor. A grant stores its {@link LockMetadata} and its
  * server time in the row with it; renewals keep them, a release clears them. There is no release signal: waiters poll,
- * never past the holder's expiry, which every failed attempt reports.
+ * never past the holder's expiry, which every failed attempt reports. Semaphores, read-write locks
+ * and the fair mutex keep their grants and waiters in a companion table changed by stored
+ * procedures, one call per operation ({@link SharedTable}).
  *
  * <pre>{@code
  * LockBackend backend = MySqlLockBackend.builder()
@@ -59,8 +61,6 @@ public final class MySqlLockBackend implements LockBackend {
     static final int PURGE_BATCH = FloorPurge.PURGE_BATCH;
     private static final int ER_LOCK_WAIT_TIMEOUT = 1205;
     private static final int ER_LOCK_DEADLOCK = 1213;
-    private static final SqlTime.Reader TIME = SqlTime.UTC_DATETIME;
-    private static final String NOW = Statements.NOW;
 
     private final JdbcConnections connections;
     private final JdbcFailures failures;
