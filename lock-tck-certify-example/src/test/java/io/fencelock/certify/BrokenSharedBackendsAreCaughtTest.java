@@ -1,8 +1,10 @@
 package io.fencelock.certify;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fencelock.Capability;
+import io.fencelock.LockHolder;
 import io.fencelock.LockInfo;
 import io.fencelock.LockMetadata;
 import io.fencelock.LockMode;
@@ -15,8 +17,14 @@ import io.fencelock.spi.RenewResult;
 import io.fencelock.spi.SharedRequest;
 import io.fencelock.tck.BackendFixture;
 import io.fencelock.tck.SharedChecks;
+import io.fencelock.tck.fault.FaultRun;
+import io.fencelock.tck.fault.FaultScenarios;
+import io.fencelock.tck.fault.SharedFaultScenarios;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
@@ -62,9 +70,42 @@ class BrokenSharedBackendsAreCaughtTest {
         }
     }
 
+    /**
+     * A shared renewal that extends an already expired grant (a renewal that sets the expiry of the
+     * grant's record without asking whether it had expired): in normal operation a grant is renewed
+     * only before it expires, so the random schedules pass; only a renewal that stalled past the TTL
+     * and reached the backend late brings a lost grant back, beside the grants made since. The fault
+     * run with stalled renewals catches it.
+     */
+    @Test
+    void aSharedRenewalThatRevivesAnExpiredGrantIsCaught() throws Exception {
+        BackendFixture fixture = fixture(Flawed::renewalRevivesExpired);
+        try (SharedChecks checks = new SharedChecks(fixture, this::name)) {
+            List<SharedChecks.Hold> holds = checks.randomReadWrite(1);
+            SharedChecks.require("writersExcludeEveryone", 1, SharedChecks.writerOverlaps(holds), holds);
+        }
+        SharedFaultScenarios shared =
+                new SharedFaultScenarios(fixture, this::name, new FaultScenarios(fixture, this::name));
+        List<FaultRun> runs = shared.pauses(1);
+        assertThat(runs)
+                .singleElement()
+                .satisfies(r -> assertThat(r.check(FaultRun.LOST_GRANT_NOT_REVIVED))
+                        .as("the check under " + r.fault())
+                        .hasValueSatisfying(
+                                c -> assertThat(c.passed()).as(c.detail()).isFalse()));
+    }
+
+    private String name() {
+        return run + "-n" + names.incrementAndGet();
+    }
+
     private SharedChecks checks(Function<LockBackend, LockBackend> flaw) {
+        return new SharedChecks(fixture(flaw), this::name);
+    }
+
+    private BackendFixture fixture(Function<LockBackend, LockBackend> flaw) {
         String store = run + "-" + names.incrementAndGet();
-        BackendFixture fixture = new BackendFixture() {
+        return new BackendFixture() {
             @Override
             public LockBackend openBackend() {
                 return flaw.apply(InMemoryLockBackend.builder().store(store).build());
@@ -74,37 +115,66 @@ class BrokenSharedBackendsAreCaughtTest {
             public String description() {
                 return "flawed in-memory store";
             }
+
+            @Override
+            public Optional<String> inThisJvmOnly() {
+                return Optional.of("the in-memory backend lives in this JVM");
+            }
         };
-        return new SharedChecks(fixture, () -> run + "-n" + names.incrementAndGet());
     }
 
     /** The in-memory backend with one flaw in how it treats shared requests. */
     private static final class Flawed implements LockBackend {
+        private enum Flaw {
+            PERMITS_EXPIRE_EARLY,
+            NO_WRITER_INTENT,
+            RENEWAL_REVIVES_EXPIRED
+        }
+
+        /** A shared grant's record as the reviving backend keeps it after its expiry: never deleted. */
+        private record Row(String name, LockMode mode, int permits, long token) {}
+
+        /** The records of one store's shared grants, by lease id, and the grants a late renewal revived. */
+        private static final Map<String, Row> ROWS = new ConcurrentHashMap<>();
+
+        private static final Map<String, Instant> REVIVED = new ConcurrentHashMap<>();
+
         private final LockBackend delegate;
-        private final boolean permitsExpireEarly;
+        private final Flaw flaw;
         private final Set<String> permitLeases = ConcurrentHashMap.newKeySet();
 
-        private Flawed(LockBackend delegate, boolean permitsExpireEarly) {
+        private Flawed(LockBackend delegate, Flaw flaw) {
             this.delegate = delegate;
-            this.permitsExpireEarly = permitsExpireEarly;
+            this.flaw = flaw;
         }
 
         static LockBackend permitsExpireEarly(LockBackend delegate) {
-            return new Flawed(delegate, true);
+            return new Flawed(delegate, Flaw.PERMITS_EXPIRE_EARLY);
         }
 
         static LockBackend noWriterIntent(LockBackend delegate) {
-            return new Flawed(delegate, false);
+            return new Flawed(delegate, Flaw.NO_WRITER_INTENT);
+        }
+
+        static LockBackend renewalRevivesExpired(LockBackend delegate) {
+            return new Flawed(delegate, Flaw.RENEWAL_REVIVES_EXPIRED);
         }
 
         @Override
         public AcquireResult tryAcquireShared(
                 String name, String leaseId, Duration ttl, SharedRequest request, LockMetadata metadata) {
-            if (permitsExpireEarly && request.mode() == LockMode.PERMITS) {
+            if (flaw == Flaw.PERMITS_EXPIRE_EARLY && request.mode() == LockMode.PERMITS) {
                 permitLeases.add(leaseId);
                 return delegate.tryAcquireShared(name, leaseId, ttl.dividedBy(4), request, metadata);
             }
-            if (!permitsExpireEarly && request.mode() == LockMode.WRITE) {
+            if (flaw == Flaw.RENEWAL_REVIVES_EXPIRED) {
+                AcquireResult result = delegate.tryAcquireShared(name, leaseId, ttl, request, metadata);
+                if (result.acquired()) {
+                    ROWS.put(leaseId, new Row(name, request.mode(), request.permits(), result.token()));
+                }
+                return result;
+            }
+            if (flaw == Flaw.NO_WRITER_INTENT && request.mode() == LockMode.WRITE) {
                 SharedRequest noIntent = new SharedRequest(
                         request.mode(), request.permits(), request.limit(), request.waiterId(), false, request.fair());
                 return delegate.tryAcquireShared(name, leaseId, ttl, noIntent, metadata);
@@ -114,11 +184,25 @@ class BrokenSharedBackendsAreCaughtTest {
 
         @Override
         public List<RenewResult> renew(List<RenewRequest> requests) {
-            return delegate.renew(requests.stream()
+            List<RenewResult> results = delegate.renew(requests.stream()
                     .map(r -> permitLeases.contains(r.leaseId())
                             ? new RenewRequest(r.name(), r.leaseId(), r.ttl().dividedBy(4), r.tokenPeriod())
                             : r)
                     .toList());
+            if (flaw != Flaw.RENEWAL_REVIVES_EXPIRED) {
+                return results;
+            }
+            List<RenewResult> revived = new ArrayList<>(results);
+            for (int i = 0; i < requests.size(); i++) {
+                Row row = ROWS.get(requests.get(i).leaseId());
+                if (!results.get(i).renewed() && row != null) {
+                    // the record's expiry is set anew, whether or not it had expired
+                    Instant expiry = Instant.now().plus(requests.get(i).ttl());
+                    REVIVED.put(requests.get(i).leaseId(), expiry);
+                    revived.set(i, RenewResult.renewed(row.token(), expiry));
+                }
+            }
+            return revived;
         }
 
         @Override
@@ -138,7 +222,34 @@ class BrokenSharedBackendsAreCaughtTest {
 
         @Override
         public Optional<LockInfo> inspect(String name) {
-            return delegate.inspect(name);
+            Optional<LockInfo> info = delegate.inspect(name);
+            List<LockHolder> revived = new ArrayList<>();
+            REVIVED.forEach((leaseId, expiry) -> {
+                Row row = ROWS.get(leaseId);
+                if (row.name().equals(name) && expiry.isAfter(Instant.now())) {
+                    revived.add(new LockHolder(
+                            leaseId, row.mode(), row.permits(), row.token(), expiry, LockMetadata.NONE, null));
+                }
+            });
+            if (revived.isEmpty()) {
+                return info;
+            }
+            List<LockHolder> holders =
+                    new ArrayList<>(info.map(LockInfo::holders).orElse(List.of()));
+            holders.addAll(revived);
+            LockHolder last = holders.get(holders.size() - 1);
+            return Optional.of(new LockInfo(
+                    name,
+                    true,
+                    last.leaseId(),
+                    last.token(),
+                    last.expiresAt(),
+                    Instant.now(),
+                    LockMetadata.NONE,
+                    null,
+                    info.map(LockInfo::kind).orElse(last.mode() == LockMode.WRITE ? LockMode.READ : last.mode()),
+                    info.map(LockInfo::limit).orElse(0),
+                    holders));
         }
 
         @Override

@@ -32,6 +32,7 @@ public final class InstrumentedBackend implements LockBackend {
     private final AtomicInteger releases = new AtomicInteger();
     private final AtomicInteger reads = new AtomicInteger();
     private final List<Integer> renewBatchSizes = new CopyOnWriteArrayList<>();
+    private final AtomicInteger renewsFinished = new AtomicInteger();
     private volatile boolean renewalsCut;
     private volatile boolean acquiresCut;
     private volatile boolean releasesCut;
@@ -107,6 +108,11 @@ public final class InstrumentedBackend implements LockBackend {
         return List.copyOf(renewBatchSizes);
     }
 
+    /** Renew round trips that have ended (answered or failed), stalled ones included once let through. */
+    public int renewCallsFinished() {
+        return renewsFinished.get();
+    }
+
     /** All round trips so far. */
     public int totalCalls() {
         return acquires.get() + releases.get() + reads.get() + renewBatchSizes.size();
@@ -151,6 +157,14 @@ public final class InstrumentedBackend implements LockBackend {
     @Override
     public List<RenewResult> renew(List<RenewRequest> requests) {
         renewBatchSizes.add(requests.size());
+        try {
+            return renewThrough(requests);
+        } finally {
+            renewsFinished.incrementAndGet();
+        }
+    }
+
+    private List<RenewResult> renewThrough(List<RenewRequest> requests) {
         CountDownLatch gate = renewalGate;
         if (gate != null) {
             try {

@@ -19,6 +19,7 @@ import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.tck.fault.FaultRun;
 import io.fencelock.tck.fault.FaultScenarios;
+import io.fencelock.tck.fault.SharedFaultScenarios;
 import io.fencelock.tck.history.Coverage;
 import io.fencelock.tck.history.Event;
 import io.fencelock.tck.history.History;
@@ -1351,26 +1352,16 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
     @Test
     void exclusionUnderHolderPauses() throws Exception {
         faults.holderJvmUnavailable()
-                .ifPresent(why -> matrix.record(
-                        "exclusionUnderHolderPauses",
-                        "holder JVM frozen (SIGSTOP) past its TTL",
-                        true,
-                        Outcome.NOT_RUN,
-                        why,
-                        null));
+                .ifPresent(
+                        why -> notRun("exclusionUnderHolderPauses", "holder JVM frozen (SIGSTOP) past its TTL", why));
         judgeFaults("exclusionUnderHolderPauses", pauseRuns(), HistoryChecker.PROPERTIES, List.of(), true);
     }
 
     @Test
     void indeterminateOutcomesNeverYieldTwoHolders() throws Exception {
         faults.proxyUnavailable()
-                .ifPresent(why -> matrix.record(
-                        "indeterminateOutcomesNeverYieldTwoHolders",
-                        "connection faults (proxy)",
-                        true,
-                        Outcome.NOT_RUN,
-                        why,
-                        null));
+                .ifPresent(
+                        why -> notRun("indeterminateOutcomesNeverYieldTwoHolders", "connection faults (proxy)", why));
         judgeFaults(
                 "indeterminateOutcomesNeverYieldTwoHolders",
                 connectionRuns(),
@@ -1445,6 +1436,11 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
                 HistoryChecker.PROPERTIES,
                 List.of(FaultRun.HELD_THROUGHOUT),
                 true);
+    }
+
+    /** Records that {@code property} could not be run under {@code fault} here, and why. */
+    private void notRun(String property, String fault, String why) {
+        matrix.record(property, fault, true, Outcome.NOT_RUN, why, null);
     }
 
     /** A restart property: claimed only with DURABLE_TOKENS, run (and its outcome recorded) either way. */
@@ -1627,6 +1623,119 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         try (SharedChecks checks = new SharedChecks(fixture, this::freshName)) {
             checks.fairGrantsFollowRequestOrder(4);
         }
+    }
+
+    // shared grants under the fault suite's faults: one matrix cell per property and fault
+
+    private SharedFaultScenarios sharedFaults;
+    private List<FaultRun> sharedPauseRuns;
+    private List<FaultRun> sharedConnectionRuns;
+    private List<FaultRun> sharedRestartRuns;
+
+    /**
+     * Semaphore permits, writer exclusion and token order while a shared holder's renewals stall or
+     * its JVM is frozen; the stalled renewals, arriving late, do not bring the lost grants back.
+     */
+    @Test
+    void sharedExclusionUnderHolderPauses() throws Exception {
+        requireClaim(Capability.SHARED_LOCKS);
+        faults.holderJvmUnavailable()
+                .ifPresent(why ->
+                        notRun("sharedExclusionUnderHolderPauses", "holder JVM frozen (SIGSTOP) past its TTL", why));
+        judgeFaults(
+                "sharedExclusionUnderHolderPauses",
+                sharedPauseRuns(),
+                sharedProperties(),
+                List.of(FaultRun.LOST_GRANT_NOT_REVIVED),
+                true);
+    }
+
+    /** The shared properties when answers of acquires, downgrades, renewals and releases are lost, and under the proxy's faults. */
+    @Test
+    void sharedIndeterminateOutcomesKeepTheLimits() throws Exception {
+        requireClaim(Capability.SHARED_LOCKS);
+        faults.proxyUnavailable()
+                .ifPresent(why -> notRun("sharedIndeterminateOutcomesKeepTheLimits", "connection faults (proxy)", why));
+        judgeFaults(
+                "sharedIndeterminateOutcomesKeepTheLimits",
+                sharedConnectionRuns(),
+                sharedProperties(),
+                List.of(),
+                true);
+    }
+
+    /**
+     * A paused or cut-off shared holder learns it lost its grants, its late write is turned away by
+     * the fence, its grants are renewed or lost (never assumed), and it gets grants again afterwards.
+     */
+    @Test
+    void sharedHolderLearnsLossAndIsFenced() throws Exception {
+        requireClaim(Capability.SHARED_LOCKS);
+        List<FaultRun> runs = new ArrayList<>(sharedPauseRuns());
+        runs.addAll(sharedConnectionRuns());
+        judgeFaults(
+                "sharedHolderLearnsLossAndIsFenced",
+                runs,
+                List.of(),
+                List.of(
+                        FaultRun.LOST_SIGNALLED,
+                        FaultRun.TASK_CANCELLED,
+                        FaultRun.LATE_WRITE_FENCED,
+                        FaultRun.LEASE_NOT_ASSUMED,
+                        FaultRun.RECOVERED,
+                        FaultRun.RECOVERED + " (takeover)"),
+                true);
+    }
+
+    /** Shared grants survive a restart of the backend, and their tokens keep rising: claimed with DURABLE_TOKENS. */
+    @Test
+    void sharedGrantsAcrossBackendRestart() throws Exception {
+        requireClaim(Capability.SHARED_LOCKS);
+        boolean claimed = capabilities.contains(Capability.DURABLE_TOKENS);
+        Optional<String> why = faults.restartUnavailable();
+        if (why.isPresent()) {
+            matrix.record(
+                    "sharedGrantsAcrossBackendRestart", "backend restart", claimed, Outcome.NOT_RUN, why.get(), null);
+            Assumptions.abort("not run: " + why.get());
+        }
+        if (sharedRestartRuns == null) {
+            sharedRestartRuns = inRounds(sharedFaults()::restarts);
+        }
+        judgeFaults(
+                "sharedGrantsAcrossBackendRestart",
+                sharedRestartRuns,
+                sharedProperties(),
+                List.of(FaultRun.TOKENS_MONOTONE, FaultRun.RECOVERED, FaultRun.LEASE_NOT_ASSUMED),
+                claimed);
+    }
+
+    /** The shared properties a backend claims: token order only with FENCING. */
+    private List<String> sharedProperties() {
+        return SharedChecks.PROPERTIES.stream()
+                .filter(p -> capabilities.contains(Capability.FENCING)
+                        || !p.equals(SharedChecks.SHARED_TOKENS_RESPECT_REAL_TIME_ORDER))
+                .toList();
+    }
+
+    private SharedFaultScenarios sharedFaults() {
+        if (sharedFaults == null) {
+            sharedFaults = new SharedFaultScenarios(fixture, this::freshName, faults);
+        }
+        return sharedFaults;
+    }
+
+    private List<FaultRun> sharedPauseRuns() throws Exception {
+        if (sharedPauseRuns == null) {
+            sharedPauseRuns = inRounds(() -> sharedFaults().pauses(sharedSeed()));
+        }
+        return sharedPauseRuns;
+    }
+
+    private List<FaultRun> sharedConnectionRuns() throws Exception {
+        if (sharedConnectionRuns == null) {
+            sharedConnectionRuns = inRounds(() -> sharedFaults().connectionFaults(sharedSeed()));
+        }
+        return sharedConnectionRuns;
     }
 
     /** The random schedules' seed for shared locks: the replay seed, or the base seed of this run. */

@@ -55,20 +55,32 @@ public final class RecordedClient implements LockEventListener, AutoCloseable {
 
     /** One attempt ({@code wait == null}) or a wait of up to {@code wait}; empty when not acquired or unknown. */
     public Optional<Lease> acquire(String name, Duration wait) throws InterruptedException {
-        long op = history.newOpId();
-        history.record(
-                process,
-                op,
-                Type.INVOKE,
-                Kind.ACQUIRE,
+        return recordAcquire(
                 name,
-                null,
-                0,
-                false,
-                0,
-                wait == null ? "try" : "wait " + wait.toMillis() + "ms");
+                wait == null ? "try" : "wait " + wait.toMillis() + "ms",
+                () -> wait == null ? client.tryAcquire(name) : client.acquire(name, wait),
+                false);
+    }
+
+    /** One acquisition, e.g. {@code rw.write(wait)}; empty when not granted or unknown. */
+    public interface SharedAttempt {
+        Optional<Lease> run() throws InterruptedException;
+    }
+
+    /**
+     * A shared acquisition recorded like {@link #acquire}: the OK event carries the grant's mode and
+     * permits as its detail ({@code "WRITE 1"}, {@code "PERMITS 2"}), for {@link #grantOf}.
+     */
+    public Optional<Lease> acquireShared(String name, String how, SharedAttempt attempt) throws InterruptedException {
+        return recordAcquire(name, how, attempt, true);
+    }
+
+    private Optional<Lease> recordAcquire(String name, String how, SharedAttempt attempt, boolean shared)
+            throws InterruptedException {
+        long op = history.newOpId();
+        history.record(process, op, Type.INVOKE, Kind.ACQUIRE, name, null, 0, false, 0, how);
         try {
-            Optional<Lease> got = wait == null ? client.tryAcquire(name) : client.acquire(name, wait);
+            Optional<Lease> got = attempt.run();
             if (got.isPresent()) {
                 Lease lease = got.get();
                 history.record(
@@ -81,7 +93,7 @@ public final class RecordedClient implements LockEventListener, AutoCloseable {
                         lease.fencingToken(),
                         false,
                         deadline(lease),
-                        null);
+                        shared ? lease.mode() + " " + lease.permits() : null);
             } else {
                 history.record(process, op, Type.FAIL, Kind.ACQUIRE, name, null, 0, false, 0, null);
             }
@@ -92,6 +104,19 @@ public final class RecordedClient implements LockEventListener, AutoCloseable {
         }
     }
 
+    /** The mode and permits a shared grant's ACQUIRE OK detail names, or null for another detail. */
+    public static Map.Entry<io.fencelock.LockMode, Integer> grantOf(String detail) {
+        String[] f = detail == null ? new String[0] : detail.split(" ");
+        if (f.length != 2) {
+            return null;
+        }
+        try {
+            return Map.entry(io.fencelock.LockMode.valueOf(f[0]), Integer.parseInt(f[1]));
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
+    }
+
     /**
      * {@link LockClient#runExclusively} with the acquisition and the release recorded: the grant when
      * the task starts (so the recorded deadline can only be earlier than the true one), the release's
@@ -99,12 +124,22 @@ public final class RecordedClient implements LockEventListener, AutoCloseable {
      * client reported it.
      */
     public <T> Optional<T> runExclusively(String name, Duration wait, LeaseTask<T> task) throws Exception {
+        return runHolding(name, "runExclusively", t -> client.runExclusively(name, wait, t), task);
+    }
+
+    /** How a task runs under one grant: {@code runExclusively}, or a shared handle's {@code runWriting}, say. */
+    public interface Runner<T> {
+        Optional<T> run(LeaseTask<T> task) throws Exception;
+    }
+
+    /** Like {@link #runExclusively}, for a task run under a grant of any kind by {@code runner}, recorded as {@code how}. */
+    public <T> Optional<T> runHolding(String name, String how, Runner<T> runner, LeaseTask<T> task) throws Exception {
         long op = history.newOpId();
         long releaseOp = history.newOpId();
-        history.record(process, op, Type.INVOKE, Kind.ACQUIRE, name, null, 0, false, 0, "runExclusively");
+        history.record(process, op, Type.INVOKE, Kind.ACQUIRE, name, null, 0, false, 0, how);
         AtomicReference<Lease> granted = new AtomicReference<>();
         try {
-            Optional<T> result = client.runExclusively(name, wait, lease -> {
+            Optional<T> result = runner.run(lease -> {
                 granted.set(lease);
                 history.record(
                         process,
@@ -116,21 +151,12 @@ public final class RecordedClient implements LockEventListener, AutoCloseable {
                         lease.fencingToken(),
                         false,
                         deadline(lease),
-                        "runExclusively");
+                        how);
                 try {
                     return task.run(lease);
                 } finally {
                     history.record(
-                            process,
-                            releaseOp,
-                            Type.INVOKE,
-                            Kind.RELEASE,
-                            name,
-                            lease.leaseId(),
-                            0,
-                            false,
-                            0,
-                            "runExclusively");
+                            process, releaseOp, Type.INVOKE, Kind.RELEASE, name, lease.leaseId(), 0, false, 0, how);
                 }
             });
             if (granted.get() == null) {
@@ -156,7 +182,7 @@ public final class RecordedClient implements LockEventListener, AutoCloseable {
                         0,
                         freed != null && freed,
                         0,
-                        freed == null ? "outcome not reported" : "runExclusively");
+                        freed == null ? "outcome not reported" : how);
             }
         }
     }

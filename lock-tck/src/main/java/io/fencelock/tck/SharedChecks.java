@@ -171,6 +171,30 @@ public final class SharedChecks implements AutoCloseable {
 
     // ------------------------------------------------------------------ judging histories
 
+    public static final String PERMITS_NEVER_EXCEEDED = "permitsNeverExceeded";
+    public static final String WRITERS_EXCLUDE_EVERYONE = "writersExcludeEveryone";
+    public static final String SHARED_TOKENS_RESPECT_REAL_TIME_ORDER = "sharedTokensRespectRealTimeOrder";
+
+    /** The properties judged on the grants of a semaphore and of a read-write lock, also under faults. */
+    public static final List<String> PROPERTIES =
+            List.of(PERMITS_NEVER_EXCEEDED, WRITERS_EXCLUDE_EVERYONE, SHARED_TOKENS_RESPECT_REAL_TIME_ORDER);
+
+    /** One of {@link #PROPERTIES} judged on a semaphore's grants (of {@code limit} permits) and a read-write lock's. */
+    public static List<String> violations(
+            String property, int limit, List<Hold> permitHolds, List<Hold> readWriteHolds) {
+        List<String> out = new ArrayList<>();
+        switch (property) {
+            case PERMITS_NEVER_EXCEEDED -> out.addAll(permitsExceeded(permitHolds, limit));
+            case WRITERS_EXCLUDE_EVERYONE -> out.addAll(writerOverlaps(readWriteHolds));
+            case SHARED_TOKENS_RESPECT_REAL_TIME_ORDER -> {
+                out.addAll(tokenOrderViolations(permitHolds));
+                out.addAll(tokenOrderViolations(readWriteHolds));
+            }
+            default -> throw new IllegalArgumentException("no shared property named " + property);
+        }
+        return out;
+    }
+
     /** permitsNeverExceeded: at no instant do certain holds take more than {@code limit} permits together. */
     public static List<String> permitsExceeded(List<Hold> holds, int limit) {
         List<String> out = new ArrayList<>();

@@ -1,5 +1,6 @@
 package io.fencelock.tck.fault;
 
+import io.fencelock.tck.SharedChecks;
 import io.fencelock.tck.history.History;
 import io.fencelock.tck.history.HistoryChecker;
 import io.fencelock.tck.history.Violation;
@@ -27,6 +28,13 @@ public final class FaultRun {
     public static final String HELD_THROUGHOUT = "held throughout";
     /** A lock taken after the fault carries a greater token than one granted before it. */
     public static final String TOKENS_MONOTONE = "tokens monotone";
+    /** Every write the faulted holder made after it lost its write grant was turned away by the resource's fence. */
+    public static final String LATE_WRITE_FENCED = "late write fenced";
+    /** Once the late renewals of lost grants reached the backend, it shows none of those grants as a holder. */
+    public static final String LOST_GRANT_NOT_REVIVED = "lost grant not revived";
+
+    /** The grants of a run of shared locks: a semaphore's and a read-write lock's, as certain holds. */
+    record SharedHolds(int limit, List<SharedChecks.Hold> permits, List<SharedChecks.Hold> readWrite) {}
 
     public record Check(boolean passed, String detail) {}
 
@@ -34,6 +42,7 @@ public final class FaultRun {
     private final History history;
     private final Map<String, Check> checks = new LinkedHashMap<>();
     private final StringBuilder notes = new StringBuilder();
+    private volatile SharedHolds shared;
 
     public FaultRun(String fault, History history) {
         this.fault = fault;
@@ -67,8 +76,24 @@ public final class FaultRun {
         return notes.toString();
     }
 
-    /** The history properties' violations, restricted to {@code properties} (empty: all of them). */
+    void shared(SharedHolds holds) {
+        this.shared = holds;
+    }
+
+    /**
+     * The history properties' violations, restricted to {@code properties} (empty: all of them); for
+     * a run of shared locks, those of the shared properties ({@link SharedChecks#PROPERTIES}) judged
+     * on its grants.
+     */
     public List<Violation> violations(List<String> properties) {
+        SharedHolds holds = shared;
+        if (holds != null) {
+            return SharedChecks.PROPERTIES.stream()
+                    .filter(p -> properties.isEmpty() || properties.contains(p))
+                    .flatMap(p -> SharedChecks.violations(p, holds.limit(), holds.permits(), holds.readWrite()).stream()
+                            .map(message -> new Violation(p, message, List.of())))
+                    .toList();
+        }
         return HistoryChecker.check(history.events()).stream()
                 .filter(v -> properties.isEmpty() || properties.contains(v.property()))
                 .toList();

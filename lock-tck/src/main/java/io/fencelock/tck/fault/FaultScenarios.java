@@ -186,7 +186,7 @@ public final class FaultScenarios {
     }
 
     /** The fixture's client connection, once checked to open the same backend as {@link BackendFixture#openBackend()}. */
-    private ClientConnection checkedClientConnection() {
+    ClientConnection checkedClientConnection() {
         if (!clientConnectionChecked) {
             FixtureSelfCheck.clientConnectionOpensTheSameBackend(fixture);
             clientConnectionChecked = true;
@@ -255,7 +255,28 @@ public final class FaultScenarios {
     // ------------------------------------------------------------------ connection faults
 
     /** One way a client's connection breaks: applied to the client's backend, then healed. */
-    private record ConnectionFault(String name, boolean leaseCannotSurvive, Runnable inject, Runnable heal) {}
+    record ConnectionFault(String name, boolean leaseCannotSurvive, Runnable inject, Runnable heal) {}
+
+    /** The faults injected through {@link FaultProxy}, each on a fresh proxy. */
+    static final List<java.util.function.Function<FaultProxy, ConnectionFault>> PROXY_FAULTS = List.of(
+            p -> new ConnectionFault("responses dropped, requests delivered (proxy)", true, p::dropResponses, p::heal),
+            p -> new ConnectionFault("blackhole, sockets left open (proxy)", true, p::blackhole, p::heal),
+            p -> new ConnectionFault("connections reset (proxy)", false, p::reset, p::heal),
+            p -> new ConnectionFault("connections refused (proxy)", true, p::refuse, p::heal),
+            p -> new ConnectionFault(
+                    "latency of 0.6 TTL each way (proxy)",
+                    true,
+                    () -> p.latency(TTL.multipliedBy(6).dividedBy(10)),
+                    p::heal));
+
+    /** The fault that loses the answers of {@code losing}'s calls after the backend acted. */
+    static ConnectionFault lostAnswers(InstrumentedBackend losing) {
+        return new ConnectionFault(
+                "answers lost after the backend acted (SPI)",
+                true,
+                () -> losing.loseAnswers(true),
+                () -> losing.loseAnswers(false));
+    }
 
     /**
      * Every connection fault this fixture allows, each in its own scenario: answers lost after the
@@ -266,28 +287,11 @@ public final class FaultScenarios {
     public List<FaultRun> connectionFaults() throws Exception {
         List<FaultRun> runs = new ArrayList<>();
         InstrumentedBackend losing = new InstrumentedBackend(fixture.openBackend());
-        runs.add(connectionScenario(
-                losing,
-                new ConnectionFault(
-                        "answers lost after the backend acted (SPI)",
-                        true,
-                        () -> losing.loseAnswers(true),
-                        () -> losing.loseAnswers(false))));
+        runs.add(connectionScenario(losing, lostAnswers(losing)));
         Optional<InetSocketAddress> target = fixture.proxyTarget();
         if (target.isPresent()) {
             FixtureSelfCheck.openBackendViaGoesThroughVia(fixture);
-            List<java.util.function.Function<FaultProxy, ConnectionFault>> faults = List.of(
-                    p -> new ConnectionFault(
-                            "responses dropped, requests delivered (proxy)", true, p::dropResponses, p::heal),
-                    p -> new ConnectionFault("blackhole, sockets left open (proxy)", true, p::blackhole, p::heal),
-                    p -> new ConnectionFault("connections reset (proxy)", false, p::reset, p::heal),
-                    p -> new ConnectionFault("connections refused (proxy)", true, p::refuse, p::heal),
-                    p -> new ConnectionFault(
-                            "latency of 0.6 TTL each way (proxy)",
-                            true,
-                            () -> p.latency(TTL.multipliedBy(6).dividedBy(10)),
-                            p::heal));
-            for (var fault : faults) {
+            for (var fault : PROXY_FAULTS) {
                 try (FaultProxy proxy = FaultProxy.start(target.get())) {
                     runs.add(connectionScenario(fixture.openBackendVia(proxy.address()), fault.apply(proxy)));
                 }
@@ -373,7 +377,7 @@ public final class FaultScenarios {
     // ------------------------------------------------------------------ crash and restart
 
     /** A crash of the backend (or part of it) and the recovery from it; both block until done. */
-    private record ServerFault(String name, Runnable crash, Runnable recover) {}
+    record ServerFault(String name, Runnable crash, Runnable recover) {}
 
     /** Why the restart faults cannot run on this fixture, or empty when they can. */
     public Optional<String> restartUnavailable() {
@@ -387,6 +391,15 @@ public final class FaultScenarios {
      * one also a follower and then the leader killed and restarted, with clients working meanwhile.
      */
     public List<FaultRun> restarts() throws Exception {
+        List<FaultRun> runs = new ArrayList<>();
+        for (ServerFault fault : serverFaults()) {
+            runs.add(restartScenario(fault));
+        }
+        return runs;
+    }
+
+    /** The restarts this fixture allows: the whole backend's, and a follower's and the leader's of a cluster. */
+    List<ServerFault> serverFaults() {
         List<ServerFault> faults = new ArrayList<>();
         fixture.control().ifPresent(c -> {
             faults.add(new ServerFault("graceful stop and restart", c::stop, c::start));
@@ -409,11 +422,7 @@ public final class FaultScenarios {
                     },
                     () -> restartMember(rs, victim.get())));
         });
-        List<FaultRun> runs = new ArrayList<>();
-        for (ServerFault fault : faults) {
-            runs.add(restartScenario(fault));
-        }
-        return runs;
+        return faults;
     }
 
     private static void restartMember(ReplicaSetControl rs, ServerControl member) {
@@ -485,9 +494,14 @@ public final class FaultScenarios {
     /** Makes an attempt every 50 ms until one succeeds or {@code bound} passes. */
     private static Optional<Lease> retryAcquire(RecordedClient client, String name, Duration bound)
             throws InterruptedException {
+        return retry(() -> client.acquire(name, null), bound);
+    }
+
+    /** Makes {@code attempt} every 50 ms until one succeeds or {@code bound} passes. */
+    static Optional<Lease> retry(RecordedClient.SharedAttempt attempt, Duration bound) throws InterruptedException {
         long end = System.nanoTime() + bound.toNanos();
         while (System.nanoTime() - end < 0) {
-            Optional<Lease> got = client.acquire(name, null);
+            Optional<Lease> got = attempt.run();
             if (got.isPresent()) {
                 return got;
             }
@@ -528,7 +542,7 @@ public final class FaultScenarios {
     }
 
     /** A lease of {@code process} was signalled lost; the detail says how long after its last local deadline. */
-    private static void checkLostSignalled(FaultRun run, int process) throws InterruptedException {
+    static void checkLostSignalled(FaultRun run, int process) throws InterruptedException {
         BooleanSupplier signalled = () ->
                 run.history().events().stream().anyMatch(e -> e.process() == process && e.kind() == Event.Kind.LOST);
         try {

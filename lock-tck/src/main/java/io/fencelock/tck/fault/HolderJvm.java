@@ -29,7 +29,7 @@ import java.util.concurrent.TimeUnit;
  * A lock holder in a child JVM that the TCK can freeze with {@code SIGSTOP} and thaw with
  * {@code SIGCONT}: a stop-the-world pause (GC, a frozen VM) that nothing inside the holder can
  * notice or prevent, the scenario of Kleppmann's fencing argument. The child ({@link HolderJvmMain})
- * holds one lock under {@code runExclusively} and writes to a {@link FencedResource} that lives
+ * holds one lock under {@code runExclusively} (or a read-write lock's write grant under {@code runWriting}) and writes to a {@link FencedResource} that lives
  * here; its history events stream into this JVM's {@link History}.
  */
 public final class HolderJvm implements AutoCloseable {
@@ -63,11 +63,21 @@ public final class HolderJvm implements AutoCloseable {
      * then release; {@code wallClockOffset} (e.g. {@code "+2h"}, through libfaketime) sets the
      * child's wall clock apart from the real one, leaving its monotonic clock alone.
      */
-    public record Spec(String name, Duration ttl, int processId, Duration holdFor, String wallClockOffset) {
+    public record Spec(
+            String name, Duration ttl, int processId, Duration holdFor, String wallClockOffset, boolean writeGrant) {
+
+        public Spec(String name, Duration ttl, int processId, Duration holdFor, String wallClockOffset) {
+            this(name, ttl, processId, holdFor, wallClockOffset, false);
+        }
 
         /** Holds until the lease is lost, on the true wall clock. */
         public static Spec untilLost(String name, Duration ttl, int processId) {
             return new Spec(name, ttl, processId, null, null);
+        }
+
+        /** Holds the write grant of the read-write lock {@code name} until it is lost (SHARED_LOCKS). */
+        public static Spec writingUntilLost(String name, Duration ttl, int processId) {
+            return new Spec(name, ttl, processId, null, null, true);
         }
     }
 
@@ -124,7 +134,8 @@ public final class HolderJvm implements AutoCloseable {
         }
         holder.toChild.println("hold " + EventLines.encode(spec.name()) + " "
                 + spec.ttl().toMillis() + " " + spec.processId() + " "
-                + (spec.holdFor() == null ? 0 : Math.max(1, spec.holdFor().toMillis())));
+                + (spec.holdFor() == null ? 0 : Math.max(1, spec.holdFor().toMillis())) + " "
+                + (spec.writeGrant() ? "write" : "mutex"));
         holder.synchronizeClocks();
         holder.toChild.println("start");
         return holder;

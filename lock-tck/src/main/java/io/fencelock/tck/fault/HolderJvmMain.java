@@ -15,7 +15,8 @@ import java.util.Map;
 
 /**
  * The holder that {@link HolderJvm} runs in a child JVM: opens the backend from the connection it
- * reads on stdin, takes the lock under {@code runExclusively} and writes to the parent's fenced
+ * reads on stdin, takes the lock under {@code runExclusively} (or the write grant of a read-write
+ * lock under {@code runWriting}) and writes to the parent's fenced
  * resource in a loop, for a given time (then releases) or until the lease is lost; after a loss it
  * makes one more write with its old token, as a zombie that never checked would. Every history
  * event goes to stdout as it happens.
@@ -32,6 +33,7 @@ public final class HolderJvmMain {
         long ttlMillis = 0;
         long holdMillis = 0;
         int process = 0;
+        boolean writeGrant = false;
         for (String line; (line = in.readLine()) != null && !line.equals("start"); ) {
             String[] f = line.split(" ");
             switch (f[0]) {
@@ -43,6 +45,7 @@ public final class HolderJvmMain {
                     ttlMillis = Long.parseLong(f[2]);
                     process = Integer.parseInt(f[3]);
                     holdMillis = Long.parseLong(f[4]);
+                    writeGrant = f.length > 5 && f[5].equals("write");
                 }
                 default -> throw new IllegalArgumentException("unknown instruction " + f[0]);
             }
@@ -58,7 +61,11 @@ public final class HolderJvmMain {
         try (RecordedClient client =
                 new RecordedClient(process, history, new ClientConnection(uri, properties).open(), options)) {
             try {
-                client.runExclusively(name, Duration.ofSeconds(20), lease -> {
+                String lockName = name;
+                RecordedClient.Runner<Object> runner = writeGrant
+                        ? t -> client.client().readWriteLock(lockName).runWriting(Duration.ofSeconds(20), t)
+                        : t -> client.client().runExclusively(lockName, Duration.ofSeconds(20), t);
+                client.runHolding(name, writeGrant ? "WRITE 1" : "runExclusively", runner, lease -> {
                     token[0] = lease.fencingToken();
                     leaseId[0] = lease.leaseId();
                     out.println("holding " + EventLines.encode(lease.leaseId()) + " " + lease.fencingToken());

@@ -450,6 +450,26 @@ public final class HistoryChecker {
                 + grant.operation().process() + ")";
     }
 
+    /**
+     * A lease's certain hold as {@link #certainHoldsNeverOverlap} reckons it, for judges of other
+     * kinds of lock (the shared-lock properties under faults): the ACQUIRE's invocation and OK, the
+     * hold's end, and the ACQUIRE OK event (its token and detail).
+     */
+    public record CertainHeld(String name, String leaseId, long invoked, long granted, long end, Event acquired) {}
+
+    /** Every lease with a recorded ACQUIRE OK and its certain hold, in order of acquisition. */
+    public static List<CertainHeld> certainHolds(List<Event> events) {
+        return HistoryModel.of(events).acquiredLeases().stream()
+                .map(lease -> new CertainHeld(
+                        lease.key.name(),
+                        lease.key.leaseId(),
+                        lease.acquire.invokeTime(),
+                        lease.hold.start(),
+                        lease.hold.end(),
+                        lease.acquire.completion()))
+                .toList();
+    }
+
     /** A time as {@link Event#toString()} prints it, so messages and evidence line up. */
     static String at(long nanos) {
         return String.format(Locale.ROOT, "%.3fms", nanos / 1e6);
