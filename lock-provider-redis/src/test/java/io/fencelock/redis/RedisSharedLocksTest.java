@@ -16,8 +16,6 @@ import io.fencelock.tck.SpiChecks;
 import io.fencelock.testservers.redis.RedisServer;
 import io.fencelock.testservers.redis.RedisServer.Persistence;
 import io.fencelock.testservers.redis.RedisServer.Source;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
 import java.util.List;
@@ -301,25 +299,11 @@ class RedisSharedLocksTest {
         }
     }
 
-    /** The server's count of EVAL and EVALSHA calls so far. */
     private static long scriptCalls() {
-        return withRedis(redis -> {
-            long calls = 0;
-            for (String line : redis.info("commandstats").split("\r?\n")) {
-                if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
-                    calls += Long.parseLong(line.replaceAll("^[^:]+:calls=(\\d+),.*", "$1"));
-                }
-            }
-            return calls;
-        });
+        return RedisLockBackendTest.scriptCalls(server);
     }
 
     private static <T> T withRedis(Function<RedisCommands<String, String>, T> work) {
-        RedisClient client = RedisClient.create(server.uri());
-        try (StatefulRedisConnection<String, String> connection = client.connect()) {
-            return work.apply(connection.sync());
-        } finally {
-            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
-        }
+        return RedisLockBackendTest.withRedis(server, work);
     }
 }
