@@ -1,6 +1,11 @@
 package io.fencelock.redis;
 
 import io.lettuce.core.cluster.SlotHash;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.IntFunction;
 import java.util.regex.Pattern;
 
 /**
@@ -8,16 +13,18 @@ import java.util.regex.Pattern;
  * <ul>
  *   <li>{@code P{N}} is the lock: a string holding the lease id, the grant's time and the metadata
  *       (HeldValue), with the lease's expiry as its Redis expiry; it exists only while the lock is
- *       held;</li>
+ *       held (or, holding a lone line feed, while shared grants or waiters of N live);</li>
  *   <li>{@code P{N}:token} is the token record: a hash {@code n} (the last fencing token issued for
  *       N), {@code t} (when it was issued, server microseconds) and {@code w} (1 when an attempt was
  *       refused since the grant), which never expires and is never deleted, so tokens keep rising
  *       across release, expiry and takeover;</li>
+ *   <li>{@code P{N}:shared} is the shared record: a hash of N's semaphore, read-write or fair grants
+ *       and waiters (see SharedScripts), expiring with the latest of them;</li>
  *   <li>releases after a refused attempt are published on the channel {@code Preleased} (one per
  *       prefix and database) with N as the message.</li>
  * </ul>
- * Both keys carry the hash tag {@code {N}}, so they are in one Cluster slot and one script can
- * touch both. Lock names cannot contain braces (LockNames), so the tag is exactly the name; the
+ * All keys carry the hash tag {@code {N}}, so they are in one Cluster slot and one script can
+ * touch them all. Lock names cannot contain braces (LockNames), so the tag is exactly the name; the
  * prefix cannot either (checked here), and neither contains a glob character, so
  * {@code P{X*}} matches exactly the locks whose names start with X.
  */
@@ -26,6 +33,7 @@ final class KeyLayout {
     static final int MAX_PREFIX = 64;
     private static final Pattern PREFIX = Pattern.compile("[A-Za-z0-9._\\-:/@+=#]{1," + MAX_PREFIX + "}");
     private static final String TOKEN_SUFFIX = ":token";
+    private static final String SHARED_SUFFIX = ":shared";
 
     final String prefix;
     final String channel;
@@ -58,6 +66,15 @@ final class KeyLayout {
         return prefix + "{" + name + "}" + TOKEN_SUFFIX;
     }
 
+    String sharedKey(String name) {
+        return prefix + "{" + name + "}" + SHARED_SUFFIX;
+    }
+
+    /** The lock, token record and shared record of {@code name}, the KEYS of a script on one name. */
+    String[] keysOf(String name) {
+        return new String[] {lockKey(name), tokenKey(name), sharedKey(name)};
+    }
+
     /** The SCAN pattern of the lock keys (not the token keys) whose names start with {@code namePrefix}. */
     String lockKeyPattern(String namePrefix) {
         return prefix + "{" + namePrefix + "*}";
@@ -76,5 +93,25 @@ final class KeyLayout {
     /** The Cluster slot of both keys of {@code name} (the slot of their hash tag). */
     int slot(String name) {
         return SlotHash.getSlot(lockKey(name));
+    }
+
+    /**
+     * The indexes 0..n-1 in groups that one script call may take: one group (split every {@code max})
+     * on a single server, one group per slot on Cluster (names at index i: {@code nameAt}).
+     */
+    List<List<Integer>> groups(int n, IntFunction<String> nameAt, int max, boolean cluster) {
+        Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
+        List<List<Integer>> groups = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            int slot = cluster ? slot(nameAt.apply(i)) : 0;
+            List<Integer> group = bySlot.computeIfAbsent(slot, s -> new ArrayList<>());
+            group.add(i);
+            if (group.size() == max) {
+                groups.add(group);
+                bySlot.remove(slot);
+            }
+        }
+        groups.addAll(bySlot.values());
+        return groups;
     }
 }

@@ -1,11 +1,15 @@
 package io.fencelock.redis;
 
 import static io.fencelock.redis.CommandConnection.eval;
+import static io.fencelock.redis.Scripts.micros;
+import static io.fencelock.redis.Scripts.millis;
+import static io.fencelock.redis.Scripts.number;
 
 import io.fencelock.Capability;
 import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
 import io.fencelock.LockMetadata;
+import io.fencelock.LockMode;
 import io.fencelock.redis.CommandConnection.Call;
 import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.HeldValue;
@@ -13,6 +17,7 @@ import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.ReleaseFeed;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
+import io.fencelock.spi.SharedRequest;
 import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanCursor;
@@ -21,15 +26,12 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.IntFunction;
 
 /**
  * The Redis primitive on Lettuce: each operation is one Lua script, atomic on the server and one
@@ -37,6 +39,8 @@ import java.util.function.IntFunction;
  * holding the lease id, the grant's time and the metadata ({@link HeldValue}), and, only
  * if that succeeded, {@code HINCRBY} of the name's token record, which never expires, so tokens rise
  * across release, expiry and takeover. Releases are owner-checked and {@code PUBLISH}ed to waiters.
+ * Semaphores, read-write locks and fair waiting keep their grants in a hash beside the lock, with a
+ * marker in the lock key, and draw tokens from the same record ({@link RedisSharedLocks}).
  * See {@link KeyLayout} for the keys and {@link Scripts} for the scripts; {@link RedisSettings},
  * {@link RedisConnections}, {@link RedisServerFacts} and {@link RedisFailures} are the settings, the
  * connections, the start-up check and the failure mapping around them.
@@ -65,23 +69,27 @@ public final class RedisLockBackend implements LockBackend {
     }
 
     private final Deployment deployment;
+    private final boolean cluster;
     private final KeyLayout keys;
     private final String where;
     private final RedisConnections connections;
     private final CommandConnection connection;
     private final RedisServerFacts facts;
     private final ReleaseSubscriber subscriber;
+    private final RedisSharedLocks shared;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     private RedisLockBackend(
             RedisSettings settings, KeyLayout keys, RedisConnections connections, RedisServerFacts facts) {
         this.deployment = settings.deployment;
+        this.cluster = deployment == Deployment.CLUSTER;
         this.keys = keys;
         this.where = settings.where;
         this.connections = connections;
         this.connection = connections.commands;
         this.facts = facts;
         this.subscriber = new ReleaseSubscriber(connections.pubSub, keys.channel, settings.commandTimeout, where);
+        this.shared = new RedisSharedLocks(this, keys, connection);
     }
 
     public static Builder builder() {
@@ -98,7 +106,7 @@ public final class RedisLockBackend implements LockBackend {
     /** The metadata and the grant's time (the script's TIME) go into the lock's value: no extra command. */
     @Override
     public AcquireResult tryAcquire(String name, String leaseId, Duration ttl, LockMetadata metadata) {
-        HeldValue.requireLeaseId(leaseId);
+        RedisSharedLocks.requireId(leaseId);
         List<Object> r = await(
                 "tryAcquire of '",
                 name,
@@ -106,19 +114,27 @@ public final class RedisLockBackend implements LockBackend {
                         connection.current(),
                         Scripts.ACQUIRE,
                         ScriptOutputType.MULTI,
-                        new String[] {keys.lockKey(name), keys.tokenKey(name)},
+                        keys.keysOf(name),
                         leaseId,
                         Long.toString(millis(ttl)),
                         HeldValue.json(metadata)));
-        if (number(r, 0) == 1) {
-            return AcquireResult.granted(number(r, 1), Instant.ofEpochMilli(number(r, 2)));
-        }
-        long holderRemaining = number(r, 1);
-        return AcquireResult.held(holderRemaining >= 0 ? Duration.ofMillis(holderRemaining) : null);
+        return RedisSharedLocks.acquired(name, r, LockMode.EXCLUSIVE, 0);
+    }
+
+    /** A semaphore's, reader's, writer's or fair mutex's grant: one script call ({@link RedisSharedLocks}). */
+    @Override
+    public AcquireResult tryAcquireShared(
+            String name, String leaseId, Duration ttl, SharedRequest request, LockMetadata metadata) {
+        return shared.tryAcquire(name, leaseId, ttl, request, metadata);
+    }
+
+    @Override
+    public RenewResult downgrade(String name, String leaseId, Duration ttl) {
+        return shared.downgrade(name, leaseId, ttl);
     }
 
     /**
-     * One script call renews every lease. On Cluster, keys of different slots cannot meet in one
+     * One script call renews every lease, mutex and shared grants alike. On Cluster, keys of different slots cannot meet in one
      * script: there is one call per slot, all sent at once on the pipelined connection.
      */
     @Override
@@ -126,18 +142,17 @@ public final class RedisLockBackend implements LockBackend {
         if (requests.isEmpty()) {
             return List.of();
         }
-        requests.forEach(q -> HeldValue.requireLeaseId(q.leaseId()));
+        requests.forEach(q -> RedisSharedLocks.requireId(q.leaseId()));
         List<List<Integer>> groups =
-                groups(requests.size(), i -> requests.get(i).name(), Integer.MAX_VALUE);
+                keys.groups(requests.size(), i -> requests.get(i).name(), Integer.MAX_VALUE, cluster);
         List<Call<List<Object>>> calls = new ArrayList<>(groups.size());
         CommandConnection.Link link = connection.current();
         for (List<Integer> group : groups) {
-            String[] k = new String[group.size() * 2];
+            String[] k = new String[group.size() * 3];
             String[] a = new String[group.size() * 3];
             for (int j = 0; j < group.size(); j++) {
                 RenewRequest r = requests.get(group.get(j));
-                k[2 * j] = keys.lockKey(r.name());
-                k[2 * j + 1] = keys.tokenKey(r.name());
+                System.arraycopy(keys.keysOf(r.name()), 0, k, 3 * j, 3);
                 a[3 * j] = r.leaseId();
                 a[3 * j + 1] = Long.toString(millis(r.ttl()));
                 a[3 * j + 2] = Long.toString(r.tokenPeriod() == null ? 0 : Math.max(1, micros(r.tokenPeriod())));
@@ -165,7 +180,7 @@ public final class RedisLockBackend implements LockBackend {
 
     @Override
     public boolean release(String name, String leaseId) {
-        HeldValue.requireLeaseId(leaseId);
+        RedisSharedLocks.requireId(leaseId);
         Long freed = await(
                 "release of '",
                 name,
@@ -173,7 +188,7 @@ public final class RedisLockBackend implements LockBackend {
                         connection.current(),
                         Scripts.RELEASE,
                         ScriptOutputType.INTEGER,
-                        new String[] {keys.lockKey(name), keys.tokenKey(name)},
+                        keys.keysOf(name),
                         leaseId,
                         keys.channel,
                         name));
@@ -223,14 +238,13 @@ public final class RedisLockBackend implements LockBackend {
 
     /** The records of {@code names} (absent ones left out), in one script call per slot group, all sent at once. */
     private List<LockInfo> inspect(String operation, String subject, List<String> names) {
-        List<List<Integer>> groups = groups(names.size(), names::get, PAGE);
+        List<List<Integer>> groups = keys.groups(names.size(), names::get, PAGE, cluster);
         List<Call<List<Object>>> calls = new ArrayList<>(groups.size());
         CommandConnection.Link link = connection.current();
         for (List<Integer> group : groups) {
-            String[] k = new String[group.size() * 2];
+            String[] k = new String[group.size() * 3];
             for (int j = 0; j < group.size(); j++) {
-                k[2 * j] = keys.lockKey(names.get(group.get(j)));
-                k[2 * j + 1] = keys.tokenKey(names.get(group.get(j)));
+                System.arraycopy(keys.keysOf(names.get(group.get(j))), 0, k, 3 * j, 3);
             }
             calls.add(eval(link, Scripts.INSPECT, ScriptOutputType.MULTI, k));
         }
@@ -240,22 +254,10 @@ public final class RedisLockBackend implements LockBackend {
             Instant now = Instant.ofEpochMilli(number(r, 0));
             List<Integer> group = groups.get(g);
             for (int j = 0; j < group.size(); j++) {
-                int at = 1 + 4 * j;
-                if (number(r, at + 3) == 0) {
-                    continue; // no lock and no token record: the backend knows nothing of this name
+                LockInfo info = RedisSharedLocks.info(names.get(group.get(j)), r, 1 + 5 * j, now);
+                if (info != null) {
+                    infos.add(info);
                 }
-                String value = (String) r.get(at);
-                HeldValue holder = value == null || value.isEmpty() ? null : HeldValue.decode(value);
-                long expiry = number(r, at + 1);
-                infos.add(new LockInfo(
-                        names.get(group.get(j)),
-                        holder != null,
-                        holder != null ? holder.leaseId() : null,
-                        number(r, at + 2),
-                        holder != null && expiry > 0 ? Instant.ofEpochMilli(expiry) : null,
-                        now,
-                        holder != null ? holder.metadata() : LockMetadata.NONE,
-                        holder != null ? holder.heldSince() : null));
             }
         }
         return infos;
@@ -293,49 +295,11 @@ public final class RedisLockBackend implements LockBackend {
     // ------------------------------------------------------------------ machinery
 
     /** Waits for a reply on the command connection (see {@link CommandConnection#await}). */
-    private <T> T await(String operation, String subject, Call<T> call) {
+    <T> T await(String operation, String subject, Call<T> call) {
         if (closed.get()) {
             throw new IllegalStateException("this Redis lock backend is closed");
         }
         return connection.await(operation, subject, call);
-    }
-
-    /**
-     * The indexes 0..n-1 in groups that one script call may take: one group (split every {@code max})
-     * on a single server, one group per slot on Cluster.
-     */
-    private List<List<Integer>> groups(int n, IntFunction<String> nameAt, int max) {
-        Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
-        List<List<Integer>> groups = new ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            int slot = deployment == Deployment.CLUSTER ? keys.slot(nameAt.apply(i)) : 0;
-            List<Integer> group = bySlot.computeIfAbsent(slot, s -> new ArrayList<>());
-            group.add(i);
-            if (group.size() == max) {
-                groups.add(group);
-                bySlot.remove(slot);
-            }
-        }
-        groups.addAll(bySlot.values());
-        return groups;
-    }
-
-    private static long number(List<Object> reply, int index) {
-        Object value = reply.get(index);
-        if (value instanceof Long l) {
-            return l;
-        }
-        throw new IllegalStateException("unexpected script reply " + reply + " at " + index);
-    }
-
-    /** Milliseconds, rounded up: Redis expiries have millisecond resolution, and a lease may outlive its TTL on the server, never the reverse. */
-    private static long millis(Duration d) {
-        long ms = d.toMillis();
-        return Math.max(1, d.minusMillis(ms).isZero() ? ms : ms + 1);
-    }
-
-    private static long micros(Duration d) {
-        return Math.addExact(Math.multiplyExact(d.getSeconds(), 1_000_000L), d.getNano() / 1_000);
     }
 
     /**

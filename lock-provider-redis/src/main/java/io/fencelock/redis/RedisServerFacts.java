@@ -50,7 +50,9 @@ record RedisServerFacts(Set<Capability> capabilities, String persistence) {
                 Capability.BATCH_RENEW,
                 Capability.TOKEN_PERIOD,
                 Capability.METADATA,
-                Capability.EXTENDABLE_TTL);
+                Capability.EXTENDABLE_TTL,
+                Capability.SHARED_LOCKS, // one script reads and writes all of a name's keys, in one slot
+                Capability.FAIR_ORDER); // queue places from the name's own sequence, in that script
         String persistence;
         if (deployment == Deployment.STANDALONE) {
             declared.add(Capability.LINEARIZABLE); // one server executes one script at a time

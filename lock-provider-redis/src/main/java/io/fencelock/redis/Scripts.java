@@ -3,7 +3,9 @@ package io.fencelock.redis;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
 import java.util.HexFormat;
+import java.util.List;
 
 /**
  * The Lua scripts, one per operation. Redis runs a script atomically, so each is one indivisible
@@ -19,7 +21,7 @@ final class Scripts {
     /** Redis 6.2 added {@code SET ... PXAT}. */
     static final int[] MIN_VERSION = {6, 2};
 
-    private static final String NOW = """
+    static final String NOW = """
             local t = redis.call('TIME')
             local nowMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
             local nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -36,42 +38,64 @@ final class Scripts {
             """;
 
     /**
-     * KEYS: lock, token record. ARGV: lease id, ttl (ms), metadata JSON ('' for none).
-     * Returns {1, token, expiry ms} when granted, else {0, the holder's PTTL (ms, negative if unknown), now ms}.
+     * KEYS: lock, token record, shared record. ARGV: lease id, ttl (ms), metadata JSON ('' for none).
+     * Returns {1, token, expiry ms} when granted, else {0, the holder's PTTL (ms, negative if unknown), now ms},
+     * or {2, kind, limit} when live shared grants or waiters make the name another kind of lock.
      * The lock's value is the lease id, the grant's time (now ms) and the metadata (HeldValue), so
      * metadata and grant time live and die with the grant and cost no command of their own.
      * The token is drawn only after SET NX succeeded, so a refused attempt never consumes one.
      * A refusal marks the record ({@code w} = 1: someone may wait, so the release publishes); a
-     * grant clears the mark. The refusal writes only when the mark is not set yet.
+     * grant clears the mark. The refusal writes only when the mark is not set yet. A name with live
+     * shared entries holds the marker in the lock key (SharedScripts), so SET NX refuses it and the
+     * grant path reads nothing more; only a refusal by the marker reads the shared record, and where
+     * only fair mutex waiters live, the mutex takes the name (it does not wait in their queue).
      */
     static final Script ACQUIRE = new Script("acquire", NOW + """
             local expiry = nowMs + tonumber(ARGV[2])
             local value = ARGV[1] .. '\\n' .. string.format('%.0f', nowMs) .. '\\n' .. ARGV[3]
-            if redis.call('SET', KEYS[1], value, 'NX', 'PXAT', string.format('%.0f', expiry)) then
-              local token = redis.call('HINCRBY', KEYS[2], 'n', 1)
-              redis.call('HSET', KEYS[2], 't', string.format('%.0f', nowUs), 'w', '0')
-              return {1, token, expiry}
+            local px = string.format('%.0f', expiry)
+            if not redis.call('SET', KEYS[1], value, 'NX', 'PXAT', px) then
+              local left
+              if redis.call('GET', KEYS[1]) == '\\n' then
+            """ + SharedScripts.LIB + """
+                local s = load(KEYS[3], nowMs, false)
+                if s.live and s.kind ~= 'EXCLUSIVE' then return {2, s.kind, s.limit} end
+                for _, h in pairs(s.holders) do
+                  if not left or h.expiry - nowMs < left then left = h.expiry - nowMs end
+                end
+                if not left then redis.call('SET', KEYS[1], value, 'PXAT', px) end
+              else
+                left = redis.call('PTTL', KEYS[1])
+              end
+              if left then
+                if redis.call('HGET', KEYS[2], 'w') ~= '1' then
+                  redis.call('HSET', KEYS[2], 'w', '1')
+                end
+                return {0, left, nowMs}
+              end
             end
-            if redis.call('HGET', KEYS[2], 'w') ~= '1' then
-              redis.call('HSET', KEYS[2], 'w', '1')
-            end
-            return {0, redis.call('PTTL', KEYS[1]), nowMs}
+            local token = redis.call('HINCRBY', KEYS[2], 'n', 1)
+            redis.call('HSET', KEYS[2], 't', string.format('%.0f', nowUs), 'w', '0')
+            return {1, token, expiry}
             """);
 
     /**
-     * KEYS: lock 1, token record 1, lock 2, token record 2, ... ARGV: lease id, ttl (ms), token period
+     * KEYS: lock 1, token record 1, shared record 1, lock 2, ... ARGV: lease id, ttl (ms), token period
      * (µs, 0 for none), for each lease in the order of KEYS. Returns {now ms, token 1, token 2, ...}
      * where a token of 0 means rejected. A lease is renewed only if GET of its lock holds its lease
      * id (HOLDS; PEXPIREAT keeps the value, so metadata and grant time stay): a key past its expiry
-     * reads as absent, so an expired lease is rejected even when nobody took the lock. With a token period, a token at least that old is replaced by the next one.
+     * reads as absent, so an expired lease is rejected even when nobody took the lock. With a token
+     * period, a token at least that old is replaced by the next one. Where the lock holds the shared
+     * marker, the lease is looked up among the live shared grants instead, and renewed there.
      */
-    static final Script RENEW = new Script("renew", NOW + HOLDS + """
+    static final Script RENEW = new Script("renew", NOW + HOLDS + SharedScripts.LIB + """
             local result = {nowMs}
             local expiries = {}
-            for i = 1, #KEYS / 2 do
-              local lock, record = KEYS[2 * i - 1], KEYS[2 * i]
+            for i = 1, #KEYS / 3 do
+              local lock, record = KEYS[3 * i - 2], KEYS[3 * i - 1]
               local token = 0
-              if holds(redis.call('GET', lock), ARGV[3 * i - 2]) then
+              local value = redis.call('GET', lock)
+              if holds(value, ARGV[3 * i - 2]) then
                 local period = tonumber(ARGV[3 * i])
                 local issued
                 if period > 0 then
@@ -93,6 +117,20 @@ final class Scripts {
                     redis.call('HSET', record, 't', string.format('%.0f', nowUs))
                   end
                 end
+              elseif value == MARK then
+                local shared, field = KEYS[3 * i], 'h:' .. ARGV[3 * i - 2]
+                local h = holder(redis.call('HGET', shared, field) or '')
+                if h and h.expiry > nowMs then
+                  h.expiry = nowMs + tonumber(ARGV[3 * i - 1])
+                  local period = tonumber(ARGV[3 * i])
+                  if period > 0 and nowUs - h.issued >= period then
+                    h.token = redis.call('HINCRBY', record, 'n', 1)
+                    h.issued = nowUs
+                  end
+                  token = h.token
+                  redis.call('HSET', shared, field, holderValue(h))
+                  raise(lock, shared, h.expiry)
+                end
               end
               result[i + 1] = token
             end
@@ -100,35 +138,46 @@ final class Scripts {
             """);
 
     /**
-     * KEYS: lock, token record. ARGV: lease id, channel, name. Deletes the lock only if the lease
-     * holds it, and then, when an attempt was refused since the grant, publishes the name so that
-     * waiters wake: every client's subscription hears every message on the channel, so an
+     * KEYS: lock, token record, shared record. ARGV: lease id, channel, name. Deletes the lock only if
+     * the lease holds it, and then, when an attempt was refused since the grant, publishes the name so
+     * that waiters wake: every client's subscription hears every message on the channel, so an
      * uncontended release publishes nothing. Returns 1 when this call freed it. The record stays;
-     * the metadata goes with the lock's value.
+     * the metadata goes with the lock's value. An id that does not hold the mutex may be a shared
+     * grant's or a waiter's (SharedScripts.RELEASE).
      */
     static final Script RELEASE = new Script("release", HOLDS + """
-            if holds(redis.call('GET', KEYS[1]), ARGV[1]) then
+            local v = redis.call('GET', KEYS[1])
+            if holds(v, ARGV[1]) then
               redis.call('DEL', KEYS[1])
               if redis.call('HGET', KEYS[2], 'w') == '1' then
                 redis.call('PUBLISH', ARGV[2], ARGV[3])
               end
               return 1
             end
-            return 0
-            """);
+            """ + SharedScripts.RELEASE);
 
     /**
-     * KEYS: lock 1, token record 1, ... Returns {now ms, then for each name: the lock's value ('' when free),
-     * expiry ms (0 when free, -1 when the key has no expiry), last token (0 when none) and whether a
-     * record exists (0/1)}. PEXPIRETIME (Redis 7) reads the exact expiry; older servers get now + PTTL.
+     * KEYS: lock 1, token record 1, shared record 1, ... Returns {now ms, then for each name: the lock's
+     * value ('' when free), expiry ms (0 when free, -1 when the key has no expiry), last token (0 when
+     * none), whether a record exists (0/1), and the shared grants: {} for a mutex, else {kind, limit,
+     * then lease id and value of each live grant}}. PEXPIRETIME (Redis 7) reads the exact expiry;
+     * older servers get now + PTTL. Reads only: expired shared entries are skipped, not dropped.
      */
-    static final Script INSPECT = new Script("inspect", NOW + """
+    static final Script INSPECT = new Script("inspect", NOW + SharedScripts.LIB + """
             local result = {nowMs}
-            for i = 1, #KEYS / 2 do
-              local lock = KEYS[2 * i - 1]
+            for i = 1, #KEYS / 3 do
+              local lock = KEYS[3 * i - 2]
               local lease = redis.call('GET', lock)
               local expiry = 0
-              if lease then
+              local shared = {}
+              if lease == MARK then
+                local s = load(KEYS[3 * i], nowMs, false)
+                shared = {s.kind, s.limit}
+                for id, h in pairs(s.holders) do
+                  shared[#shared + 1] = id
+                  shared[#shared + 1] = h.raw
+                end
+              elseif lease then
                 expiry = redis.pcall('PEXPIRETIME', lock)
                 if type(expiry) ~= 'number' then
                   local pttl = redis.call('PTTL', lock)
@@ -137,15 +186,35 @@ final class Scripts {
               else
                 lease = ''
               end
-              local token = redis.call('HGET', KEYS[2 * i], 'n')
+              local token = redis.call('HGET', KEYS[3 * i - 1], 'n')
               local known = (lease ~= '' or token) and 1 or 0
               result[#result + 1] = lease
               result[#result + 1] = expiry
               result[#result + 1] = tonumber(token or 0)
               result[#result + 1] = known
+              result[#result + 1] = shared
             end
             return result
             """);
+
+    /** A number in a script's reply. */
+    static long number(List<Object> reply, int index) {
+        Object value = reply.get(index);
+        if (value instanceof Long l) {
+            return l;
+        }
+        throw new IllegalStateException("unexpected script reply " + reply + " at " + index);
+    }
+
+    /** Milliseconds, rounded up: Redis expiries have millisecond resolution, and a lease may outlive its TTL on the server, never the reverse. */
+    static long millis(Duration d) {
+        long ms = d.toMillis();
+        return Math.max(1, d.minusMillis(ms).isZero() ? ms : ms + 1);
+    }
+
+    static long micros(Duration d) {
+        return Math.addExact(Math.multiplyExact(d.getSeconds(), 1_000_000L), d.getNano() / 1_000);
+    }
 
     private Scripts() {}
 

@@ -69,7 +69,9 @@ class RedisClusterTest {
                         Capability.BATCH_RENEW,
                         Capability.TOKEN_PERIOD,
                         Capability.METADATA,
-                        Capability.EXTENDABLE_TTL);
+                        Capability.EXTENDABLE_TTL,
+                        Capability.SHARED_LOCKS,
+                        Capability.FAIR_ORDER);
     }
 
     @Test

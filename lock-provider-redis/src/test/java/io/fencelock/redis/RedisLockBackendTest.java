@@ -292,6 +292,8 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
                 Capability.TOKEN_PERIOD,
                 Capability.METADATA,
                 Capability.EXTENDABLE_TTL,
+                Capability.SHARED_LOCKS,
+                Capability.FAIR_ORDER,
                 Capability.LINEARIZABLE);
         if (server.source() != Source.ENV) {
             assertThat(backend.capabilities())
@@ -604,7 +606,12 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
 
     /** The server's count of EVAL and EVALSHA calls so far. */
     private static long scriptCalls() {
-        return withRedis(server, redis -> {
+        return scriptCalls(server);
+    }
+
+    /** {@code on}'s count of EVAL and EVALSHA calls so far. */
+    static long scriptCalls(RedisServer on) {
+        return withRedis(on, redis -> {
             long calls = 0;
             for (String line : redis.info("commandstats").split("\r?\n")) {
                 if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
@@ -615,7 +622,7 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
         });
     }
 
-    private static <T> T withRedis(RedisServer on, Function<RedisCommands<String, String>, T> work) {
+    static <T> T withRedis(RedisServer on, Function<RedisCommands<String, String>, T> work) {
         RedisClient client = RedisClient.create(on.uri());
         try (StatefulRedisConnection<String, String> connection = client.connect()) {
             return work.apply(connection.sync());

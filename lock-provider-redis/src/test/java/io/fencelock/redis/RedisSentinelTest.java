@@ -35,7 +35,9 @@ class RedisSentinelTest {
                             Capability.BATCH_RENEW,
                             Capability.TOKEN_PERIOD,
                             Capability.METADATA,
-                            Capability.EXTENDABLE_TTL);
+                            Capability.EXTENDABLE_TTL,
+                            Capability.SHARED_LOCKS,
+                            Capability.FAIR_ORDER);
 
             String name = "sentinel/" + UUID.randomUUID();
             String holder = UUID.randomUUID().toString();
