@@ -72,8 +72,19 @@ final class EtcdLeases {
         }
     }
 
-    /** A lock this backend granted: on which etcd lease, and until when its holder asked for it (nanoTime). */
-    private record Hold(String name, String leaseId, SharedLease lease, long due) {}
+    /**
+     * A key this backend wrote for a grant or a waiter: on which etcd lease, and until when its holder
+     * asked for it (nanoTime). A mutex key is dropped owner-checked; a shared key holds its id in its
+     * name, so it is dropped as it is. {@code value}: a shared holder's value as written (for a downgrade).
+     */
+    private record Hold(
+            String name,
+            String id,
+            ByteSequence key,
+            boolean ownerChecked,
+            SharedLease lease,
+            long due,
+            ByteSequence value) {}
 
     EtcdLeases(Lease leases, KV kv, EtcdCalls calls, Function<String, ByteSequence> keyOf, String where) {
         this.leases = leases;
@@ -125,7 +136,27 @@ final class EtcdLeases {
 
     /** Records that {@code leaseId} holds {@code name} on {@code lease} until {@code due} (nanoTime), or may. */
     void hold(String name, String leaseId, SharedLease lease, long due) {
-        holds.put(leaseId, new Hold(name, leaseId, lease, due));
+        holds.put(leaseId, new Hold(name, leaseId, keyOf.apply(name), true, lease, due, null));
+    }
+
+    /** Records a shared key of {@code name} (a holder's, with its value, or a waiter's) written under {@code id}. */
+    void holdShared(String name, String id, ByteSequence key, SharedLease lease, long due, ByteSequence value) {
+        holds.put(id, new Hold(name, id, key, false, lease, due, value));
+    }
+
+    /** Records the hold of the key read back as {@code v}: the name's mutex key or a shared holder's key. */
+    void hold(String name, String leaseId, KeyValue v, SharedLease lease, long due) {
+        if (v.getKey().equals(keyOf.apply(name))) {
+            hold(name, leaseId, lease, due);
+        } else {
+            holdShared(name, leaseId, v.getKey(), lease, due, v.getValue());
+        }
+    }
+
+    /** The value this backend last wrote or read for {@code leaseId}'s shared grant of {@code name}, if it keeps one. */
+    ByteSequence written(String name, String leaseId) {
+        Hold h = holds.get(leaseId);
+        return h != null && h.name.equals(name) ? h.value : null;
     }
 
     /** Forgets the hold of {@code leaseId}: released, lost, or never granted. */
@@ -156,11 +187,10 @@ final class EtcdLeases {
      */
     CompletableFuture<LeaseKeepAliveResponse> keepAlive(SharedLease l, long sent, Set<String> renewing) {
         for (Hold h : holds.values()) {
-            if (h.lease == l && h.due - sent < 0 && !renewing.contains(h.leaseId) && holds.remove(h.leaseId, h)) {
-                ByteSequence key = keyOf.apply(h.name);
+            if (h.lease == l && h.due - sent < 0 && !renewing.contains(h.id) && holds.remove(h.id, h)) {
                 kv.txn()
-                        .If(EtcdRecords.heldBy(key, h.leaseId))
-                        .Then(Op.delete(key, DeleteOption.DEFAULT))
+                        .If(h.ownerChecked ? EtcdRecords.heldBy(h.key, h.id) : new Cmp[0])
+                        .Then(Op.delete(h.key, DeleteOption.DEFAULT))
                         .commit()
                         .whenComplete((r, e) -> {
                             if (e != null) {
@@ -202,7 +232,7 @@ final class EtcdLeases {
                 results[i] = RenewResult.rejected();
                 continue;
             }
-            ByteSequence key = keyOf.apply(q.name());
+            ByteSequence key = found[i].getKey();
             onto.put(i, l);
             puts.put(
                     i,
@@ -223,7 +253,7 @@ final class EtcdLeases {
             boolean moved = calls.await("renew of '", q.name(), e.getValue()).isSucceeded();
             SharedLease l = onto.get(i);
             if (moved) {
-                hold(q.name(), q.leaseId(), l, t0 + q.ttl().toNanos());
+                hold(q.name(), q.leaseId(), found[i], l, t0 + q.ttl().toNanos());
             }
             results[i] = moved ? RenewResult.renewed(found[i].getCreateRevision(), expiry(l)) : RenewResult.rejected();
         }

@@ -5,15 +5,9 @@ import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KV;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.Lease;
-import io.etcd.jetcd.kv.GetResponse;
-import io.etcd.jetcd.kv.TxnResponse;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
-import io.etcd.jetcd.op.Cmp;
-import io.etcd.jetcd.op.CmpTarget;
 import io.etcd.jetcd.op.Op;
-import io.etcd.jetcd.options.DeleteOption;
 import io.etcd.jetcd.options.GetOption;
-import io.etcd.jetcd.options.PutOption;
 import io.fencelock.Capability;
 import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
@@ -25,6 +19,7 @@ import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.ReleaseFeed;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
+import io.fencelock.spi.SharedRequest;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -42,31 +37,33 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The etcd primitive on jetcd. A lock is the key {@code <prefix><name>}, holding the fencelock lease
- * id, the grant's time and the metadata ({@link HeldValue}) and bound to an etcd lease; the fencing token is the key's {@code create_revision}, which is
- * cluster-global, strictly increasing and persisted in the raft log, so tokens rise across release,
- * expiry, takeover and restarts.
+ * The etcd primitive on jetcd. A mutex is the key {@code <prefix><name>}, holding the fencelock lease
+ * id, the grant's time and the metadata ({@link HeldValue}) and bound to an etcd lease; the fencing
+ * token is the key's {@code create_revision}, which is cluster-global, strictly increasing and
+ * persisted in the raft log, so tokens rise across release, expiry, takeover and restarts. Shared
+ * grants are keys beside it, one per holder, with the same token rule ({@link EtcdRecords}).
  * <ul>
- *   <li><b>Acquire</b> is one transaction: {@code if create_revision(key) == 0 then put(key, value,
- *       lease) else get(key)}. The etcd lease is shared: one per backend and TTL (rounded up to whole
- *       seconds, etcd's unit), granted on first use and reused, so an acquire is one round trip. When
- *       the shared lease might end before the new lock's TTL, a keep-alive goes out with the
- *       transaction (in parallel, same round trip).</li>
- *   <li><b>Renew</b> keeps each distinct etcd lease of the batch alive once and reads the keys in
- *       128-operation read-only transactions, all sent at once: one round trip for the whole batch.
- *       Holds of this backend that were due and not renewed are deleted whenever their shared lease
- *       is kept alive, so a lock nobody renews does not live on through its siblings.</li>
- *   <li><b>Release</b>: {@code if value(key) starts with leaseId LF then delete(key)}
- *       ({@link EtcdRecords#heldBy}).</li>
- *   <li><b>Wake-ups</b>: a waiter watches its key for deletes (a fresh watch is synced, so etcd
- *       delivers the delete at once).</li>
+ *   <li><b>Acquire</b> of a mutex is one transaction: {@code if create_revision(key) == 0 and the
+ *       name has no shared guard then put(key, value, lease) else read the name}
+ *       ({@link EtcdSharedGrants#mutex}). The etcd lease is shared: one per backend and TTL (rounded
+ *       up to whole seconds, etcd's unit), granted on first use and reused, so an acquire is one round
+ *       trip. When the shared lease might end before the new lock's TTL, a keep-alive goes out with the
+ *       transaction (in parallel, same round trip). Shared grants: {@link EtcdSharedGrants#grant}.</li>
+ *   <li><b>Renew</b> keeps each distinct etcd lease of the batch alive once and reads the keys (mutex
+ *       and shared holder) in 128-operation read-only transactions, all sent at once: one round trip
+ *       for the whole batch. Holds of this backend that were due and not renewed are deleted whenever
+ *       their shared lease is kept alive, so a lock nobody renews does not live on through its siblings.</li>
+ *   <li><b>Release</b>: {@code if value(key) starts with leaseId LF then delete(key) else delete the
+ *       shared keys of that id} ({@link EtcdSharedGrants#release}).</li>
+ *   <li><b>Wake-ups</b>: a waiter watches the name's keys for deletes and downgrades (a fresh watch
+ *       is synced, so etcd delivers the event at once).</li>
  * </ul>
  * etcd has no clock API: {@code serverTime} in {@link LockInfo} is this client's clock when the answer
  * arrived, and expiries are the lease TTLs etcd reports (whole seconds) added to it.
  *
  * <p>Around the primitive: {@link EtcdSettings} (the builder's values and the jetcd client),
  * {@link EtcdLeases} (the shared etcd leases and the holds on them), {@link EtcdCalls} (waiting for
- * replies, failure mapping) and {@link ReleaseWatcher} (wake-ups).
+ * replies, failure mapping), {@link ReleaseWatcher} (wake-ups) and {@link EtcdSharedGrants}.
  */
 public final class EtcdLockBackend implements LockBackend {
     private static final Logger log = LoggerFactory.getLogger(EtcdLockBackend.class);
@@ -81,7 +78,9 @@ public final class EtcdLockBackend implements LockBackend {
             Capability.BATCH_RENEW,
             Capability.LINEARIZABLE,
             Capability.METADATA,
-            Capability.EXTENDABLE_TTL));
+            Capability.EXTENDABLE_TTL,
+            Capability.SHARED_LOCKS,
+            Capability.FAIR_ORDER));
 
     private final Client client;
     private final KV kv;
@@ -92,6 +91,7 @@ public final class EtcdLockBackend implements LockBackend {
     private final EtcdLeases leases;
     private final EtcdRecords records;
     private final ReleaseWatcher watcher;
+    private final EtcdSharedGrants shared;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     private EtcdLockBackend(Client client, String prefix, String where, Duration timeout) {
@@ -103,7 +103,8 @@ public final class EtcdLockBackend implements LockBackend {
         this.calls = new EtcdCalls(timeout, where);
         this.leases = new EtcdLeases(leaseClient, kv, calls, this::key, where);
         this.records = new EtcdRecords(leaseClient, calls, prefix);
-        this.watcher = new ReleaseWatcher(client.getWatchClient(), this::key, where);
+        this.watcher = new ReleaseWatcher(client.getWatchClient(), this::key, records, where);
+        this.shared = new EtcdSharedGrants(kv, calls, leases, records, watcher, where);
     }
 
     public static Builder builder() {
@@ -130,62 +131,82 @@ public final class EtcdLockBackend implements LockBackend {
 
     private AcquireResult tryAcquire(
             String name, String leaseId, Duration ttl, LockMetadata metadata, boolean mayRetry) {
+        ByteSequence value = bytes(HeldValue.encode(leaseId, System.currentTimeMillis(), metadata));
+        return acquire(name, leaseId, ttl, mayRetry, (lease, t0) -> {
+            // Recorded before the transaction goes out, so that a grant whose answer never comes is still
+            // dropped (owner-checked) once due, instead of living on through the shared lease's keep-alives.
+            leases.hold(name, leaseId, lease, t0 + ttl.toNanos());
+            return shared.mutex(name, value, lease);
+        });
+    }
+
+    /** Semaphores, readers, writers and the fair mutex: {@link EtcdSharedGrants#grant}. */
+    @Override
+    public AcquireResult tryAcquireShared(
+            String name, String leaseId, Duration ttl, SharedRequest request, LockMetadata metadata) {
+        HeldValue.requireLeaseId(leaseId);
+        HeldValue.requireLeaseId(request.waiterId());
+        return acquire(
+                name,
+                leaseId,
+                ttl,
+                true,
+                (lease, t0) -> shared.grant(name, leaseId, ttl, request, metadata, lease, t0));
+    }
+
+    /** One attempt on the etcd lease for {@code ttl}; the attempt records its hold before it writes. */
+    private interface Attempt {
+        AcquireResult on(SharedLease lease, long t0);
+    }
+
+    /**
+     * The etcd lease around an attempt: this TTL's shared lease, with a keep-alive in parallel when it
+     * might end before the TTL asked; a grant whose keep-alive failed is given back.
+     */
+    private AcquireResult acquire(String name, String leaseId, Duration ttl, boolean mayRetry, Attempt attempt) {
         long t0 = System.nanoTime();
         SharedLease lease = leases.leaseFor(ttl, t0);
         CompletableFuture<LeaseKeepAliveResponse> keepAlive =
                 lease.validUntil - t0 < ttl.toNanos() ? leases.keepAlive(lease, t0, Set.of()) : null;
-        ByteSequence key = key(name);
-        // Recorded before the transaction goes out, so that a grant whose answer never comes is still
-        // dropped (owner-checked) once due, instead of living on through the shared lease's keep-alives.
-        leases.hold(name, leaseId, lease, t0 + ttl.toNanos());
-        ByteSequence value = bytes(HeldValue.encode(leaseId, System.currentTimeMillis(), metadata));
-        CompletableFuture<TxnResponse> txn = kv.txn()
-                .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
-                .Then(Op.put(
-                        key, value, PutOption.builder().withLeaseId(lease.id).build()))
-                .Else(Op.get(key, GetOption.DEFAULT))
-                .commit();
-        TxnResponse r;
+        AcquireResult r;
         try {
-            r = calls.await("tryAcquire of '", name, txn);
+            r = attempt.on(lease, t0);
         } catch (LockBackendException e) {
             if (EtcdLeases.leaseGone(e)) {
                 leases.drop(leaseId); // a put on a lease etcd does not know is never applied
                 if (mayRetry) {
                     lease.dead = true; // expired between our last keep-alive and this put: grant a new one
-                    return tryAcquire(name, leaseId, ttl, metadata, false);
+                    return acquire(name, leaseId, ttl, false, attempt);
                 }
             }
             throw e;
+        } catch (IllegalArgumentException e) {
+            leases.drop(leaseId); // another kind of lock: nothing was written
+            throw e;
         }
-        long token;
-        if (r.isSucceeded()) {
-            token = r.getHeader().getRevision(); // the put's revision is the new key's create_revision
-        } else {
-            List<KeyValue> found = r.getGetResponses().isEmpty()
-                    ? List.of()
-                    : r.getGetResponses().get(0).getKvs();
-            KeyValue holder = found.isEmpty() ? null : found.get(0);
-            if (holder == null || !holder.getValue().equals(value) || holder.getLease() != lease.id) {
-                leases.drop(leaseId);
-                watcher.heldAt(name, r.getHeader().getRevision());
-                return AcquireResult.held(
-                        null); // the holder's lease TTL would cost another round trip: the watch wakes us
-            }
-            token = holder.getCreateRevision(); // our own put, answered to an attempt jetcd retried
+        if (!r.acquired()) {
+            leases.drop(leaseId);
+            return r;
         }
         if (keepAlive != null && !leases.kept(lease, keepAlive)) {
             // the key may outlive the lease's last keep-alive by less than the TTL asked: give it back
             releaseQuietly(name, leaseId);
             if (mayRetry && lease.dead) {
-                return tryAcquire(name, leaseId, ttl, metadata, false);
+                return acquire(name, leaseId, ttl, false, attempt);
             }
             throw new LockBackendException(
                     "tryAcquire of '" + name + "' on " + where
                             + ": the etcd lease could not be kept alive for the TTL asked",
                     true);
         }
-        return AcquireResult.granted(token, EtcdLeases.expiry(lease));
+        return AcquireResult.granted(r.token(), EtcdLeases.expiry(lease));
+    }
+
+    /** {@link EtcdSharedGrants#downgrade}. */
+    @Override
+    public RenewResult downgrade(String name, String leaseId, Duration ttl) {
+        HeldValue.requireLeaseId(leaseId);
+        return shared.downgrade(name, leaseId, ttl, true);
     }
 
     @Override
@@ -201,25 +222,8 @@ public final class EtcdLockBackend implements LockBackend {
         requests.forEach(q -> renewing.add(q.leaseId()));
         Map<Long, CompletableFuture<LeaseKeepAliveResponse>> keepAlives = new HashMap<>();
         known.values().forEach(l -> keepAlives.put(l.id, leases.keepAlive(l, t0, renewing)));
-        // 2. read every key, MAX_TXN_OPS per read-only transaction, all at once
-        List<CompletableFuture<TxnResponse>> reads = new ArrayList<>();
-        for (int from = 0; from < requests.size(); from += MAX_TXN_OPS) {
-            List<RenewRequest> chunk = requests.subList(from, Math.min(requests.size(), from + MAX_TXN_OPS));
-            reads.add(kv.txn()
-                    .Then(chunk.stream()
-                            .map(q -> (Op) Op.get(key(q.name()), GetOption.DEFAULT))
-                            .toArray(Op[]::new))
-                    .commit());
-        }
-        KeyValue[] found = new KeyValue[requests.size()];
-        for (int c = 0; c < reads.size(); c++) {
-            List<GetResponse> gets = calls.await("renew of ", requests.size() + " lease(s)", reads.get(c))
-                    .getGetResponses();
-            for (int j = 0; j < gets.size(); j++) {
-                List<KeyValue> kvs = gets.get(j).getKvs();
-                found[c * MAX_TXN_OPS + j] = kvs.isEmpty() ? null : kvs.get(0);
-            }
-        }
+        // 2. read every key, all at once
+        KeyValue[] found = records.held(kv, requests);
         Map<Long, Boolean> alive = new HashMap<>();
         known.values().forEach(l -> alive.put(l.id, leases.kept(l, keepAlives.get(l.id))));
         RenewResult[] results = new RenewResult[requests.size()];
@@ -227,12 +231,12 @@ public final class EtcdLockBackend implements LockBackend {
         for (int i = 0; i < results.length; i++) {
             RenewRequest q = requests.get(i);
             KeyValue v = found[i];
-            if (v == null || !HeldValue.heldBy(v.getValue().toString(StandardCharsets.UTF_8), q.leaseId())) {
+            if (v == null) {
                 results[i] = RenewResult.rejected();
                 leases.drop(q.leaseId());
             } else if (Boolean.TRUE.equals(alive.get(v.getLease()))) {
                 SharedLease l = known.get(v.getLease());
-                leases.hold(q.name(), q.leaseId(), l, t0 + q.ttl().toNanos());
+                leases.hold(q.name(), q.leaseId(), v, l, t0 + q.ttl().toNanos());
                 results[i] = RenewResult.renewed(v.getCreateRevision(), EtcdLeases.expiry(l));
             } else if (alive.containsKey(v.getLease())) {
                 results[i] = RenewResult.rejected(); // its lease is gone (the key goes with it) or unreachable
@@ -248,18 +252,11 @@ public final class EtcdLockBackend implements LockBackend {
         return List.of(results);
     }
 
+    /** Owner-checked, one transaction: {@link EtcdSharedGrants#release}. */
     @Override
     public boolean release(String name, String leaseId) {
         HeldValue.requireLeaseId(leaseId);
-        ByteSequence key = key(name);
-        boolean freed = calls.await(
-                        "release of '",
-                        name,
-                        kv.txn()
-                                .If(EtcdRecords.heldBy(key, leaseId))
-                                .Then(Op.delete(key, DeleteOption.DEFAULT))
-                                .commit())
-                .isSucceeded();
+        boolean freed = shared.release(name, leaseId);
         // Only now: if the release failed, the hold stays and is dropped once due, not carried on by the shared lease.
         leases.drop(leaseId);
         return freed;
@@ -274,20 +271,26 @@ public final class EtcdLockBackend implements LockBackend {
     }
 
     /**
-     * The key and, in a second round trip, its etcd lease's remaining TTL (whole seconds, as etcd
-     * reports it). A key whose lease has expired but which etcd has not yet revoked (it checks every
-     * 500 ms) is still reported as held: it still blocks acquires.
+     * The mutex key and the shared keys, and, in a second round trip, their etcd leases' remaining TTLs
+     * (whole seconds, as etcd reports them). A key whose lease has expired but which etcd has not yet
+     * revoked (it checks every 500 ms) is still reported as held: it still blocks acquires.
      */
     @Override
     public Optional<LockInfo> inspect(String name) {
-        List<KeyValue> kvs =
-                calls.await("inspect of '", name, kv.get(key(name))).getKvs();
-        return kvs.isEmpty()
-                ? Optional.empty()
-                : Optional.of(records.infos("inspect of '", name, kvs).get(0));
+        List<KeyValue> kvs = new ArrayList<>();
+        calls.await(
+                        "inspect of '",
+                        name,
+                        kv.txn()
+                                .Then(Op.get(key(name), GetOption.DEFAULT), records.sharedRange(name))
+                                .commit())
+                .getGetResponses()
+                .forEach(g -> kvs.addAll(g.getKvs()));
+        List<LockInfo> infos = records.infos("inspect of '", name, kvs);
+        return infos.isEmpty() ? Optional.empty() : Optional.of(infos.get(0));
     }
 
-    /** One range read of the prefix, then one TTL query per distinct etcd lease, all at once. */
+    /** One range read of the prefix (mutex and shared keys), then one TTL query per distinct etcd lease, all at once. */
     @Override
     public List<LockInfo> list(String namePrefix) {
         List<KeyValue> kvs = calls.await(

@@ -3,29 +3,70 @@ package io.fencelock.etcd;
 import static io.fencelock.etcd.EtcdLockBackend.bytes;
 
 import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.KV;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.Lease;
+import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.kv.TxnResponse;
 import io.etcd.jetcd.lease.LeaseTimeToLiveResponse;
 import io.etcd.jetcd.op.Cmp;
 import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.LeaseOption;
 import io.fencelock.LockBackendException;
+import io.fencelock.LockHolder;
 import io.fencelock.LockInfo;
+import io.fencelock.LockMetadata;
+import io.fencelock.LockMode;
 import io.fencelock.spi.HeldValue;
+import io.fencelock.spi.RenewRequest;
+import io.fencelock.spi.SharedRequest;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.stream.Stream;
 
 /**
- * How a held lock is recorded in etcd and read back: the key's value is the holder's lease id, its
- * grant time and metadata ({@link HeldValue}), and the key's create revision is its token. Owner
- * checks in transactions and the keys read as {@link LockInfo}s.
+ * How a held lock is recorded in etcd and read back. A mutex is the key {@code <prefix><name>}: its
+ * value is the holder's lease id, its grant time and metadata ({@link HeldValue}), its create
+ * revision the token. A name's shared grants live beside it under {@code <prefix><name> SP} (a space
+ * is no name character, so this range holds no other name's keys):
+ * <ul>
+ *   <li>{@code h<leaseId>}: a holder (semaphore permits, reader, writer, fair mutex), on an etcd
+ *       lease; value {@code MODE permits limit fair LF} and the {@link HeldValue}; its create revision
+ *       is its token (a downgrade rewrites the value in place, which keeps it);</li>
+ *   <li>{@code w<waiterId>}: a waiting writer's intent and/or a fair waiter's queue place of a
+ *       semaphore or read-write lock, {@code x<waiterId>} that of a fair mutex, on an etcd lease; value
+ *       {@code MODE permits limit fair}; its create revision is its place in the queue;</li>
+ *   <li>{@code g}: the guard, without a lease, rewritten by every transaction that creates a holder or
+ *       a waiter, so that a decision taken on a read of the name commits only if nothing was added
+ *       since (etcd cannot count keys in a compare); deleted once nothing else of the name is left.</li>
+ * </ul>
+ * The kind of a shared name (and a semaphore's limit) is that of any of its holders and waiters.
  */
 final class EtcdRecords {
+    /** Between a name and its shared keys. */
+    static final char SHARED = ' ';
+
+    /** A holder or waiter key of a shared name, read back; {@code role} is {@code h}, {@code w} or {@code x}. */
+    record Shared(KeyValue kv, char role, String id, LockMode mode, int permits, int limit, boolean fair) {
+        boolean holder() {
+            return role == 'h';
+        }
+
+        /** The kind it gives its name: PERMITS, READ for a read-write lock, or EXCLUSIVE. */
+        LockMode kind() {
+            return mode == LockMode.WRITE ? LockMode.READ : mode;
+        }
+    }
+
     private final Lease leaseClient;
     private final EtcdCalls calls;
     private final String prefix;
@@ -34,6 +75,129 @@ final class EtcdRecords {
         this.leaseClient = leaseClient;
         this.calls = calls;
         this.prefix = prefix;
+    }
+
+    ByteSequence mutexKey(String name) {
+        return bytes(prefix + name);
+    }
+
+    ByteSequence guard(String name) {
+        return bytes(prefix + name + SHARED + 'g');
+    }
+
+    ByteSequence holderKey(String name, String leaseId) {
+        return bytes(prefix + name + SHARED + 'h' + leaseId);
+    }
+
+    ByteSequence waiterKey(String name, String waiterId, boolean fairMutex) {
+        return bytes(prefix + name + SHARED + (fairMutex ? 'x' : 'w') + waiterId);
+    }
+
+    /** The end of everything of {@code name}: the range from its mutex key to here holds its keys only. */
+    ByteSequence end(String name) {
+        return bytes(prefix + name + (char) (SHARED + 1));
+    }
+
+    /** Where the name's shared keys begin. */
+    ByteSequence sharedStart(String name) {
+        return bytes(prefix + name + SHARED);
+    }
+
+    /** Reads the name's shared keys (with the guard). */
+    Op sharedRange(String name) {
+        return Op.get(
+                sharedStart(name), GetOption.builder().withRange(end(name)).build());
+    }
+
+    private static String header(LockMode mode, int permits, int limit, boolean fair) {
+        return mode.name() + ' ' + permits + ' ' + limit + ' ' + (fair ? 1 : 0);
+    }
+
+    static ByteSequence holderValue(SharedRequest q, String leaseId, long grantMillis, LockMetadata metadata) {
+        return bytes(header(q.mode(), q.permits(), q.limit(), q.fair())
+                + HeldValue.SEPARATOR
+                + HeldValue.encode(leaseId, grantMillis, metadata));
+    }
+
+    static ByteSequence waiterValue(SharedRequest q) {
+        return bytes(header(q.mode(), q.permits(), q.limit(), q.fair()));
+    }
+
+    /** A holder's value with its mode turned into READ, the rest (permits, grant time, metadata) as it was. */
+    static ByteSequence asReader(ByteSequence value) {
+        String v = value.toString(StandardCharsets.UTF_8);
+        return bytes(LockMode.READ.name() + v.substring(v.indexOf(' ')));
+    }
+
+    /** A shared key read back, or null for the guard, a mutex key or an unreadable value. */
+    Shared shared(KeyValue kv) {
+        String key = kv.getKey().toString(StandardCharsets.UTF_8);
+        int at = key.indexOf(SHARED, prefix.length());
+        if (at < 0 || at + 2 > key.length() || key.charAt(at + 1) == 'g') {
+            return null;
+        }
+        String v = kv.getValue().toString(StandardCharsets.UTF_8);
+        int lf = v.indexOf(HeldValue.SEPARATOR);
+        String[] h = (lf < 0 ? v : v.substring(0, lf)).split(" ");
+        try {
+            return new Shared(
+                    kv,
+                    key.charAt(at + 1),
+                    key.substring(at + 2),
+                    LockMode.valueOf(h[0]),
+                    Integer.parseInt(h[1]),
+                    Integer.parseInt(h[2]),
+                    "1".equals(h[3]));
+        } catch (RuntimeException unreadable) {
+            return null;
+        }
+    }
+
+    /** Whether a put is a holder's rewritten value: a downgrade (or, rarely, a holder moved to another etcd lease). */
+    boolean downgraded(KeyValue kv) {
+        Shared s = kv.getVersion() > 1 ? shared(kv) : null;
+        return s != null && s.holder() && s.mode() == LockMode.READ;
+    }
+
+    private static HeldValue held(KeyValue kv) {
+        String v = kv.getValue().toString(StandardCharsets.UTF_8);
+        return HeldValue.decode(v.substring(v.indexOf(HeldValue.SEPARATOR) + 1));
+    }
+
+    /**
+     * The keys of a renewal's leases, in the order of the requests: each mutex key held by its lease
+     * id, else its shared holder key, else null. Two reads per request, in read-only transactions of
+     * at most {@code --max-txn-ops}, all sent at once.
+     */
+    KeyValue[] held(KV kv, List<RenewRequest> requests) {
+        int perTxn = EtcdLockBackend.MAX_TXN_OPS / 2;
+        List<CompletableFuture<TxnResponse>> reads = new ArrayList<>();
+        for (int from = 0; from < requests.size(); from += perTxn) {
+            reads.add(kv.txn()
+                    .Then(requests.subList(from, Math.min(requests.size(), from + perTxn)).stream()
+                            .flatMap(q -> Stream.of(
+                                    Op.get(mutexKey(q.name()), GetOption.DEFAULT),
+                                    Op.get(holderKey(q.name(), q.leaseId()), GetOption.DEFAULT)))
+                            .toArray(Op[]::new))
+                    .commit());
+        }
+        KeyValue[] found = new KeyValue[requests.size()];
+        for (int c = 0; c < reads.size(); c++) {
+            List<GetResponse> gets = calls.await("renew of ", requests.size() + " lease(s)", reads.get(c))
+                    .getGetResponses();
+            for (int j = 0; j < gets.size(); j += 2) {
+                int i = c * perTxn + j / 2;
+                List<KeyValue> mutex = gets.get(j).getKvs();
+                List<KeyValue> holder = gets.get(j + 1).getKvs();
+                found[i] = !mutex.isEmpty()
+                                && HeldValue.heldBy(
+                                        mutex.get(0).getValue().toString(StandardCharsets.UTF_8),
+                                        requests.get(i).leaseId())
+                        ? mutex.get(0)
+                        : holder.isEmpty() ? null : holder.get(0);
+            }
+        }
+        return found;
     }
 
     /**
@@ -51,12 +215,26 @@ final class EtcdRecords {
     }
 
     /**
-     * The keys as held locks, with their etcd leases' remaining TTLs (one query per distinct lease,
-     * all at once). etcd has no clock API: the answer's time is this client's clock.
+     * The keys (mutex keys and shared keys of any names) as held locks, by name: a mutex key, or the
+     * holders of a shared name (names with only waiters are not held). Each etcd lease's remaining
+     * TTL is one query, all at once. etcd has no clock API: the answer's time is this client's clock.
      */
     List<LockInfo> infos(String operation, String subject, List<KeyValue> kvs) {
+        Map<String, KeyValue> mutexes = new TreeMap<>();
+        Map<String, List<Shared>> holders = new TreeMap<>();
         Map<Long, CompletableFuture<LeaseTimeToLiveResponse>> ttls = new HashMap<>();
         for (KeyValue v : kvs) {
+            String key = v.getKey().toString(StandardCharsets.UTF_8);
+            int at = key.indexOf(SHARED, prefix.length());
+            Shared s = at < 0 ? null : shared(v);
+            if (at < 0) {
+                mutexes.put(key.substring(prefix.length()), v);
+            } else if (s != null && s.holder()) {
+                holders.computeIfAbsent(key.substring(prefix.length(), at), n -> new ArrayList<>())
+                        .add(s);
+            } else {
+                continue;
+            }
             if (v.getLease() != 0) {
                 ttls.computeIfAbsent(v.getLease(), id -> leaseClient.timeToLive(id, LeaseOption.DEFAULT));
             }
@@ -75,13 +253,44 @@ final class EtcdRecords {
             }
         }
         Instant now = Instant.now();
-        List<LockInfo> infos = new ArrayList<>(kvs.size());
-        for (KeyValue v : kvs) {
-            String key = v.getKey().toString(StandardCharsets.UTF_8);
+        List<LockInfo> infos = new ArrayList<>(mutexes.size() + holders.size());
+        holders.forEach((name, list) -> {
+            List<LockHolder> shown = new ArrayList<>(list.size());
+            for (Shared s : list) {
+                HeldValue h = held(s.kv());
+                shown.add(new LockHolder(
+                        h.leaseId(),
+                        s.mode(),
+                        s.permits(),
+                        s.kv().getCreateRevision(),
+                        now.plusSeconds(Math.max(0, seconds.getOrDefault(s.kv().getLease(), 0L))),
+                        h.metadata(),
+                        h.heldSince()));
+            }
+            shown.sort(Comparator.comparingLong(LockHolder::token));
+            LockHolder latest = shown.get(shown.size() - 1);
+            Shared any = list.get(0);
+            infos.add(new LockInfo(
+                    name,
+                    true,
+                    latest.leaseId(),
+                    latest.token(),
+                    latest.expiresAt(),
+                    now,
+                    latest.metadata(),
+                    latest.heldSince(),
+                    any.kind(),
+                    any.kind() == LockMode.PERMITS ? any.limit() : 0,
+                    shown));
+        });
+        mutexes.forEach((name, v) -> {
+            if (holders.containsKey(name)) {
+                return; // cannot be: a mutex and shared holders exclude each other
+            }
             long left = Math.max(0, seconds.getOrDefault(v.getLease(), 0L));
             HeldValue holder = HeldValue.decode(v.getValue().toString(StandardCharsets.UTF_8));
             infos.add(new LockInfo(
-                    key.substring(prefix.length()),
+                    name,
                     true,
                     holder.leaseId(),
                     v.getCreateRevision(),
@@ -89,7 +298,7 @@ final class EtcdRecords {
                     now,
                     holder.metadata(),
                     holder.heldSince()));
-        }
+        });
         return infos;
     }
 }

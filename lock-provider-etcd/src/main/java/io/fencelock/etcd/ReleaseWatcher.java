@@ -14,9 +14,12 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The release feed of one backend, on its client's watch service: each name with waiters is one
- * etcd watch of its key for deletes (a delete is a release, a revocation of the holder's lease or an
- * expiry), opened without a start revision, so it is a <i>synced</i> watcher and etcd delivers the
- * delete at once, not on its 100 ms catch-up of unsynced watchers.
+ * etcd watch of its keys (the mutex key and the shared range, {@link EtcdRecords}) for deletes (a
+ * release, a revocation of the holder's lease, an expiry, a withdrawn writer's intent) and for
+ * downgrades (readers may enter), opened without a start revision, so it is a <i>synced</i> watcher
+ * and etcd delivers the event at once, not on its 100 ms catch-up of unsynced watchers. Other puts
+ * (grants, waiters, the guard) reach the client too (etcd filters puts only all or none) and are
+ * ignored.
  *
  * <p>The engine watches a name before its first attempt, but opening a watch is asynchronous: a
  * delete between a failed attempt and the watch's creation would be missed. So every failed attempt
@@ -29,14 +32,16 @@ final class ReleaseWatcher implements ReleaseFeed {
 
     private final Watch watch;
     private final Function<String, ByteSequence> keyOf;
+    private final EtcdRecords records;
     private final String where;
     private final ConcurrentHashMap<String, KeyWatch> watches = new ConcurrentHashMap<>();
     private volatile Sink sink;
     private volatile boolean closed;
 
-    ReleaseWatcher(Watch watch, Function<String, ByteSequence> keyOf, String where) {
+    ReleaseWatcher(Watch watch, Function<String, ByteSequence> keyOf, EtcdRecords records, String where) {
         this.watch = watch;
         this.keyOf = keyOf;
+        this.records = records;
         this.where = where;
     }
 
@@ -58,7 +63,7 @@ final class ReleaseWatcher implements ReleaseFeed {
         w.watcher = watch.watch(
                 keyOf.apply(name),
                 WatchOption.builder()
-                        .withNoPut(true)
+                        .withRange(records.end(name))
                         .withCreateNotify(true)
                         .withRequireLeader(true)
                         .build(),
@@ -150,7 +155,7 @@ final class ReleaseWatcher implements ReleaseFeed {
                 return;
             }
             for (WatchEvent e : r.getEvents()) {
-                if (e.getEventType() == WatchEvent.EventType.DELETE) {
+                if (e.getEventType() == WatchEvent.EventType.DELETE || records.downgraded(e.getKeyValue())) {
                     signal();
                     return;
                 }
