@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -345,7 +346,7 @@ final class SharedFunctions {
      * Creates the companion table and (re)creates every function that is missing or of another
      * version, dropping the older one first (a function's result columns cannot be replaced).
      */
-    void create(Connection c, java.sql.Statement ddl) throws SQLException {
+    void create(Connection c, Statement ddl) throws SQLException {
         List<String> statements = ddl();
         ddl.execute(statements.get(0));
         for (int i = 0; i < functions.size(); i++) {

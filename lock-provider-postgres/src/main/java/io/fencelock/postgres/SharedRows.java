@@ -7,7 +7,6 @@ import io.fencelock.LockMode;
 import io.fencelock.jdbc.LockInfoRows;
 import io.fencelock.jdbc.SqlTime;
 import io.fencelock.spi.AcquireResult;
-import io.fencelock.spi.MetadataCodec;
 import io.fencelock.spi.SharedRequest;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -149,18 +148,8 @@ final class SharedRows {
         return infos;
     }
 
-    /** Owner, type and data (JSON text) from three columns; a row edited past the rules reads as none. */
+    /** Owner, type and data (JSON text) from three columns. */
     private static LockMetadata metadata(ResultSet rs, int column) throws SQLException {
-        String owner = rs.getString(column);
-        String type = rs.getString(column + 1);
-        String data = rs.getString(column + 2);
-        if (owner == null && type == null && data == null) {
-            return LockMetadata.NONE;
-        }
-        try {
-            return new LockMetadata(owner, type, MetadataCodec.decodeData(data));
-        } catch (IllegalArgumentException unreadable) {
-            return LockMetadata.NONE;
-        }
+        return LockInfoRows.metadata(rs.getString(column), rs.getString(column + 1), rs.getString(column + 2));
     }
 }

@@ -174,6 +174,70 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
     }
 
     /**
+     * The ordinary mutex's statement decides on the name's row alone, and the fair mutex's function on
+     * the shared table under that row's lock: racing on one name (TTLs far longer than the run, so
+     * nothing expires), they never hold together, and each grant's token exceeds the one before.
+     */
+    @Test
+    void ordinaryAndFairMutexRacingOnOneNameNeverHoldTogether() throws Exception {
+        String name = name();
+        int threads = 4;
+        int rounds = 150;
+        java.util.concurrent.atomic.AtomicInteger holding = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicLong lastToken = new java.util.concurrent.atomic.AtomicLong();
+        List<String> violations = new java.util.concurrent.CopyOnWriteArrayList<>();
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            List<Future<Integer>> grants = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                boolean fair = t % 2 == 1;
+                grants.add(pool.submit(() -> {
+                    int granted = 0;
+                    for (int i = 0; i < rounds; i++) {
+                        String lease = lease();
+                        AcquireResult r = fair
+                                ? backend.tryAcquireShared(
+                                        name,
+                                        lease,
+                                        TTL,
+                                        new SharedRequest(LockMode.EXCLUSIVE, 1, 0, lease(), false, true),
+                                        LockMetadata.NONE)
+                                : backend.tryAcquire(name, lease, TTL);
+                        if (!r.acquired()) {
+                            continue;
+                        }
+                        granted++;
+                        if (holding.incrementAndGet() != 1) {
+                            violations.add("two holders at once, one with token " + r.token());
+                        }
+                        if (r.token() <= lastToken.getAndSet(r.token())) {
+                            violations.add("token " + r.token() + " not above the previous holder's");
+                        }
+                        holding.decrementAndGet();
+                        assertThat(backend.release(name, lease)).isTrue();
+                    }
+                    return granted;
+                }));
+            }
+            int fairGrants = 0;
+            int ordinaryGrants = 0;
+            for (int t = 0; t < threads; t++) {
+                int n = grants.get(t).get(HANG_GUARD_SECONDS, TimeUnit.SECONDS);
+                if (t % 2 == 1) {
+                    fairGrants += n;
+                } else {
+                    ordinaryGrants += n;
+                }
+            }
+            assertThat(violations).isEmpty();
+            assertThat(fairGrants).as("fair grants").isPositive();
+            assertThat(ordinaryGrants).as("ordinary grants").isPositive();
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /**
      * The fair mutex keeps its grants in the shared table: an ordinary mutex on the name waits for it,
      * a fair request behind an ordinary holder is woken by that holder's release, and another kind is
      * refused in both directions.
