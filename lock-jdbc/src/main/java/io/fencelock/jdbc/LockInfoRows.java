@@ -69,8 +69,11 @@ public final class LockInfoRows {
         }
     }
 
-    /** The stored metadata; a row edited by hand past the rules reads as none rather than failing an inspect. */
-    private static LockMetadata metadata(String owner, String type, String data) {
+    /**
+     * The metadata stored as owner, lock type and data columns ({@link #metadataValues}); a row edited by
+     * hand past the rules reads as none rather than failing an inspect.
+     */
+    public static LockMetadata metadata(String owner, String type, String data) {
         if (owner == null && type == null && data == null) {
             return LockMetadata.NONE;
         }

@@ -40,6 +40,8 @@ final class LockTable implements JdbcLockTable {
     final String qualifiedSequence;
     /** The NOTIFY channel of this table: two tables in one database never wake each other's waiters. */
     final String channel;
+    /** The companion table of shared grants and its functions. */
+    final SharedFunctions shared;
 
     private LockTable(String schema, String table) {
         this.schema = schema;
@@ -51,6 +53,7 @@ final class LockTable implements JdbcLockTable {
         this.channel = plainChannel.length() <= MAX_IDENTIFIER
                 ? plainChannel
                 : "fencelock." + SqlIdentifiers.sha256(plainChannel).substring(0, 40);
+        this.shared = new SharedFunctions(this);
     }
 
     /** Validates both names (no I/O). */
@@ -70,10 +73,28 @@ final class LockTable implements JdbcLockTable {
         return qualifiedTable;
     }
 
-    /** The DDL of the table and its sequence, for migration tools or {@code createTable(true)}. */
+    /**
+     * The DDL of the table, its sequence, the table of shared grants and its functions, for migration
+     * tools; statements end with a semicolon and a line feed (the functions' bodies are dollar-quoted).
+     */
     String ddl() {
-        return "CREATE SEQUENCE IF NOT EXISTS " + qualifiedSequence + " AS bigint CACHE 1 NO CYCLE;\n"
-                + "CREATE TABLE IF NOT EXISTS " + qualifiedTable + " (\n"
+        return String.join(";\n", statements()) + ";";
+    }
+
+    private List<String> statements() {
+        List<String> statements = new ArrayList<>();
+        statements.add(sequenceDdl());
+        statements.add(tableDdl());
+        statements.addAll(shared.ddl());
+        return statements;
+    }
+
+    private String sequenceDdl() {
+        return "CREATE SEQUENCE IF NOT EXISTS " + qualifiedSequence + " AS bigint CACHE 1 NO CYCLE";
+    }
+
+    private String tableDdl() {
+        return "CREATE TABLE IF NOT EXISTS " + qualifiedTable + " (\n"
                 + "    name            text        PRIMARY KEY,\n"
                 + "    lease_id        text,\n"
                 + "    token           bigint      NOT NULL,\n"
@@ -83,8 +104,12 @@ final class LockTable implements JdbcLockTable {
                 + "    lock_owner      text,\n"
                 + "    lock_type       text,\n"
                 + "    lock_data       jsonb,\n"
-                + "    granted_at      timestamptz\n"
-                + ");";
+                + "    granted_at      timestamptz,\n"
+                + "    shared_kind     text,\n"
+                + "    shared_limit    integer,\n"
+                + "    shared_until    timestamptz,\n"
+                + "    shared_held_until timestamptz\n"
+                + ")";
     }
 
     /**
@@ -98,7 +123,8 @@ final class LockTable implements JdbcLockTable {
     public void create(Connection c) throws SQLException {
         if (exists(c, qualifiedTable)
                 && exists(c, qualifiedSequence)
-                && ADDED_LATER.missing(actualColumns(c).keySet()).isEmpty()) {
+                && ADDED_LATER.missing(actualColumns(c).keySet()).isEmpty()
+                && shared.problems(c).isEmpty()) {
             return;
         }
         boolean autoCommit = c.getAutoCommit();
@@ -107,14 +133,14 @@ final class LockTable implements JdbcLockTable {
                 Statement ddl = c.createStatement()) {
             lock.setLong(1, advisoryKey());
             lock.execute();
-            for (String statement : ddl().split(";\n")) {
-                ddl.execute(statement);
-            }
+            ddl.execute(sequenceDdl());
+            ddl.execute(tableDdl());
             List<String> missing = ADDED_LATER.missing(actualColumns(c).keySet());
             if (!missing.isEmpty()) {
                 // nullable columns and a constant default: a change of the catalog only, no rewrite
                 ddl.execute(ADDED_LATER.alter(qualifiedTable, missing));
             }
+            shared.create(c, ddl);
             c.commit();
         } catch (SQLException | RuntimeException e) {
             c.rollback();
@@ -151,6 +177,12 @@ final class LockTable implements JdbcLockTable {
         List<String> missing = ADDED_LATER.missing(actual.keySet());
         if (!missing.isEmpty()) {
             problems.add(ADDED_LATER.problem(qualifiedTable, missing)); // a table of an older version
+        }
+        List<String> sharedProblems = shared.problems(c);
+        if (!sharedProblems.isEmpty()) {
+            // a table of a version before shared locks, or functions of another version
+            problems.add(String.join(", ", sharedProblems)
+                    + ": build with createTable(true), which creates them, or run their statements below");
         }
         List<String> key = primaryKey(c);
         if (!key.equals(List.of("name"))) {
@@ -244,6 +276,10 @@ final class LockTable implements JdbcLockTable {
         columns.put("lock_type", "text");
         columns.put("lock_data", "jsonb");
         columns.put("granted_at", "timestamp with time zone");
+        columns.put("shared_kind", "text");
+        columns.put("shared_limit", "integer");
+        columns.put("shared_until", "timestamp with time zone");
+        columns.put("shared_held_until", "timestamp with time zone");
         return columns;
     }
 
@@ -254,10 +290,14 @@ final class LockTable implements JdbcLockTable {
         columns.put("lock_type", "text");
         columns.put("lock_data", "jsonb");
         columns.put("granted_at", "timestamptz");
+        columns.put("shared_kind", "text");
+        columns.put("shared_limit", "integer");
+        columns.put("shared_until", "timestamptz");
+        columns.put("shared_held_until", "timestamptz");
         return columns;
     }
 
-    private static String quote(String identifier) {
+    static String quote(String identifier) {
         return '"' + identifier + '"'; // a validated plain identifier: no quote can be inside
     }
 }

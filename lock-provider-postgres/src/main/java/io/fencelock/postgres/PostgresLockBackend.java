@@ -16,12 +16,12 @@ import io.fencelock.spi.Redaction;
 import io.fencelock.spi.ReleaseFeed;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
+import io.fencelock.spi.SharedRequest;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumSet;
@@ -44,6 +44,8 @@ import org.postgresql.ds.PGSimpleDataSource;
  * still exceeds every token of the rows it replaces. A release {@code NOTIFY}s waiters
  * when a caller was refused since the grant (the row's {@code contended} flag). A grant stores its
  * {@link LockMetadata} and its server time in the row with it; renewals keep them, a release clears them.
+ * Semaphores, read-write locks and the fair mutex keep their grants and waiters in a companion table,
+ * changed by one PL/pgSQL function per operation under the name's row lock ({@link SharedFunctions}).
  *
  * <pre>{@code
  * LockBackend backend = PostgresLockBackend.builder()
@@ -63,7 +65,9 @@ public final class PostgresLockBackend implements LockBackend {
             Capability.LINEARIZABLE,
             Capability.PURGE_FREE,
             Capability.METADATA,
-            Capability.EXTENDABLE_TTL));
+            Capability.EXTENDABLE_TTL,
+            Capability.SHARED_LOCKS,
+            Capability.FAIR_ORDER));
     private static final SqlTime.Reader TIME = SqlTime.TIMESTAMPTZ;
     /** Connection trouble, a serialization failure or deadlock, a cancelled statement, a server going down or full. */
     private static final JdbcFailures.Retryable RETRYABLE = new JdbcFailures.Retryable(
@@ -117,13 +121,49 @@ public final class PostgresLockBackend implements LockBackend {
                 if (!rs.next()) {
                     return AcquireResult.held(null);
                 }
+                if (rs.getString(5) != null) { // the name's live shared grants or waiters are of another kind
+                    throw SharedRows.refusal(name, rs.getString(5), rs.getInt(6), "a mutex");
+                }
                 if (rs.getBoolean(1)) {
                     return AcquireResult.granted(rs.getLong(2), TIME.read(rs, 3));
                 }
-                return AcquireResult.held(Duration.of(rs.getLong(4), ChronoUnit.MICROS));
+                return AcquireResult.held(SharedRows.remaining(rs, 4));
             }
         } catch (SQLException e) {
             throw failures.failure("tryAcquire of '" + name + "'", e);
+        }
+    }
+
+    /** One call of the name's acquire function (SharedFunctions): the decision, the token and the waiter's record. */
+    @Override
+    public AcquireResult tryAcquireShared(
+            String name, String leaseId, Duration ttl, SharedRequest request, LockMetadata metadata) {
+        try (Connection c = connections.connection();
+                PreparedStatement ps = c.prepareStatement(sql.acquireShared)) {
+            SharedRows.bindAcquire(ps, name, leaseId, ttl, request, metadata);
+            try (ResultSet rs = ps.executeQuery()) {
+                return SharedRows.acquired(rs, name, request);
+            }
+        } catch (SQLException e) {
+            throw failures.failure("tryAcquireShared of '" + name + "'", e);
+        }
+    }
+
+    @Override
+    public RenewResult downgrade(String name, String leaseId, Duration ttl) {
+        try (Connection c = connections.connection();
+                PreparedStatement ps = c.prepareStatement(sql.downgrade)) {
+            ps.setString(1, name);
+            ps.setString(2, leaseId);
+            ps.setLong(3, SqlTime.micros(ttl));
+            ps.setString(4, table.channel);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                long token = rs.getLong(1);
+                return rs.wasNull() ? RenewResult.rejected() : RenewResult.renewed(token, TIME.read(rs, 2));
+            }
+        } catch (SQLException e) {
+            throw failures.failure("downgrade of '" + name + "'", e);
         }
     }
 
@@ -144,7 +184,7 @@ public final class PostgresLockBackend implements LockBackend {
             ttls[i] = SqlTime.micros(r.ttl());
             periods[i] = r.tokenPeriod() == null ? 0L : SqlTime.micros(r.tokenPeriod());
         }
-        Map<String, Renewed> renewed = new HashMap<>();
+        Map<Renewed, RenewResult> renewed = new HashMap<>(); // a name may have several shared grants in one batch
         try (Connection c = connections.connection();
                 PreparedStatement ps = c.prepareStatement(sql.renew)) {
             ps.setArray(1, c.createArrayOf("text", names));
@@ -154,8 +194,8 @@ public final class PostgresLockBackend implements LockBackend {
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     renewed.put(
-                            rs.getString(1),
-                            new Renewed(rs.getString(2), RenewResult.renewed(rs.getLong(3), TIME.read(rs, 4))));
+                            new Renewed(rs.getString(1), rs.getString(2)),
+                            RenewResult.renewed(rs.getLong(3), TIME.read(rs, 4)));
                 }
             }
         } catch (SQLException e) {
@@ -163,13 +203,12 @@ public final class PostgresLockBackend implements LockBackend {
         }
         List<RenewResult> results = new ArrayList<>(n);
         for (RenewRequest r : requests) {
-            Renewed row = renewed.get(r.name());
-            results.add(row != null && row.leaseId.equals(r.leaseId()) ? row.result : RenewResult.rejected());
+            results.add(renewed.getOrDefault(new Renewed(r.name(), r.leaseId()), RenewResult.rejected()));
         }
         return results;
     }
 
-    private record Renewed(String leaseId, RenewResult result) {}
+    private record Renewed(String name, String leaseId) {}
 
     @Override
     public boolean release(String name, String leaseId) {
@@ -178,8 +217,13 @@ public final class PostgresLockBackend implements LockBackend {
             ps.setString(1, name);
             ps.setString(2, leaseId);
             ps.setString(3, table.channel);
+            ps.setString(4, name);
+            ps.setString(5, leaseId);
+            ps.setString(6, table.channel);
+            ps.setString(7, name);
+            ps.setString(8, leaseId);
             try (ResultSet rs = ps.executeQuery()) {
-                return rs.next();
+                return rs.next() && rs.getBoolean(1);
             }
         } catch (SQLException e) {
             throw failures.failure("release of '" + name + "'", e);
@@ -188,13 +232,25 @@ public final class PostgresLockBackend implements LockBackend {
 
     @Override
     public Optional<LockInfo> inspect(String name) {
-        List<LockInfo> found = connections.lockInfos("inspect of '" + name + "'", sql.inspect, name, TIME, null);
+        List<LockInfo> found = infos("inspect of '" + name + "'", sql.inspect, name);
         return found.isEmpty() ? Optional.empty() : Optional.of(found.get(0));
     }
 
     @Override
     public List<LockInfo> list(String prefix) {
-        return connections.lockInfos("list of '" + prefix + "'", sql.list, prefix, TIME, null);
+        return infos("list of '" + prefix + "'", sql.list, prefix).stream()
+                .filter(LockInfo::held)
+                .toList();
+    }
+
+    private List<LockInfo> infos(String operation, String query, String parameter) {
+        try (Connection c = connections.connection();
+                PreparedStatement ps = c.prepareStatement(query)) {
+            ps.setString(1, parameter);
+            return SharedRows.read(ps);
+        } catch (SQLException e) {
+            throw failures.failure(operation, e);
+        }
     }
 
     /**
@@ -213,7 +269,6 @@ public final class PostgresLockBackend implements LockBackend {
             while (true) {
                 ps.setString(1, after);
                 ps.setLong(2, ageMicros);
-                ps.setLong(3, ageMicros);
                 try (ResultSet rs = ps.executeQuery()) {
                     rs.next();
                     deleted += rs.getInt(1);

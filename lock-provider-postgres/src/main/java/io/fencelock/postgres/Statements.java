@@ -10,21 +10,31 @@ final class Statements {
     /** Rows a purge statement considers at once: each deleted row holds one advisory lock until its commit. */
     static final int PURGE_BATCH = 500;
 
-    /** name (guard), name, lease id, ttl µs, owner, lock type, data (JSON text), name (the refusal's hint). */
+    /**
+     * name (guard), name, lease id, ttl µs, owner, lock type, data (JSON text), name (the refusal's hint):
+     * granted, token, expiry, remaining µs, and the kind and limit of a shared name that refuses a mutex.
+     */
     final String acquire;
     /** names[], lease ids[], ttls µs[], token periods µs[] (0: none). */
     final String renew;
-    /** name, lease id, the NOTIFY channel. */
+    /** name, lease id, the NOTIFY channel, then name, id, channel, name, id (a shared grant or waiter): freed. */
     final String release;
-    /** name: the columns of lock-jdbc's LockInfoRows. */
+    /** name: the columns of lock-jdbc's LockInfoRows, then shared kind, limit and holder columns (SharedRows). */
     final String inspect;
     /** prefix: the same columns, held locks only, in Java's order of the names. */
     final String list;
-    /** after this name, age µs, age µs: deleted, considered, last name considered. */
+    /** after this name, age µs: deleted, considered, last name considered. */
     final String purge;
+    /** The shared acquire function's parameters (SharedRows.bindAcquire): its answer. */
+    final String acquireShared;
+    /** name, lease id, ttl µs, the NOTIFY channel: token and expiry, or nulls when rejected. */
+    final String downgrade;
 
     Statements(LockTable table) {
         String t = table.qualifiedTable;
+        SharedFunctions shared = table.shared;
+        this.acquireShared = "SELECT * FROM " + shared.acquireFunction + "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb)";
+        this.downgrade = "SELECT * FROM " + shared.downgradeFunction + "(?, ?, ?, ?)";
         String nextToken = "nextval('" + table.qualifiedSequence + "'::regclass)";
         // The name's guard: a transaction-scoped advisory lock keyed by this table and the name.
         String guard = "('" + t + "'::regclass::oid::int, hashtext(%s))";
@@ -35,7 +45,14 @@ final class Statements {
         // the projection that draws it reads c, so the guard is held from before the draw to the
         // commit: no purge can delete the name's row in between, and if the row is gone when the
         // insert looks, it was deleted before the draw, with every token it carried lower.
-        String free = "(l.lease_id IS NULL OR l.expires_at <= EXCLUDED.token_issued_at)";
+        // A live shared grant of the name (a semaphore, a read-write lock: of another kind; a fair mutex: a
+        // holder), or a live waiter of another kind, keeps the name from the mutex. The lock-table row's
+        // summary says so, kept under the row lock by every shared operation (SharedFunctions): this
+        // statement reads no other table, whose rows it would see as of its start, not as of the lock.
+        String now = "EXCLUDED.token_issued_at";
+        String otherKind = "coalesce(l.shared_until > " + now + " AND l.shared_kind <> 'EXCLUSIVE', false)";
+        String free = "((l.lease_id IS NULL OR l.expires_at <= " + now + ") AND NOT coalesce(l.shared_held_until > "
+                + now + ", false) AND NOT " + otherKind + ")";
         // what a grant writes and a refusal keeps: the grant's metadata and time ride along in the
         // same statement, so no reader ever sees a grant without them (or with the last holder's)
         StringBuilder granted = new StringBuilder();
@@ -62,53 +79,84 @@ final class Statements {
                 + " token = CASE WHEN " + free + " THEN " + nextToken + " ELSE l.token END,"
                 // a refused caller may be about to wait: the holder's release must wake it
                 + " contended = NOT " + free
-                // a refusal writes only the first time after a grant
-                + " WHERE " + free + " OR NOT l.contended"
-                + " RETURNING NOT l.contended AS granted, l.token, l.expires_at)"
-                + " SELECT a.granted, a.token, a.expires_at, (extract(epoch FROM a.expires_at - c.now) * 1000000)::bigint"
+                // a refusal writes only the first time after a grant, or to learn of a name of another kind
+                // from the row's latest version
+                + " WHERE " + free + " OR NOT l.contended OR " + otherKind
+                + " RETURNING NOT l.contended AS granted, l.token, l.expires_at, l.shared_kind, l.shared_limit,"
+                + " l.shared_until, l.shared_held_until)"
+                + " SELECT a.granted, a.token, a.expires_at,"
+                + " (extract(epoch FROM greatest(a.expires_at, a.shared_held_until) - c.now) * 1000000)::bigint,"
+                + " CASE WHEN NOT a.granted AND a.shared_until > c.now AND a.shared_kind <> 'EXCLUSIVE'"
+                + " THEN a.shared_kind END, a.shared_limit"
                 + " FROM acquired a, c"
                 // refused without a write: the holder's remaining time, as the statement's snapshot shows it (a hint)
-                + " UNION ALL SELECT false, NULL, NULL, (extract(epoch FROM h.expires_at - c.now) * 1000000)::bigint"
+                + " UNION ALL SELECT false, NULL, NULL, (extract(epoch FROM greatest(CASE WHEN h.lease_id IS NOT NULL"
+                + " AND h.expires_at > c.now THEN h.expires_at END, h.shared_held_until) - c.now) * 1000000)::bigint,"
+                + " NULL, NULL"
                 + " FROM " + t + " h, c WHERE h.name = ? AND NOT EXISTS (SELECT 1 FROM acquired)"
-                + " AND h.lease_id IS NOT NULL AND h.expires_at > c.now";
+                + " AND (h.lease_id IS NOT NULL AND h.expires_at > c.now OR h.shared_held_until > c.now)";
         // one "now" per statement, so the expiry check, the new expiry and the token age agree; the
         // grant's metadata and granted_at are not touched: a renewal keeps them
         String due = "req.period_us > 0 AND l.token_issued_at + req.period_us" + MICROS + " <= c.now";
-        this.renew = "WITH c AS MATERIALIZED (SELECT clock_timestamp() AS now)"
-                + " UPDATE " + t + " AS l SET expires_at = c.now + req.ttl_us" + MICROS + ","
+        // Shared grants in the same round trip: their function runs only when a request names one
+        this.renew = "WITH c AS MATERIALIZED (SELECT clock_timestamp() AS now),"
+                + " a AS MATERIALIZED (SELECT ?::text[] AS names, ?::text[] AS leases, ?::bigint[] AS ttls,"
+                + " ?::bigint[] AS periods),"
+                + " m AS (UPDATE " + t + " AS l SET expires_at = c.now + req.ttl_us" + MICROS + ","
                 + " token = CASE WHEN " + due + " THEN " + nextToken + " ELSE l.token END,"
                 + " token_issued_at = CASE WHEN " + due + " THEN c.now ELSE l.token_issued_at END"
-                + " FROM unnest(?::text[], ?::text[], ?::bigint[], ?::bigint[]) AS req(name, lease_id, ttl_us, period_us), c"
+                + " FROM a, unnest(a.names, a.leases, a.ttls, a.periods) AS req(name, lease_id, ttl_us, period_us), c"
                 + " WHERE l.name = req.name AND l.lease_id = req.lease_id AND l.expires_at > c.now"
-                + " RETURNING l.name, l.lease_id, l.token, l.expires_at";
+                + " RETURNING l.name, l.lease_id, l.token, l.expires_at)"
+                + " SELECT * FROM m"
+                + " UNION ALL SELECT r.* FROM a, " + shared.renewFunction + "(a.names, a.leases, a.ttls, a.periods) r"
+                + " WHERE EXISTS (SELECT 1 FROM " + shared.qualifiedShared
+                + " s, unnest(a.names, a.leases) AS q(name, lease_id)"
+                + " WHERE s.name = q.name AND s.id = q.lease_id)";
         // Rows are never deleted on release: the free row keeps the name's history (and none of the
         // holder's metadata). NOTIFY only when a caller was refused since the grant: a NOTIFY
         // serialises commits database-wide, so the uncontended release stays a plain update.
         // "contended" is reset by the next grant.
+        // A lease id that is not the mutex's may be a shared grant's or a waiter's: their function runs
+        // only when the name has a row of that id.
         this.release = "WITH r AS (UPDATE " + t + " SET lease_id = NULL, expires_at = clock_timestamp(),"
                 + " lock_owner = NULL, lock_type = NULL, lock_data = NULL, granted_at = NULL"
                 + " WHERE name = ? AND lease_id = ? AND expires_at > clock_timestamp() RETURNING name, contended)"
-                + " SELECT CASE WHEN r.contended THEN pg_notify(?, r.name) END FROM r";
+                + " SELECT true, CASE WHEN r.contended THEN pg_notify(?, r.name) END FROM r"
+                + " UNION ALL SELECT " + shared.releaseFunction + "(?, ?, ?), NULL WHERE NOT EXISTS (SELECT 1 FROM r)"
+                + " AND EXISTS (SELECT 1 FROM " + shared.qualifiedShared + " s WHERE s.name = ? AND s.id = ?)";
+        // the columns of lock-jdbc's LockInfoRows, then the name's shared kind and limit and one live
+        // shared grant per row (SharedRows reads them), oldest first
         String info = "WITH c AS MATERIALIZED (SELECT clock_timestamp() AS now)"
                 + " SELECT l.name, l.lease_id IS NOT NULL AND l.expires_at > c.now, l.lease_id, l.token, l.expires_at, c.now,"
-                + " l.lock_owner, l.lock_type, l.lock_data, l.granted_at"
-                + " FROM " + t + " l, c WHERE ";
-        this.inspect = info + "l.name = ?";
-        this.list = info + "l.lease_id IS NOT NULL AND l.expires_at > c.now AND starts_with(l.name, ?)"
-                + " ORDER BY l.name COLLATE \"C\""; // Java's order of the names, whatever the database collation
+                + " l.lock_owner, l.lock_type, l.lock_data, l.granted_at, l.shared_kind, l.shared_limit,"
+                + " h.id, h.mode, h.permits, h.token, h.expires_at, h.lock_owner, h.lock_type, h.lock_data, h.granted_at"
+                + " FROM " + t + " l CROSS JOIN c LEFT JOIN " + shared.qualifiedShared
+                + " h ON h.name = l.name AND NOT h.waiter AND h.expires_at > c.now WHERE ";
+        this.inspect = info + "l.name = ? ORDER BY h.token";
+        this.list = info + "(l.lease_id IS NOT NULL AND l.expires_at > c.now OR l.shared_held_until > c.now)"
+                + " AND starts_with(l.name, ?)"
+                + " ORDER BY l.name COLLATE \"C\", h.token"; // Java's order of the names, whatever the database
+        // collation
         // A batch of free rows in name order (resumed after the last name of the previous batch);
         // of those, the ones whose guard is free right now, taken exclusively without waiting (an
         // acquire in flight holds it: the row stays for a later purge); then the delete, which
         // re-checks that each row is still free long enough on its latest version.
-        String freeLongEnough = "(%1$slease_id IS NULL OR %1$sexpires_at <= clock_timestamp())"
-                + " AND %1$sexpires_at <= clock_timestamp() - ?" + MICROS;
-        this.purge = "WITH batch AS MATERIALIZED (SELECT name FROM " + t + " WHERE name > ? AND "
-                + freeLongEnough.formatted("") + " ORDER BY name LIMIT " + PURGE_BATCH + "),"
+        // A shared name is free once its last shared row (grant or waiter) has expired, as long ago;
+        // its expired shared rows go with it (no shared operation runs meanwhile: the acquire holds
+        // the guard, the others the row lock the delete waits for).
+        String freeLongEnough = "(l.lease_id IS NULL OR l.expires_at <= clock_timestamp())"
+                + " AND l.expires_at <= clock_timestamp() - p.age"
+                + " AND (l.shared_until IS NULL OR l.shared_until <= clock_timestamp() - p.age)";
+        this.purge = "WITH p AS MATERIALIZED (SELECT ?::text AS after, ?::bigint" + MICROS + " AS age),"
+                + " batch AS MATERIALIZED (SELECT l.name FROM " + t + " l, p WHERE l.name > p.after AND "
+                + freeLongEnough + " ORDER BY l.name LIMIT " + PURGE_BATCH + "),"
                 + " guarded AS MATERIALIZED (SELECT name FROM batch WHERE pg_try_advisory_xact_lock"
                 + guard.formatted("name") + "),"
-                + " gone AS (DELETE FROM " + t + " l USING guarded g WHERE l.name = g.name AND "
-                + freeLongEnough.formatted("l.")
-                + " RETURNING 1)"
+                + " gone AS (DELETE FROM " + t + " l USING guarded g, p WHERE l.name = g.name AND "
+                + freeLongEnough
+                + " RETURNING l.name),"
+                + " gone_shared AS (DELETE FROM " + shared.qualifiedShared + " s USING gone WHERE s.name = gone.name)"
                 + " SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM batch), (SELECT max(name) FROM batch)";
     }
 }

@@ -11,7 +11,9 @@ import io.fencelock.Capability;
 import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
 import io.fencelock.LockMetadata;
+import io.fencelock.LockMode;
 import io.fencelock.spi.AcquireResult;
+import io.fencelock.spi.SharedRequest;
 import io.fencelock.spi.WakeUpSubscription;
 import io.fencelock.tck.CredentialChecks;
 import io.fencelock.tck.SpiChecks;
@@ -130,6 +132,157 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
         assertThat(after.token()).as("a new row still draws from the sequence").isGreaterThan(before.token());
         assertThatThrownBy(() -> backend.purgeFree(Duration.ofSeconds(-1)))
                 .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    /** A shared name's row says nothing of its grants in lease_id: the purge reads its summary of them. */
+    @Test
+    void purgeKeepsSharedNamesWhileAnyGrantOrWaiterLivesAndTheirTokensRise() {
+        String name = name();
+        String holder = lease();
+        SharedRequest reader = new SharedRequest(LockMode.READ, 1, 0, lease(), false, false);
+        AcquireResult read = backend.tryAcquireShared(name, holder, TTL, reader, LockMetadata.NONE);
+        assertThat(read.acquired()).isTrue();
+        String writerWaiter = lease();
+        SharedRequest writer = new SharedRequest(LockMode.WRITE, 1, 0, writerWaiter, true, false);
+        assertThat(backend.tryAcquireShared(name, lease(), TTL, writer, LockMetadata.NONE)
+                        .acquired())
+                .as("a writer behind a reader, leaving its intent")
+                .isFalse();
+
+        backend.purgeFree(Duration.ZERO);
+        assertThat(backend.inspect(name).orElseThrow().holders())
+                .as("a live reader's name, purged at age zero")
+                .hasSize(1);
+        assertThat(backend.release(name, holder)).isTrue();
+        backend.purgeFree(Duration.ZERO);
+        assertThatThrownBy(() -> backend.tryAcquire(name, lease(), TTL))
+                .as("the writer's intent outlived the purge: the name is still a read-write lock")
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("read-write lock");
+        assertThat(backend.release(name, writerWaiter))
+                .as("a withdrawn intent frees nothing")
+                .isFalse();
+
+        assertThat(backend.purgeFree(Duration.ZERO)).isPositive();
+        assertThat(backend.inspect(name))
+                .as("nothing of the name lives: purged")
+                .isEmpty();
+        AcquireResult after = backend.tryAcquire(name, lease(), TTL);
+        assertThat(after.token())
+                .as("a new mutex row still draws from the sequence")
+                .isGreaterThan(read.token());
+    }
+
+    /**
+     * The ordinary mutex's statement decides on the name's row alone, and the fair mutex's function on
+     * the shared table under that row's lock: racing on one name (TTLs far longer than the run, so
+     * nothing expires), they never hold together, and each grant's token exceeds the one before.
+     */
+    @Test
+    void ordinaryAndFairMutexRacingOnOneNameNeverHoldTogether() throws Exception {
+        String name = name();
+        int threads = 4;
+        int rounds = 150;
+        java.util.concurrent.atomic.AtomicInteger holding = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicLong lastToken = new java.util.concurrent.atomic.AtomicLong();
+        List<String> violations = new java.util.concurrent.CopyOnWriteArrayList<>();
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            List<Future<Integer>> grants = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                boolean fair = t % 2 == 1;
+                grants.add(pool.submit(() -> {
+                    int granted = 0;
+                    for (int i = 0; i < rounds; i++) {
+                        String lease = lease();
+                        AcquireResult r = fair
+                                ? backend.tryAcquireShared(
+                                        name,
+                                        lease,
+                                        TTL,
+                                        new SharedRequest(LockMode.EXCLUSIVE, 1, 0, lease(), false, true),
+                                        LockMetadata.NONE)
+                                : backend.tryAcquire(name, lease, TTL);
+                        if (!r.acquired()) {
+                            continue;
+                        }
+                        granted++;
+                        if (holding.incrementAndGet() != 1) {
+                            violations.add("two holders at once, one with token " + r.token());
+                        }
+                        if (r.token() <= lastToken.getAndSet(r.token())) {
+                            violations.add("token " + r.token() + " not above the previous holder's");
+                        }
+                        holding.decrementAndGet();
+                        assertThat(backend.release(name, lease)).isTrue();
+                    }
+                    return granted;
+                }));
+            }
+            int fairGrants = 0;
+            int ordinaryGrants = 0;
+            for (int t = 0; t < threads; t++) {
+                int n = grants.get(t).get(HANG_GUARD_SECONDS, TimeUnit.SECONDS);
+                if (t % 2 == 1) {
+                    fairGrants += n;
+                } else {
+                    ordinaryGrants += n;
+                }
+            }
+            assertThat(violations).isEmpty();
+            assertThat(fairGrants).as("fair grants").isPositive();
+            assertThat(ordinaryGrants).as("ordinary grants").isPositive();
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /**
+     * The fair mutex keeps its grants in the shared table: an ordinary mutex on the name waits for it,
+     * a fair request behind an ordinary holder is woken by that holder's release, and another kind is
+     * refused in both directions.
+     */
+    @Test
+    void fairMutexAndOrdinaryMutexShareANameAndWakeEachOther() throws InterruptedException {
+        String name = name();
+        String ordinary = lease();
+        assertThat(backend.tryAcquire(name, ordinary, TTL).acquired()).isTrue();
+        CountDownLatch released = new CountDownLatch(1);
+        try (PostgresLockBackend waiterSide = builder().build()) {
+            SpiChecks.subscribe(waiterSide, name, released::countDown);
+            SharedRequest fair = new SharedRequest(LockMode.EXCLUSIVE, 1, 0, lease(), true, true);
+            AcquireResult refused = waiterSide.tryAcquireShared(name, lease(), TTL, fair, LockMetadata.NONE);
+            assertThat(refused.acquired())
+                    .as("a fair mutex behind an ordinary holder")
+                    .isFalse();
+            assertThat(refused.holderRemaining()).isPositive();
+            assertThatThrownBy(() -> waiterSide.tryAcquireShared(
+                            name,
+                            lease(),
+                            TTL,
+                            new SharedRequest(LockMode.READ, 1, 0, lease(), false, false),
+                            LockMetadata.NONE))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("is a mutex");
+
+            assertThat(backend.release(name, ordinary)).isTrue();
+            assertThat(released.await(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
+                    .as("the ordinary holder's release wakes the fair waiter")
+                    .isTrue();
+            String fairLease = lease();
+            AcquireResult granted = waiterSide.tryAcquireShared(name, fairLease, TTL, fair, LockMetadata.NONE);
+            assertThat(granted.acquired()).isTrue();
+            AcquireResult mutex = backend.tryAcquire(name, lease(), TTL);
+            assertThat(mutex.acquired())
+                    .as("an ordinary mutex while the fair one holds")
+                    .isFalse();
+            assertThat(mutex.holderRemaining()).isPositive();
+            LockInfo info = backend.inspect(name).orElseThrow();
+            assertThat(info.holder()).contains(fairLease);
+            assertThat(info.kind()).isEqualTo(LockMode.EXCLUSIVE);
+            assertThat(waiterSide.release(name, fairLease)).isTrue();
+            assertThat(backend.tryAcquire(name, lease(), TTL).token()).isGreaterThan(granted.token());
+        }
     }
 
     @Test
@@ -377,7 +530,7 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
     @Test
     void selfCheckRejectsACachedSequenceAMissingTableAndAnOlderTable() throws SQLException {
         String table = "cached_" + UUID.randomUUID().toString().replace("-", "").substring(0, 8);
-        execute(PostgresLockBackend.ddl("public", table).split(";\n"));
+        execute(PostgresLockBackend.ddl("public", table));
         execute("ALTER SEQUENCE public." + table + "_token_seq CACHE 20");
 
         assertThatThrownBy(() -> builder().table(table).build())
@@ -409,12 +562,17 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
         String upgrade = "ALTER TABLE \"public\".\"" + older + "\""
                 + " ADD COLUMN IF NOT EXISTS contended boolean NOT NULL DEFAULT false,"
                 + " ADD COLUMN IF NOT EXISTS lock_owner text, ADD COLUMN IF NOT EXISTS lock_type text,"
-                + " ADD COLUMN IF NOT EXISTS lock_data jsonb, ADD COLUMN IF NOT EXISTS granted_at timestamptz";
+                + " ADD COLUMN IF NOT EXISTS lock_data jsonb, ADD COLUMN IF NOT EXISTS granted_at timestamptz,"
+                + " ADD COLUMN IF NOT EXISTS shared_kind text, ADD COLUMN IF NOT EXISTS shared_limit integer,"
+                + " ADD COLUMN IF NOT EXISTS shared_until timestamptz,"
+                + " ADD COLUMN IF NOT EXISTS shared_held_until timestamptz";
         assertThatThrownBy(() -> builder().table(older).build())
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("createTable(true)")
-                .hasMessageContaining(upgrade);
-        execute(upgrade);
+                .hasMessageContaining(upgrade)
+                .hasMessageContaining("the table of shared grants \"public\".\"" + older + "_shared\" is missing");
+        // the hint's ALTER, then the statements it shows (all of them safe to run again)
+        execute(upgrade, PostgresLockBackend.ddl("public", older));
         try (PostgresLockBackend upgraded = builder().table(older).build()) {
             assertThat(upgraded.tryAcquire(name(), lease(), TTL).acquired())
                     .as("the table as the hint left it")
@@ -436,7 +594,9 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
                         + " clock_timestamp(), clock_timestamp() + interval '1 hour', false)");
         assertThatThrownBy(() -> builder().table(table).build())
                 .isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("[lock_owner, lock_type, lock_data, granted_at]");
+                .hasMessageContaining(
+                        "[lock_owner, lock_type, lock_data, granted_at, shared_kind, shared_limit, shared_until,"
+                                + " shared_held_until]");
 
         try (PostgresLockBackend upgraded =
                 builder().table(table).createTable(true).build()) {
@@ -455,6 +615,58 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
             assertThat(seen.heldSince()).isNotNull();
         }
         // up to date now: a start without createTable passes the check
+        builder().table(table).build().close();
+    }
+
+    @Test
+    void createTableAddsSharedLocksToATableOfTheVersionBeforeAndReplacesFunctionsOfAnotherVersion()
+            throws SQLException {
+        String table =
+                "preshared_" + UUID.randomUUID().toString().replace("-", "").substring(0, 8);
+        // the DDL of the version before shared locks, and a grant it made
+        execute(
+                "CREATE SEQUENCE " + table + "_token_seq AS bigint CACHE 1 NO CYCLE",
+                "CREATE TABLE " + table + " (name text PRIMARY KEY, lease_id text, token bigint NOT NULL,"
+                        + " token_issued_at timestamptz NOT NULL, expires_at timestamptz NOT NULL,"
+                        + " contended boolean NOT NULL DEFAULT false, lock_owner text, lock_type text,"
+                        + " lock_data jsonb, granted_at timestamptz)",
+                "INSERT INTO " + table + " (name, lease_id, token, token_issued_at, expires_at)"
+                        + " VALUES ('old/held', 'old-lease', nextval('" + table + "_token_seq'),"
+                        + " clock_timestamp(), clock_timestamp() + interval '1 hour')");
+        String function = "\"public\".\"" + table + "_sh_acq\"(";
+        assertThatThrownBy(() -> builder().table(table).build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("[shared_kind, shared_limit, shared_until, shared_held_until]")
+                .hasMessageContaining("the table of shared grants \"public\".\"" + table + "_shared\" is missing")
+                .hasMessageContaining("function " + function)
+                .hasMessageContaining("CREATE OR REPLACE FUNCTION " + function);
+
+        try (PostgresLockBackend upgraded =
+                builder().table(table).createTable(true).build()) {
+            assertThat(upgraded.inspect("old/held").orElseThrow().holder()).contains("old-lease");
+            SharedRequest threePermits = new SharedRequest(LockMode.PERMITS, 2, 3, lease(), false, false);
+            assertThatThrownBy(
+                            () -> upgraded.tryAcquireShared("old/held", lease(), TTL, threePermits, LockMetadata.NONE))
+                    .as("the older grant's name is a mutex while it is held")
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("is a mutex");
+            String name = name();
+            AcquireResult permits = upgraded.tryAcquireShared(name, lease(), TTL, threePermits, LockMetadata.NONE);
+            assertThat(permits.token())
+                    .as("shared tokens go on from the sequence")
+                    .isGreaterThan(upgraded.inspect("old/held").orElseThrow().token());
+            assertThat(upgraded.inspect(name).orElseThrow().permitsHeld()).isEqualTo(2);
+        }
+        builder().table(table).build().close(); // up to date now
+
+        // a function of another version (an older release's body) is named, and createTable(true) replaces it
+        execute("CREATE OR REPLACE FUNCTION \"" + table + "_sh_rel\"(p_name text, p_id text, p_channel text)"
+                + " RETURNS boolean LANGUAGE sql AS 'SELECT false'");
+        assertThatThrownBy(() -> builder().table(table).build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining(
+                        "function \"public\".\"" + table + "_sh_rel\"(text,text,text) is of another version");
+        builder().table(table).createTable(true).build().close();
         builder().table(table).build().close();
     }
 
@@ -591,7 +803,9 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
                         Capability.LINEARIZABLE,
                         Capability.PURGE_FREE,
                         Capability.METADATA,
-                        Capability.EXTENDABLE_TTL);
+                        Capability.EXTENDABLE_TTL,
+                        Capability.SHARED_LOCKS,
+                        Capability.FAIR_ORDER);
     }
 
     private static void execute(String... statements) throws SQLException {
