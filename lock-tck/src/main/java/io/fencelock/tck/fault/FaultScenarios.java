@@ -257,17 +257,24 @@ public final class FaultScenarios {
     /** One way a client's connection breaks: applied to the client's backend, then healed. */
     record ConnectionFault(String name, boolean leaseCannotSurvive, Runnable inject, Runnable heal) {}
 
+    /** A fault injected through a {@link FaultProxy}: named before any proxy exists. */
+    record ProxyFault(
+            String name, boolean leaseCannotSurvive, java.util.function.Function<FaultProxy, Runnable> inject) {
+        ConnectionFault on(FaultProxy proxy) {
+            return new ConnectionFault(name, leaseCannotSurvive, inject.apply(proxy), proxy::heal);
+        }
+    }
+
     /** The faults injected through {@link FaultProxy}, each on a fresh proxy. */
-    static final List<java.util.function.Function<FaultProxy, ConnectionFault>> PROXY_FAULTS = List.of(
-            p -> new ConnectionFault("responses dropped, requests delivered (proxy)", true, p::dropResponses, p::heal),
-            p -> new ConnectionFault("blackhole, sockets left open (proxy)", true, p::blackhole, p::heal),
-            p -> new ConnectionFault("connections reset (proxy)", false, p::reset, p::heal),
-            p -> new ConnectionFault("connections refused (proxy)", true, p::refuse, p::heal),
-            p -> new ConnectionFault(
+    static final List<ProxyFault> PROXY_FAULTS = List.of(
+            new ProxyFault("responses dropped, requests delivered (proxy)", true, p -> p::dropResponses),
+            new ProxyFault("blackhole, sockets left open (proxy)", true, p -> p::blackhole),
+            new ProxyFault("connections reset (proxy)", false, p -> p::reset),
+            new ProxyFault("connections refused (proxy)", true, p -> p::refuse),
+            new ProxyFault(
                     "latency of 0.6 TTL each way (proxy)",
                     true,
-                    () -> p.latency(TTL.multipliedBy(6).dividedBy(10)),
-                    p::heal));
+                    p -> () -> p.latency(TTL.multipliedBy(6).dividedBy(10))));
 
     /** The fault that loses the answers of {@code losing}'s calls after the backend acted. */
     static ConnectionFault lostAnswers(InstrumentedBackend losing) {
@@ -293,7 +300,7 @@ public final class FaultScenarios {
             FixtureSelfCheck.openBackendViaGoesThroughVia(fixture);
             for (var fault : PROXY_FAULTS) {
                 try (FaultProxy proxy = FaultProxy.start(target.get())) {
-                    runs.add(connectionScenario(fixture.openBackendVia(proxy.address()), fault.apply(proxy)));
+                    runs.add(connectionScenario(fixture.openBackendVia(proxy.address()), fault.on(proxy)));
                 }
             }
         }

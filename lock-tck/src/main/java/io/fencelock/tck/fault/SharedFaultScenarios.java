@@ -52,6 +52,8 @@ public final class SharedFaultScenarios {
     private final BackendFixture fixture;
     private final Supplier<String> names;
     private final FaultScenarios faults;
+    /** Rounds of proxy faults driven so far: each takes the next ones in turn. */
+    private int proxyFaultRounds;
 
     public SharedFaultScenarios(BackendFixture fixture, Supplier<String> names, FaultScenarios faults) {
         this.fixture = fixture;
@@ -336,20 +338,35 @@ public final class SharedFaultScenarios {
         return faults.proxyUnavailable();
     }
 
-    /** Answers lost at the SPI (every topology), and the proxy's faults where the fixture has a proxy target. */
-    public List<FaultRun> connectionFaults(long seed) throws Exception {
+    /**
+     * Answers lost at the SPI (every topology, every round), and {@code proxyFaults} of the proxy's
+     * faults where the fixture has a proxy target: taken in turn from an offset that the seed picks
+     * and each further round advances, so successive runs (and rounds) cover all of them while a
+     * default run stays short. The mutex's properties run under every proxy fault in every run.
+     */
+    public List<FaultRun> connectionFaults(long seed, int proxyFaults) throws Exception {
         List<FaultRun> runs = new ArrayList<>();
         InstrumentedBackend losing = new InstrumentedBackend(fixture.openBackend());
         runs.add(connectionScenario(losing, FaultScenarios.lostAnswers(losing), seed));
         Optional<InetSocketAddress> target = fixture.proxyTarget();
         if (target.isPresent()) {
-            for (var fault : FaultScenarios.PROXY_FAULTS) {
+            int all = FaultScenarios.PROXY_FAULTS.size();
+            int offset = Math.floorMod(seed, all) + proxyFaultRounds++ * Math.min(proxyFaults, all);
+            for (int i = 0; i < Math.min(proxyFaults, all); i++) {
+                var fault = FaultScenarios.PROXY_FAULTS.get((offset + i) % all);
                 try (FaultProxy proxy = FaultProxy.start(target.get())) {
-                    runs.add(connectionScenario(fixture.openBackendVia(proxy.address()), fault.apply(proxy), seed));
+                    runs.add(connectionScenario(fixture.openBackendVia(proxy.address()), fault.on(proxy), seed));
                 }
             }
         }
         return runs;
+    }
+
+    /** The names of the proxy's faults, in the order they are taken. */
+    public static List<String> proxyFaultNames() {
+        return FaultScenarios.PROXY_FAULTS.stream()
+                .map(FaultScenarios.ProxyFault::name)
+                .toList();
     }
 
     /**
