@@ -12,13 +12,14 @@ import java.util.concurrent.locks.ReentrantLock;
  * follows from them.
  *
  * <p>A forecast is a running estimate of the spans this client's waits observed (first refusal to
- * release). A wait only knows that the release came between its last refusal and its grant, so it
- * reports the middle of that interval and the interval's width; a Kalman-style update weighs it by
+ * release). A release by a holder of the same client is dated by its signal; otherwise a wait only
+ * knows that the release came between its last refusal and its grant, so it reports the middle of
+ * that interval and the interval's width. A Kalman-style update weighs an observation by
  * that width against the forecast's own uncertainty: a precise observation (a wait that polled fast
  * near the release) outweighs a forecast built from a coarse one (a wait that backed off), and the
  * weight of a new span never falls under a quarter, so a forecast follows a name whose holds
- * change within a few waits and one odd wait moves it only part of the way. Only the least recently
- * used {@link #CAPACITY} names are kept: memory stays bounded however many names a client waits for.
+ * change within a few waits and one odd wait moves it only part of the way. Only the {@link #CAPACITY}
+ * most recently used names are kept: memory stays bounded however many names a client waits for.
  * It is read and written only by waits that met a holder, never on an uncontended acquire.
  */
 final class ReleaseForecasts {
