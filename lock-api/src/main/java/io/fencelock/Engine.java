@@ -19,7 +19,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
@@ -44,6 +43,9 @@ final class Engine implements AutoCloseable {
     final Set<Capability> capabilities;
     final LongSupplier clock;
     final WaitLines waitLines = new WaitLines();
+    /** Where no release signal wakes a waiter: when each name is likely released, learned from this client's waits. */
+    final ReleaseForecasts forecasts = new ReleaseForecasts();
+
     final EventFanout events;
     final Watchdog watchdog;
     /** The provider's name, or the backend's class name. */
@@ -252,6 +254,13 @@ final class Engine implements AutoCloseable {
     private Optional<Lease> acquireAtHead(AcquireSpec spec, long deadline, WaitLines.Waiter waiter)
             throws InterruptedException {
         String name = spec.name();
+        // Without a release signal the pause follows the name's forecast release; with one, the poll is a fallback.
+        boolean forecast = !capabilities.contains(Capability.WAKE_ON_RELEASE);
+        long expectedSpan = ReleaseForecasts.NONE;
+        long firstMiss = 0;
+        long lastMiss = 0;
+        boolean missed = false;
+        boolean woken = false;
         // Subscribe before the first attempt, so a release between the attempt and the wait is not missed.
         try (WakeUpSubscription ignored = subscribe(name, waiter::signal)) {
             int misses = 0;
@@ -262,6 +271,7 @@ final class Engine implements AutoCloseable {
                 }
                 waiter.forgetSignals();
                 Attempt attempt;
+                long sent = clock.getAsLong();
                 try {
                     attempt = attempt(spec);
                     answered = true;
@@ -280,13 +290,38 @@ final class Engine implements AutoCloseable {
                     attempt = Attempt.MISS;
                 }
                 if (attempt.lease != null) {
+                    if (forecast && missed) {
+                        // Released just before a local release's signal, else somewhere between the last refusal
+                        // and this grant: midway is the best guess.
+                        long width = woken ? 0 : sent - lastMiss;
+                        forecasts.observed(name, sent - width / 2 - firstMiss, width);
+                    }
                     return Optional.of(attempt.lease);
                 }
-                long left = deadline - clock.getAsLong();
+                if (forecast && attempt != Attempt.MISS) { // a holder's refusal, not a failure
+                    if (!missed) {
+                        missed = true;
+                        firstMiss = sent;
+                        expectedSpan = forecasts.expectedSpanNanos(name);
+                    }
+                    lastMiss = sent;
+                }
+                long now = clock.getAsLong();
+                long left = deadline - now;
                 if (left <= 0) {
                     return Optional.empty();
                 }
-                if (waiter.await(Math.min(left, pollPauseNanos(options, misses++, attempt.holderRemaining)))) {
+                long pause = forecast
+                        ? ReleaseForecasts.pauseNanos(
+                                options,
+                                misses++,
+                                missed ? now - firstMiss : 0,
+                                missed ? expectedSpan : ReleaseForecasts.NONE,
+                                attempt.holderRemaining,
+                                ThreadLocalRandom.current().nextDouble())
+                        : pollPauseNanos(options, misses++, attempt.holderRemaining);
+                woken = waiter.await(Math.min(left, pause));
+                if (woken) {
                     misses = 0;
                 }
             }
@@ -352,17 +387,13 @@ final class Engine implements AutoCloseable {
 
     /** Jittered exponential backoff, capped, and never past the holder's known remaining time. */
     static long pollPauseNanos(LockOptions options, int misses, Duration holderRemaining) {
-        long initial = options.initialPollInterval().toNanos();
-        long max = options.maxPollInterval().toNanos();
-        long ceiling = initial << Math.min(misses, 20);
-        if (ceiling <= 0 || ceiling > max) {
-            ceiling = max;
-        }
-        long pause = ceiling / 2 + ThreadLocalRandom.current().nextLong(ceiling / 2 + 1);
-        if (holderRemaining != null && !holderRemaining.isNegative()) {
-            pause = Math.min(pause, holderRemaining.toNanos() + TimeUnit.MILLISECONDS.toNanos(1));
-        }
-        return Math.max(pause, TimeUnit.MICROSECONDS.toNanos(100));
+        return ReleaseForecasts.pauseNanos(
+                options,
+                misses,
+                0,
+                ReleaseForecasts.NONE,
+                holderRemaining,
+                ThreadLocalRandom.current().nextDouble());
     }
 
     // ---------------------------------------------------------------- held leases

@@ -16,7 +16,9 @@ import java.util.Objects;
  *       validity deadline is {@code sent + ttl x (1 - clockDrift) - safetyMargin}.</li>
  *   <li>{@code autoRenew} (default true): whether the watchdog renews leases.</li>
  *   <li>{@code initialPollInterval} (default 5 ms) and {@code maxPollInterval} (default 500 ms):
- *       the jittered backoff of a waiter between attempts when no release signal arrives.</li>
+ *       the jittered backoff of a waiter between attempts when no release signal arrives; on a
+ *       backend without a release signal, a quarter of the initial interval is the fast poll around
+ *       a release the client forecasts from its earlier waits for the name.</li>
  *   <li>{@code owner} (default host name, process id and client id): the owner description stored
  *       with every grant of the client that does not name its own ({@link LockMetadata}).</li>
  * </ul>
