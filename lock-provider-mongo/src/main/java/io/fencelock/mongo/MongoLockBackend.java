@@ -9,6 +9,8 @@ import static io.fencelock.mongo.MongoRecords.TOKEN;
 import static io.fencelock.mongo.MongoRecords.TOKEN_AT;
 import static io.fencelock.mongo.MongoRecords.TTL_MS;
 import static io.fencelock.mongo.MongoRecords.expiry;
+import static io.fencelock.mongo.MongoRecords.millis;
+import static io.fencelock.mongo.MongoRecords.quote;
 
 import com.mongodb.MongoException;
 import com.mongodb.MongoServerException;
@@ -28,6 +30,7 @@ import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
+import io.fencelock.spi.SharedRequest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -53,6 +56,8 @@ import org.slf4j.LoggerFactory;
  * deleted (release clears the owner and keeps the token), so it rises across release, expiry and
  * takeover. The same update stores the grant's metadata and grant time ({@link MongoRecords}); a
  * release removes them. There is no release signal and no purge: waiters poll, never past the holder's expiry.
+ * Semaphores, read-write locks and fair waiting keep their holders and waiters in the same document
+ * ({@link MongoShared}); the mutex's acquire also requires that none of them lives.
  *
  * <pre>{@code
  * LockBackend backend = MongoLockBackend.builder()
@@ -75,12 +80,15 @@ public final class MongoLockBackend implements LockBackend {
             .append(GRANTED_AT, 1)
             .append(TTL_MS, 1)
             .append(RENEWED_BY, 1);
+    private static final Document RENEWAL_PROJECTION =
+            new Document(PROJECTION).append(MongoSharedState.HOLDERS, 1).append(MongoSharedState.VER, 1);
 
     private final MongoClient ownClient; // null when the application's client is used: theirs to close
     private final MongoCollection<Document> locks;
     private final String where;
     private final MongoServerFacts facts;
     private final Set<Capability> capabilities;
+    private final MongoShared shared;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     private MongoLockBackend(
@@ -90,6 +98,7 @@ public final class MongoLockBackend implements LockBackend {
         this.where = where;
         this.facts = facts;
         this.capabilities = facts.capabilities();
+        this.shared = new MongoShared(locks, where);
     }
 
     public static Builder builder() {
@@ -116,7 +125,8 @@ public final class MongoLockBackend implements LockBackend {
                         List.of(
                                 new Document(OWNER, null),
                                 new Document(OWNER, leaseId),
-                                new Document("$expr", EXPIRED)));
+                                new Document("$expr", EXPIRED)))
+                .append("$expr", MongoShared.SHARED_FREE);
         Document update = new Document(
                         "$set",
                         new Document(OWNER, leaseId)
@@ -146,41 +156,30 @@ public final class MongoLockBackend implements LockBackend {
             }
             // The filter did not match the existing document (a live holder), so the upsert tried to
             // insert a second one with the same _id: a definite refusal that changed nothing.
-            return AcquireResult.held(holderRemaining(name));
+            return shared.mutexRefused(name);
         } catch (MongoException e) {
             throw failure("tryAcquire of '" + name + "'", e);
         }
     }
 
-    /**
-     * The holder's remaining time on the server's clock, read after a refusal (the refusal itself
-     * carries no document); null when it cannot be read. It only bounds a waiter's next poll.
-     */
-    private Duration holderRemaining(String name) {
-        try {
-            Document doc = locks.withReadConcern(ReadConcern.LOCAL)
-                    .aggregate(List.of(
-                            new Document("$match", new Document("_id", name)),
-                            new Document(
-                                    "$project",
-                                    new Document("remaining", new Document("$subtract", List.of(EXPIRY, NOW)))
-                                            .append(OWNER, 1))))
-                    .first();
-            if (doc == null || doc.get(OWNER) == null || !(doc.get("remaining") instanceof Number remaining)) {
-                return Duration.ZERO; // freed meanwhile: poll again at once
-            }
-            return Duration.ofMillis(Math.max(0, remaining.longValue()));
-        } catch (MongoException e) {
-            log.debug("fencelock: reading the holder's expiry of '{}' on {} failed: {}", name, where, e.toString());
-            return null;
-        }
+    /** A semaphore's permits, a reader, a writer or a fair mutex: see {@link MongoShared#acquire}. */
+    @Override
+    public AcquireResult tryAcquireShared(
+            String name, String leaseId, Duration ttl, SharedRequest request, LockMetadata metadata) {
+        return shared.acquire(name, leaseId, ttl, request, metadata);
+    }
+
+    @Override
+    public RenewResult downgrade(String name, String leaseId, Duration ttl) {
+        return shared.downgrade(name, leaseId, ttl);
     }
 
     /**
-     * One unordered bulk write (one {@code updateOne} per lease, filtered on owner and not expired,
-     * plus one for the token bump of leases with a token period), then one read of the documents:
-     * two round trips per batch, whatever its size. Each batch stamps the documents it renewed with a
-     * fresh id, so the read tells this batch's renewals from anything else.
+     * One unordered bulk write (per lease one {@code updateOne} filtered on owner and not expired, one
+     * for the token bump of leases with a token period, and one for a shared holder of that id), then
+     * one read of the documents: two round trips per batch, whatever its size (plus one per shared
+     * holder whose token period has passed). Each batch stamps the documents (or holders) it renewed
+     * with a fresh id, so the read tells this batch's renewals from anything else.
      */
     @Override
     public List<RenewResult> renew(List<RenewRequest> requests) {
@@ -188,7 +187,7 @@ public final class MongoLockBackend implements LockBackend {
             return List.of();
         }
         String batch = UUID.randomUUID().toString();
-        List<WriteModel<Document>> writes = new ArrayList<>(requests.size() * 2);
+        List<WriteModel<Document>> writes = new ArrayList<>(requests.size() * 3);
         for (RenewRequest r : requests) {
             Document set = new Document(TTL_MS, millis(r.ttl())).append(RENEWED_BY, batch);
             if (r.tokenPeriod() != null) {
@@ -207,6 +206,7 @@ public final class MongoLockBackend implements LockBackend {
             writes.add(new UpdateOneModel<>(
                     new Document("_id", r.name()).append(OWNER, r.leaseId()).append("$expr", LIVE),
                     new Document("$set", set).append("$currentDate", new Document(GRANTED_AT, true))));
+            writes.add(MongoShared.renewal(r, batch)); // a lease id is the mutex's or a shared holder's, never both
         }
         List<String> names = new ArrayList<>(
                 new LinkedHashSet<>(requests.stream().map(RenewRequest::name).toList()));
@@ -216,7 +216,7 @@ public final class MongoLockBackend implements LockBackend {
             // local read concern: our own acknowledged (majority) writes, without waiting for the majority snapshot
             for (Document doc : locks.withReadConcern(ReadConcern.LOCAL)
                     .find(new Document("_id", new Document("$in", names)))
-                    .projection(PROJECTION)) {
+                    .projection(RENEWAL_PROJECTION)) {
                 docs.put(doc.getString("_id"), doc);
             }
         } catch (MongoException e) {
@@ -230,24 +230,27 @@ public final class MongoLockBackend implements LockBackend {
             results.add(
                     renewed
                             ? RenewResult.renewed(doc.get(TOKEN, Number.class).longValue(), expiry(doc))
-                            : RenewResult.rejected());
+                            : MongoShared.renewed(doc, r, batch));
         }
+        shared.raiseDueTokens(requests, docs, batch, results);
         return results;
     }
 
+    /** The mutex's release, else (a second round trip) a shared grant's or a waiter's ({@link MongoShared#release}). */
     @Override
     public boolean release(String name, String leaseId) {
         try {
             // the document stays: it carries the name's token
             return locks.updateOne(
-                                    new Document("_id", name)
-                                            .append(OWNER, leaseId)
-                                            .append("$expr", LIVE),
-                                    new Document("$set", new Document(OWNER, null).append(TTL_MS, 0L))
-                                            .append("$currentDate", new Document(GRANTED_AT, true))
-                                            .append("$unset", new Document(META, "").append(HELD_SINCE, "")))
-                            .getMatchedCount()
-                    > 0;
+                                            new Document("_id", name)
+                                                    .append(OWNER, leaseId)
+                                                    .append("$expr", LIVE),
+                                            new Document("$set", new Document(OWNER, null).append(TTL_MS, 0L))
+                                                    .append("$currentDate", new Document(GRANTED_AT, true))
+                                                    .append("$unset", new Document(META, "").append(HELD_SINCE, "")))
+                                    .getMatchedCount()
+                            > 0
+                    || shared.release(name, leaseId);
         } catch (MongoException e) {
             throw failure("release of '" + name + "'", e);
         }
@@ -261,7 +264,11 @@ public final class MongoLockBackend implements LockBackend {
 
     @Override
     public List<LockInfo> list(String prefix) {
-        Document match = new Document(OWNER, new Document("$ne", null)).append("$expr", LIVE);
+        Document match = new Document(
+                "$or",
+                List.of(
+                        new Document(OWNER, new Document("$ne", null)).append("$expr", LIVE),
+                        new Document("$expr", MongoShared.ANY_LIVE_HOLDER)));
         if (!prefix.isEmpty()) {
             match.append("_id", new Document("$regex", "^" + quote(prefix)));
         }
@@ -276,7 +283,7 @@ public final class MongoLockBackend implements LockBackend {
                     new Document("$match", match),
                     new Document("$sort", new Document("_id", 1)),
                     new Document("$addFields", new Document("serverNow", NOW))))) {
-                out.add(MongoRecords.info(doc));
+                out.add(MongoSharedState.info(doc));
             }
         } catch (MongoException e) {
             throw failure(operation, e);
@@ -299,24 +306,6 @@ public final class MongoLockBackend implements LockBackend {
     @Override
     public String toString() {
         return "MongoLockBackend[" + where + ", " + locks.getNamespace().getFullName() + ", " + facts.describe() + "]";
-    }
-
-    /** Whole milliseconds (the resolution of BSON dates), rounded up: the server never expires a lease early. */
-    static long millis(Duration d) {
-        long ms = d.toMillis();
-        return d.minusMillis(ms).isZero() ? ms : ms + 1;
-    }
-
-    /** Every character that is not a letter or digit escaped: a literal prefix in PCRE and Java regex alike. */
-    static String quote(String literal) {
-        StringBuilder sb = new StringBuilder(literal.length() * 2);
-        for (char c : literal.toCharArray()) {
-            if (!Character.isLetterOrDigit(c)) {
-                sb.append('\\');
-            }
-            sb.append(c);
-        }
-        return sb.toString();
     }
 
     private LockBackendException failure(String operation, MongoException e) {

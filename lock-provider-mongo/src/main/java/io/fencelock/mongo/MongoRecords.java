@@ -2,6 +2,7 @@ package io.fencelock.mongo;
 
 import io.fencelock.LockInfo;
 import io.fencelock.LockMetadata;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Date;
@@ -90,5 +91,23 @@ final class MongoRecords {
         Date granted = doc.getDate(GRANTED_AT);
         Number ttl = doc.get(TTL_MS, Number.class);
         return granted == null || ttl == null ? null : granted.toInstant().plusMillis(ttl.longValue());
+    }
+
+    /** Whole milliseconds (the resolution of BSON dates), rounded up: the server never expires a lease early. */
+    static long millis(Duration d) {
+        long ms = d.toMillis();
+        return d.minusMillis(ms).isZero() ? ms : ms + 1;
+    }
+
+    /** Every character that is not a letter or digit escaped: a literal prefix in PCRE and Java regex alike. */
+    static String quote(String literal) {
+        StringBuilder sb = new StringBuilder(literal.length() * 2);
+        for (char c : literal.toCharArray()) {
+            if (!Character.isLetterOrDigit(c)) {
+                sb.append('\\');
+            }
+            sb.append(c);
+        }
+        return sb.toString();
     }
 }

@@ -35,7 +35,9 @@ record MongoServerFacts(String product, String topology, Boolean persistent, boo
                 Capability.TOKEN_PERIOD,
                 Capability.LINEARIZABLE,
                 Capability.METADATA,
-                Capability.EXTENDABLE_TTL);
+                Capability.EXTENDABLE_TTL,
+                Capability.SHARED_LOCKS,
+                Capability.FAIR_ORDER);
         if (durable()) {
             caps.add(Capability.DURABLE_TOKENS);
         }

@@ -197,9 +197,9 @@ class MongoLockBackendTest extends LockBackendSpiTemplate {
 
     @Test
     void ttlIsRoundedUpToWholeMilliseconds() {
-        assertThat(MongoLockBackend.millis(Duration.ofNanos(1))).isEqualTo(1);
-        assertThat(MongoLockBackend.millis(Duration.ofMillis(250))).isEqualTo(250);
-        assertThat(MongoLockBackend.millis(Duration.ofMillis(250).plusNanos(1))).isEqualTo(251);
+        assertThat(MongoRecords.millis(Duration.ofNanos(1))).isEqualTo(1);
+        assertThat(MongoRecords.millis(Duration.ofMillis(250))).isEqualTo(250);
+        assertThat(MongoRecords.millis(Duration.ofMillis(250).plusNanos(1))).isEqualTo(251);
     }
 
     @Test
@@ -312,7 +312,7 @@ class MongoLockBackendTest extends LockBackendSpiTemplate {
                 .containsExactly(base + ".a", base + ".b", base + ".c+d");
         assertThat(backend.list(base + ".c+")).extracting(LockInfo::name).containsExactly(base + ".c+d");
         assertThat(backend.list(base)).hasSize(4).allMatch(LockInfo::held);
-        assertThat(MongoLockBackend.quote("a.b+c*")).isEqualTo("a\\.b\\+c\\*");
+        assertThat(MongoRecords.quote("a.b+c*")).isEqualTo("a\\.b\\+c\\*");
     }
 
     @Test
