@@ -62,6 +62,11 @@ public abstract class BackendUnderTest implements AutoCloseable {
     /** The peer libraries that run on this backend, plus why others are not measured. */
     protected abstract List<LockContender.Factory> peers();
 
+    /** The peers' semaphores and read-write locks on this backend, for the shared-lock workloads (none by default). */
+    protected List<SharedMeasurements.Factory> sharedPeers() {
+        return List.of();
+    }
+
     /** Peers one might expect here that are not measured, each with why. */
     public List<String> peersNotMeasured() {
         return List.of();

@@ -128,6 +128,7 @@ public final class CompareRun {
                     List.of(),
                     List.of(),
                     List.of(),
+                    List.of(),
                     progress.elapsedSeconds() - started);
         }
         try (backend) {
@@ -288,6 +289,20 @@ public final class CompareRun {
             errors.add("leader failover and task rebalance: " + Measurements.describe(e));
         }
 
+        List<Figures.Throughput> shared = new ArrayList<>();
+        if (capabilities.contains(Capability.SHARED_LOCKS)) {
+            progress.line(key, "shared locks: read-write lock and semaphore throughput");
+            try {
+                shared.addAll(SharedMeasurements.measure(backend, settings));
+            } catch (InterruptedException e) {
+                throw e;
+            } catch (Exception e) {
+                errors.add("shared locks: " + Measurements.describe(e));
+            }
+        } else {
+            notes.add("shared locks: SHARED_LOCKS not claimed by this provider: no semaphore or read-write figures");
+        }
+
         List<Figures.Scale> scale = new ArrayList<>();
         long large = settings.scaleLarge(backend);
         if (large < 1_000_000) {
@@ -337,6 +352,7 @@ public final class CompareRun {
                 takeover,
                 coordination,
                 scale,
+                shared,
                 notes,
                 backend.peersNotMeasured(),
                 matrix.forPackage(backend.providerPackage()),

@@ -99,6 +99,7 @@ public final class Figures {
             List<Takeover> takeover,
             List<Coordination> coordination,
             List<Scale> scale,
+            List<Throughput> shared,
             List<String> notes,
             List<String> peersNotMeasured,
             List<TckMatrices.Suite> guarantees,

@@ -81,6 +81,11 @@ final class RedisUnderTest extends BackendUnderTest {
     }
 
     @Override
+    protected List<SharedMeasurements.Factory> sharedPeers() {
+        return RedissonSharedPeer.all(server.uri());
+    }
+
+    @Override
     public void fill(long from, long to) {
         RedisClient client = RedisClient.create(server.uri());
         try (StatefulRedisConnection<String, String> connection = client.connect()) {

@@ -32,7 +32,7 @@ final class RedissonPeer implements LockContender {
         return new Factory("Redisson RFencedLock", Kind.PEER, "pub/sub", () -> new RedissonPeer(open(uri), true));
     }
 
-    private static RedissonClient open(String uri) {
+    static RedissonClient open(String uri) {
         RedisURI parsed = RedisURI.create(uri);
         Config config = new Config();
         SingleServerConfig server = config.useSingleServer()

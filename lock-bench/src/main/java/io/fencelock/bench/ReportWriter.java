@@ -211,11 +211,15 @@ final class ReportWriter {
                         && t.clients() == clients
                         && t.names().equals(hot ? "one hot name" : "independent names"))
                 .findFirst()
-                .map(t -> t.passes() > 1
-                        ? number(t.cyclesPerSecond()) + " (" + number(t.minPerSecond()) + "–" + number(t.maxPerSecond())
-                                + ")" + (t.unsteady() ? " *" : "")
-                        : number(t.cyclesPerSecond()))
+                .map(ReportWriter::withSpread)
                 .orElse("–");
+    }
+
+    private static String withSpread(Figures.Throughput t) {
+        return t.passes() > 1
+                ? number(t.cyclesPerSecond()) + " (" + number(t.minPerSecond()) + "–" + number(t.maxPerSecond()) + ")"
+                        + (t.unsteady() ? " *" : "")
+                : number(t.cyclesPerSecond());
     }
 
     private static double throughputOf(Figures.BackendSection s, String label, int clients, boolean hot) {
@@ -432,6 +436,39 @@ final class ReportWriter {
         b.add(new Text(
                 "Medians. A crash is the connections going away under a running client: only the backend's expiry"
                         + " frees its locks. Three instances share six tasks; a fourth joins after the crash."));
+
+        b.add(new Heading(3, "Shared locks: throughput"));
+        if (s.shared().isEmpty()) {
+            b.add(new Text(
+                    s.capabilities().contains("SHARED_LOCKS")
+                            ? "Not measured (see the errors below)."
+                            : "Not claimed: this provider does not implement semaphores or read-write locks"
+                                    + " (SHARED_LOCKS), so there is nothing to measure."));
+        } else {
+            rows = new ArrayList<>();
+            for (Figures.Throughput t : s.shared()) {
+                double fencelock = s.shared().stream()
+                        .filter(f -> f.names().equals(t.names()) && f.kind().equals("fencelock"))
+                        .mapToDouble(Figures.Throughput::cyclesPerSecond)
+                        .findFirst()
+                        .orElse(0);
+                rows.add(List.of(
+                        t.names(),
+                        t.contender(),
+                        withSpread(t),
+                        t.kind().equals("fencelock") ? "1" : ratio(fencelock, t.cyclesPerSecond())));
+            }
+            b.add(new Table(
+                    List.of("workload", "implementation", "cycles/s, median (min–max of passes)", "fencelock / this"),
+                    rows));
+            b.add(new Text(SharedMeasurements.THREADS + " threads in " + SharedMeasurements.INSTANCES
+                    + " clients on one name, each cycle an acquire and a release around an empty critical section;"
+                    + " a write is one cycle in ten of the read-write workload. 'Provider alone' retries the SPI's"
+                    + " tryAcquireShared at once on a refusal (no engine, no writer's intent). None of these"
+                    + " backends has a semaphore or read-write lock with expiry as one native command, so the"
+                    + " provider alone is the baseline; PostgreSQL's pg_advisory_lock_shared belongs to a session"
+                    + " and never expires, so it is not comparable."));
+        }
 
         b.add(new Heading(3, "Scale: acquire + release with many lock names (fencelock)"));
         rows = new ArrayList<>();
