@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import org.redisson.api.RLock;
 import org.redisson.api.RPermitExpirableSemaphore;
 import org.redisson.api.RReadWriteLock;
 import org.redisson.api.RSemaphore;
@@ -48,18 +49,20 @@ final class RedissonSharedPeer implements SharedMeasurements.SharedContender {
 
     @Override
     public LockContender.Held read(String name, Duration wait) throws Exception {
-        RReadWriteLock rw = redisson.getReadWriteLock("bench-redisson-rw:" + name);
-        return rw.readLock().tryLock(wait.toMillis(), leaseMillis(), TimeUnit.MILLISECONDS)
-                ? rw.readLock()::unlock
-                : null;
+        return take(readWrite(name).readLock(), wait);
     }
 
     @Override
     public LockContender.Held write(String name, Duration wait) throws Exception {
-        RReadWriteLock rw = redisson.getReadWriteLock("bench-redisson-rw:" + name);
-        return rw.writeLock().tryLock(wait.toMillis(), leaseMillis(), TimeUnit.MILLISECONDS)
-                ? rw.writeLock()::unlock
-                : null;
+        return take(readWrite(name).writeLock(), wait);
+    }
+
+    private RReadWriteLock readWrite(String name) {
+        return redisson.getReadWriteLock("bench-redisson-rw:" + name);
+    }
+
+    private static LockContender.Held take(RLock lock, Duration wait) throws InterruptedException {
+        return lock.tryLock(wait.toMillis(), leaseMillis(), TimeUnit.MILLISECONDS) ? lock::unlock : null;
     }
 
     @Override
