@@ -12,7 +12,7 @@ import java.util.OptionalLong;
  *   <li>{@code fencelock.tck.shrinkAttempts} (default 40): re-runs spent shrinking a failure;</li>
  *   <li>{@code fencelock.tck.faultRounds} (default 1): how often each fault scenario runs per backend;</li>
  *   <li>{@code fencelock.tck.raceSeconds} (default 3): how long a race property runs per backend.</li>
- *   <li>{@code fencelock.tck.sharedProxyFaults} (default 5; the build sets 2, and 5 under -Pthorough): how many
+ *   <li>{@code fencelock.tck.sharedProxyFaults} (default 5; the project's own build sets 1, and 5 under -Pthorough): how many
  *   of the proxy's connection faults each round drives shared grants through, taken in turn from an offset the
  *   run's seed picks, so that successive runs cover all of them;</li>
  *   <li>{@code fencelock.tck.interruptRaces} (default 50 per fault round): interrupted acquires raced against a release.</li>
