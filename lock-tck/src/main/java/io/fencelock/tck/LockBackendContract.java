@@ -1676,7 +1676,8 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
                 notRun(
                         property,
                         fault,
-                        "taken in turn: this run drove " + TckSettings.sharedProxyFaults()
+                        "taken in turn: this run drove " + TckSettings.sharedProxyFaults() + " of the "
+                                + SharedFaultScenarios.proxyFaultNames().size()
                                 + " proxy faults per round on shared grants (the mutex runs under all of them);"
                                 + " -Pthorough or -Dfencelock.tck.sharedProxyFaults=5 drives every one");
             }

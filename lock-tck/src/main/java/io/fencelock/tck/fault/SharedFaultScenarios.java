@@ -8,6 +8,7 @@ import static io.fencelock.tck.fault.FaultScenarios.checkLostSignalled;
 import static io.fencelock.tck.fault.FaultScenarios.options;
 import static io.fencelock.tck.fault.FaultScenarios.retry;
 
+import io.fencelock.Capability;
 import io.fencelock.Lease;
 import io.fencelock.LeaseState;
 import io.fencelock.LockMode;
@@ -84,12 +85,17 @@ public final class SharedFaultScenarios {
             return c;
         }
 
+        /** Process 3 asks fairly where the backend claims FAIR_ORDER: queue places then live through the faults too. */
+        private boolean fair(RecordedClient c) {
+            return c.process() == 3 && c.client().capabilities().contains(Capability.FAIR_ORDER);
+        }
+
         SemaphoreHandle semaphore(RecordedClient c) {
-            return c.client().semaphore(semaphore, LIMIT);
+            return c.client().semaphore(semaphore, LIMIT).fair(fair(c));
         }
 
         ReadWriteLockHandle readWrite(RecordedClient c) {
-            return c.client().readWriteLock(readWrite);
+            return c.client().readWriteLock(readWrite).fair(fair(c));
         }
 
         Optional<Lease> permits(RecordedClient c, int k, Duration wait) throws InterruptedException {
