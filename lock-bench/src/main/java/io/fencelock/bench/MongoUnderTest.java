@@ -116,9 +116,11 @@ final class MongoUnderTest extends BackendUnderTest {
     public String limitReason() {
         return server.isRealMongoDb()
                 ? ""
-                : "the in-JVM mongo-java-server answers in time that grows with the"
-                        + " collection and the batch (a real mongod uses its _id index); name a real server with"
-                        + " FENCELOCK_MONGO_URI for the full figures";
+                : "the in-JVM mongo-java-server answers in time that grows with the collection and the"
+                        + " batch: its planner uses an index only for a filter with exactly the index's keys"
+                        + " (AbstractUniqueIndex.canHandle), and the provider's acquire filters on _id plus"
+                        + " $or and $expr, so it scans every document (a real mongod uses its _id index);"
+                        + " name a real server with FENCELOCK_MONGO_URI for the full figures";
     }
 
     /** mongo-java-server renews a batch in time that grows with batch and collection: 10,000 outlive a 3 s TTL. */
