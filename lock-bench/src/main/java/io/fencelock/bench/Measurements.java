@@ -40,6 +40,7 @@ final class Measurements {
         List<LockContender> open = new ArrayList<>();
         List<LockContender.Factory> measured = new ArrayList<>();
         List<Histogram> histograms = new ArrayList<>();
+        List<double[]> roundP50s = new ArrayList<>();
         try {
             for (LockContender.Factory f : factories) {
                 try {
@@ -48,6 +49,7 @@ final class Measurements {
                     open.add(c);
                     measured.add(f);
                     histograms.add(new Histogram(HIGHEST_NANOS, 3));
+                    roundP50s.add(new double[LATENCY_ROUNDS]);
                 } catch (Exception e) {
                     errors.add(f.label() + " latency: " + describe(e));
                 }
@@ -59,7 +61,10 @@ final class Measurements {
                 for (int k = 0; k < open.size(); k++) {
                     int i = round % 2 == 0 ? k : open.size() - 1 - k;
                     try {
-                        cycles(open.get(i), "bench-latency", perRound, histograms.get(i));
+                        Histogram round1 = new Histogram(HIGHEST_NANOS, 3);
+                        cycles(open.get(i), "bench-latency", perRound, round1);
+                        histograms.get(i).add(round1);
+                        roundP50s.get(i)[round] = micros(round1.getValueAtPercentile(50));
                     } catch (InterruptedException e) {
                         throw e;
                     } catch (Exception e) {
@@ -81,7 +86,9 @@ final class Measurements {
                         micros(h.getValueAtPercentile(50)),
                         micros(h.getValueAtPercentile(99)),
                         micros(h.getValueAtPercentile(99.9)),
-                        h.getMean() / 1000.0));
+                        h.getMean() / 1000.0,
+                        Arrays.stream(roundP50s.get(i)).min().orElse(Double.NaN),
+                        Arrays.stream(roundP50s.get(i)).max().orElse(Double.NaN)));
             }
         }
         return figures;
@@ -106,13 +113,20 @@ final class Measurements {
         cycles(contender, "bench-warm", settings.latencyWarmup(), null);
     }
 
+    /** One pass of a throughput cell: completed cycles per second and the longest wait of any thread. */
+    record Pass(double perSecond, double longestWaitMs) {}
+
     /**
      * {@code clients} threads of one client instance run acquire + release for the measuring time,
-     * each on its own name ({@code hot} false) or all on one name; counts completed cycles.
+     * each on its own name ({@code hot} false) or all on one name; counts completed cycles. A thread's
+     * wait runs from its last release (or its start) to its next grant, across refused attempts, so a
+     * waiter that starves shows as a long wait even when it is never granted.
      */
-    double throughput(LockContender contender, String label, int clients, boolean hot) throws Exception {
+    Pass throughput(LockContender contender, String label, int clients, boolean hot) throws Exception {
         AtomicBoolean stop = new AtomicBoolean();
         AtomicLong completed = new AtomicLong();
+        AtomicLong longestWait = new AtomicLong();
+        AtomicLong stoppedAt = new AtomicLong();
         ExecutorService threads = Executors.newFixedThreadPool(clients);
         List<Future<?>> workers = new ArrayList<>();
         String stem = "bench-tp-" + (hot ? "hot" : "own") + "-" + clients + "-";
@@ -120,13 +134,19 @@ final class Measurements {
             for (int t = 0; t < clients; t++) {
                 String name = hot ? stem + "x" : stem + t;
                 workers.add(threads.submit(() -> {
+                    long waitingSince = System.nanoTime();
                     while (!stop.get()) {
                         LockContender.Held held = contender.acquire(name, Duration.ofSeconds(2));
                         if (held != null) {
+                            long granted = System.nanoTime();
                             held.release();
                             completed.incrementAndGet();
+                            longestWait.accumulateAndGet(granted - waitingSince, Math::max);
+                            waitingSince = System.nanoTime();
                         }
                     }
+                    // still waiting when the cell ended: that wait counts up to the end, not to the timeout
+                    longestWait.accumulateAndGet(Math.max(0, stoppedAt.get() - waitingSince), Math::max);
                     return null;
                 }));
             }
@@ -135,12 +155,13 @@ final class Measurements {
             long start = System.nanoTime();
             Thread.sleep(settings.throughputTime().toMillis());
             long done = completed.get() - before;
-            double seconds = (System.nanoTime() - start) / 1e9;
+            stoppedAt.set(System.nanoTime());
+            double seconds = (stoppedAt.get() - start) / 1e9;
             stop.set(true);
             for (Future<?> w : workers) {
                 w.get(60, TimeUnit.SECONDS); // surfaces a worker's failure
             }
-            return done / seconds;
+            return new Pass(done / seconds, longestWait.get() / 1e6);
         } finally {
             stop.set(true);
             threads.shutdownNow();

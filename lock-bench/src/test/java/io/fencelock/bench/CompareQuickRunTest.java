@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -50,6 +51,32 @@ class CompareQuickRunTest {
         assertThat(json.path("backends").findValuesAsText("key")).contains("postgres", "redis", "mongo");
         assertThat(html).doesNotContain("<script");
         assertThat(markdown).contains("tokensMonotoneAcrossBackendRestart: Not claimed: under kill -9 and restart");
+        assertThat(markdown).contains("## Summary: who leads", "## Design targets");
+        assertThat(json.path("targets").size()).as("design-target verdicts").isPositive();
+        assertThat(json.path("summary").size()).as("summary rankings").isPositive();
+        // every table scrolls inside the page's fixed width instead of running off it
+        assertThat(html.split("<table", -1).length).isEqualTo(html.split("<div class=\"scroll\"><table", -1).length);
+
+        renderedInABrowser(report.resolve("index.html"), out);
+    }
+
+    /** The report as a reviewer's browser shows it; the PNG is kept in target/ to be looked at. */
+    private static void renderedInABrowser(Path page, Path work) throws Exception {
+        Optional<Path> chromium = HeadlessChromium.find();
+        if (chromium.isEmpty() && Boolean.getBoolean(HeadlessChromium.SKIP_PROPERTY)) {
+            System.out.println("report not rendered: -D" + HeadlessChromium.SKIP_PROPERTY + "=true and no chromium");
+            return;
+        }
+        assertThat(chromium)
+                .as("headless Chromium renders the report to check it: install the Debian package chromium"
+                        + " (`apt-get install chromium`; scripts/test-all.sh installs it), or skip this check by hand"
+                        + " with -D" + HeadlessChromium.SKIP_PROPERTY + "=true")
+                .isPresent();
+        Path png = Path.of("target", "compare-quick-report.png").toAbsolutePath();
+        Files.createDirectories(png.getParent());
+        Files.deleteIfExists(png);
+        HeadlessChromium.screenshot(chromium.get(), page, png, work);
+        HeadlessChromium.assertRendered(png);
     }
 
     @Test
