@@ -69,9 +69,9 @@ final class Blocks {
             table{border-collapse:collapse}th,td{border:1px solid #cbd5e0;padding:3px 7px;text-align:right;\
             vertical-align:top}
             th{background:#edf2f7;font-size:12px}td:first-child,th:first-child{text-align:left}
-            table.grid{table-layout:fixed;width:100%;font-size:12px}table.grid td{text-align:left;line-height:1.3}
+            table.grid{table-layout:fixed;width:100%;font-size:12px}table.grid td{text-align:left;line-height:1.3;overflow-wrap:anywhere}
             table.grid td:first-child{font-weight:600;background:#f7fafc}
-            td.t,table.grid th{text-align:left}table.grid th:first-child{width:190px}
+            td.t,th.t,table.grid th{text-align:left}table.grid th:first-child{width:190px}
             td.good{background:#e6f4ea}td.bad{background:#fdecea}td.na{color:#718096;background:#f7f7f7}
             table.matrix{font-size:11px}table.matrix th{max-width:110px}
             code{background:#edf2f7;padding:0 3px}svg{display:block;margin:.3em 0 1.2em;max-width:100%;height:auto}
@@ -112,9 +112,18 @@ final class Blocks {
 
     private static void table(StringBuilder h, Table t) {
         h.append("<div class=\"scroll\"><table class=\"").append(t.style()).append("\"><tr>");
-        t.header().forEach(c -> h.append("<th>").append(lines(c)).append("</th>"));
-        h.append("</tr>");
         boolean grid = t.style().equals("grid");
+        for (int i = 0; i < t.header().size(); i++) {
+            // a header sits over its column's figures on the right, over words on the left
+            boolean overWords = i == 0
+                    || t.rows().isEmpty()
+                    || i >= t.rows().get(0).size()
+                    || !numeric(t.rows().get(0).get(i));
+            h.append(overWords && !grid ? "<th class=\"t\">" : "<th>")
+                    .append(lines(t.header().get(i)))
+                    .append("</th>");
+        }
+        h.append("</tr>");
         for (List<String> r : t.rows()) {
             h.append("<tr>");
             for (int i = 0; i < r.size(); i++) {

@@ -59,8 +59,10 @@ final class ReportWriter {
     private List<Blocks.Block> blocks(List<Summary.Ranking> rankings, List<TargetTable.Verdict> verdicts) {
         List<Blocks.Block> b = new ArrayList<>();
         b.add(new Blocks.Heading(1, "fencelock comparison run"));
-        b.add(new Blocks.Text(run.generatedAt() + " on " + run.machine() + "; " + run.java() + "; " + run.settings()
-                + String.format(Locale.ROOT, "; took %.0f s.", run.seconds())));
+        b.add(new Blocks.Text(run.generatedAt() + " on " + run.machine() + "; " + run.java() + "; "
+                + (run.quick() ? "quick mode (indicative only)" : "full mode")
+                + String.format(
+                        Locale.ROOT, "; took %.0f s; settings under \"How to read the rest\".", run.seconds())));
         Summary.blocks(run, rankings, b);
         TargetTable.blocks(run, verdicts, b);
         b.add(new Blocks.Heading(2, "How to read the rest"));
@@ -70,6 +72,7 @@ final class ReportWriter {
                 + " chart on that backend's own scale. Ratios: fencelock / raw primitive (overhead over the limit)"
                 + " and peer / fencelock. This machine is shared and noisy: read ratios within one run, not"
                 + " absolute numbers across runs. Guarantee matrix: " + run.matrixNote() + "."));
+        b.add(new Blocks.Text("Settings: " + run.settings() + "."));
         for (Figures.BackendSection s : run.backends()) {
             BackendBlocks.section(b, s);
         }

@@ -67,7 +67,8 @@ final class Summary {
                 .map(Figures.BackendSection::title)
                 .toList();
         b.add(new Blocks.Text("Libraries only: fencelock against the peers (the raw primitive and the provider alone"
-                + " are in each backend's section). Figures: median (min–max of the passes)"
+                + " are in each backend's section). Figures: median (min–max of the passes; for latency, of the"
+                + " p50s of its interleaved rounds)"
                 + (run.quick()
                         ? "; quick mode runs one pass per throughput cell, so there is no spread: indicative only"
                         : "")
@@ -149,12 +150,15 @@ final class Summary {
                 ? next.value().median() / leader.value().median()
                 : leader.value().median() / next.value().median();
         boolean rankable = !leader.value().noisy() && !next.value().noisy();
-        String figures = leader.value().text() + " vs " + next.value().text();
+        String by = Double.isFinite(factor)
+                ? String.format(Locale.ROOT, "%.2fx over ", factor) + next.label()
+                : "; " + next.label() + " completed none";
         String text = rankable
-                ? leader.label() + " leads, " + String.format(Locale.ROOT, "%.2fx", factor) + " over " + next.label()
-                        + "\n" + figures
+                ? leader.label() + " leads" + (by.startsWith(";") ? by : ", " + by) + "\n"
+                        + leader.value().text() + " vs " + next.value().text()
                 : "not rankable: passes spread over " + Math.round(Figures.UNSTEADY_SPREAD * 100) + "%\n"
-                        + leader.label() + " " + figures + " " + next.label();
+                        + leader.label() + " " + leader.value().text() + "\n" + next.label() + " "
+                        + next.value().text();
         return new Ranking(w.title(), s.key(), leader.label(), next.label(), factor, rankable, text);
     }
 }
