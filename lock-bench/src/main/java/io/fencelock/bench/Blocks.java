@@ -21,8 +21,9 @@ final class Blocks {
 
     /**
      * A table; a line break in a cell is a second line in HTML and " · " in Markdown. {@code style}
-     * is a CSS class: "grid" tables (summary, targets) colour a cell by how it starts (met, MISSED,
-     * "fencelock leads", another library leads, not measured or not rankable).
+     * is a CSS class: "grid" tables (summary, targets) and "matrix" tables (the TCK's) colour a cell by
+     * how it starts (met or pass, MISSED or fail, "fencelock leads", another library leads, not measured,
+     * not rankable or not claimed); "plain" tables do not.
      */
     record Table(List<String> header, List<List<String>> rows, String style) implements Block {
         Table(List<String> header, List<List<String>> rows) {
@@ -73,7 +74,8 @@ final class Blocks {
             table.grid td:first-child{font-weight:600;background:#f7fafc}
             td.t,th.t,table.grid th{text-align:left}table.grid th:first-child{width:190px}
             td.good{background:#e6f4ea}td.bad{background:#fdecea}td.na{color:#718096;background:#f7f7f7}
-            table.matrix{font-size:11px}table.matrix th{max-width:110px}
+            table.matrix{font-size:11px;table-layout:fixed;width:100%}table.matrix th:first-child{width:210px}
+            table.matrix td,table.matrix th{overflow-wrap:break-word;text-align:left;padding:2px 4px}
             code{background:#edf2f7;padding:0 3px}svg{display:block;margin:.3em 0 1.2em;max-width:100%;height:auto}
             """;
 
@@ -112,13 +114,10 @@ final class Blocks {
 
     private static void table(StringBuilder h, Table t) {
         h.append("<div class=\"scroll\"><table class=\"").append(t.style()).append("\"><tr>");
-        boolean grid = t.style().equals("grid");
+        boolean grid = !t.style().equals("plain");
         for (int i = 0; i < t.header().size(); i++) {
             // a header sits over its column's figures on the right, over words on the left
-            boolean overWords = i == 0
-                    || t.rows().isEmpty()
-                    || i >= t.rows().get(0).size()
-                    || !numeric(t.rows().get(0).get(i));
+            boolean overWords = i == 0 || !numericColumn(t, i);
             h.append(overWords && !grid ? "<th class=\"t\">" : "<th>")
                     .append(lines(t.header().get(i)))
                     .append("</th>");
@@ -140,13 +139,22 @@ final class Blocks {
 
     /** How a verdict or a ranking reads at a glance. */
     static String tone(String cell) {
-        if (cell.startsWith("met") || cell.startsWith(Cells.FENCELOCK + " leads")) {
+        if (cell.startsWith("met") || cell.startsWith("pass") || cell.startsWith(Cells.FENCELOCK + " leads")) {
             return "good";
         }
-        if (cell.startsWith("MISSED") || cell.contains(" leads")) {
+        if (cell.startsWith("MISSED") || cell.startsWith("fail") || cell.contains(" leads")) {
             return "bad";
         }
-        return cell.startsWith("not ") || cell.startsWith("no ") ? "na" : "";
+        return cell.startsWith("not ") || cell.startsWith("not-") || cell.startsWith("no ") ? "na" : "";
+    }
+
+    /** Whether the column's first filled cell is a figure. */
+    private static boolean numericColumn(Table t, int column) {
+        return t.rows().stream()
+                .filter(r -> column < r.size() && !r.get(column).isEmpty())
+                .findFirst()
+                .map(r -> numeric(r.get(column)))
+                .orElse(false);
     }
 
     /** Figures are right-aligned to line up their digits; words read better from the left. */
