@@ -151,15 +151,17 @@ final class BackendBlocks {
                 .mapToInt(Figures.Throughput::passes)
                 .max()
                 .orElse(1);
-        b.add(new Text(
-                passes > 1
+        String longestWait = hot
+                ? " Longest wait: of one thread, from its release to its next grant, within the measured time"
+                        + " (a wait still running at the end counts up to the end); the most of any pass."
+                : "";
+        b.add(new Text((passes > 1
                         ? "Each cell: the median of its passes (min–max). Cells marked * spread more than "
-                                + Math.round(Figures.UNSTEADY_SPREAD * 100) + "% of their median: too noisy to rank"
+                                + Math.round(Figures.UNSTEADY_SPREAD * 100)
+                                + "% of their median: too noisy to rank"
                                 + (unsteady.isEmpty() ? " (none here)." : ": " + String.join("; ", unsteady) + ".")
-                        : "One pass per cell (quick mode): no spread to report."
-                                + (hot
-                                        ? " Longest wait: from a thread's last release (or start) to its next grant."
-                                        : "")));
+                        : "One pass per cell (quick mode): no spread to report.")
+                + longestWait));
         if (!bars.isEmpty()) {
             b.add(new Chart(Svg.panels(
                     s.title() + ": " + (hot ? "one hot name" : "own names"),

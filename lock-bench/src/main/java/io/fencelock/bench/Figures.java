@@ -25,8 +25,9 @@ public final class Figures {
      * Completed acquire + release cycles per second: the median of the passes ({@code cyclesPerSecond}),
      * their lowest and highest, and whether they spread more than {@link #UNSTEADY_SPREAD} of the median
      * (the cell is then flagged in the report: the machine was too noisy to settle it).
-     * {@code longestWaitMs}: the longest any one thread waited for a grant in any pass (measured on one
-     * hot name, where a starving waiter would show; NaN where not measured).
+     * {@code longestWaitMs}: the longest any one thread waited for a grant within the measured time of
+     * any pass (the report shows it for the hot name, where a starving waiter would show; NaN where not
+     * measured).
      */
     public record Throughput(
             String contender,

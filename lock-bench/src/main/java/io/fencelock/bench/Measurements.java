@@ -125,8 +125,7 @@ final class Measurements {
     Pass throughput(LockContender contender, String label, int clients, boolean hot) throws Exception {
         AtomicBoolean stop = new AtomicBoolean();
         AtomicLong completed = new AtomicLong();
-        AtomicLong longestWait = new AtomicLong();
-        AtomicLong stoppedAt = new AtomicLong();
+        LongestWait longestWait = new LongestWait();
         ExecutorService threads = Executors.newFixedThreadPool(clients);
         List<Future<?>> workers = new ArrayList<>();
         String stem = "bench-tp-" + (hot ? "hot" : "own") + "-" + clients + "-";
@@ -141,33 +140,55 @@ final class Measurements {
                             long granted = System.nanoTime();
                             held.release();
                             completed.incrementAndGet();
-                            longestWait.accumulateAndGet(granted - waitingSince, Math::max);
+                            longestWait.waited(waitingSince, granted);
                             waitingSince = System.nanoTime();
                         }
                     }
-                    // still waiting when the cell ended: that wait counts up to the end, not to the timeout
-                    longestWait.accumulateAndGet(Math.max(0, stoppedAt.get() - waitingSince), Math::max);
+                    longestWait.waited(waitingSince, System.nanoTime()); // still waiting when the cell ended
                     return null;
                 }));
             }
             Thread.sleep(settings.throughputWarmup().toMillis());
             long before = completed.get();
             long start = System.nanoTime();
+            longestWait.from = start;
             Thread.sleep(settings.throughputTime().toMillis());
             long done = completed.get() - before;
-            stoppedAt.set(System.nanoTime());
-            double seconds = (stoppedAt.get() - start) / 1e9;
+            long end = System.nanoTime();
+            longestWait.to = end;
+            double seconds = (end - start) / 1e9;
             stop.set(true);
             for (Future<?> w : workers) {
                 w.get(60, TimeUnit.SECONDS); // surfaces a worker's failure
             }
-            return new Pass(done / seconds, longestWait.get() / 1e6);
+            return new Pass(done / seconds, longestWait.longest.get() / 1e6);
         } finally {
             stop.set(true);
             threads.shutdownNow();
             if (!threads.awaitTermination(30, TimeUnit.SECONDS)) {
                 throw new IllegalStateException(label + " throughput workers did not stop");
             }
+        }
+    }
+
+    /**
+     * The longest wait of one thread within a cell's measured time: a wait that began in the warm-up
+     * counts from the measured start, one still running at the end counts up to the end.
+     */
+    private static final class LongestWait {
+        private static final long NOT_YET = Long.MIN_VALUE;
+        final AtomicLong longest = new AtomicLong();
+        volatile long from = NOT_YET;
+        volatile long to = NOT_YET;
+
+        void waited(long since, long until) {
+            long start = from;
+            if (start == NOT_YET || until - start < 0) {
+                return; // the wait ended in the warm-up
+            }
+            long end = to;
+            long waited = (end != NOT_YET && until - end > 0 ? end : until) - (since - start < 0 ? start : since);
+            longest.accumulateAndGet(waited, Math::max);
         }
     }
 
