@@ -10,6 +10,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumSet;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -176,6 +177,7 @@ public final class CompareRun {
 
         // cell key (contender, names, clients) -> its passes, in the order first measured
         Map<String, List<Double>> passes = new LinkedHashMap<>();
+        Map<String, Double> longestWaits = new HashMap<>();
         Map<String, Figures.Throughput> cells = new LinkedHashMap<>();
         Set<String> failed = new HashSet<>();
         for (int round = 0; round < settings.throughputRounds(); round++) {
@@ -200,7 +202,9 @@ public final class CompareRun {
                             String names = hot ? "one hot name" : "independent names";
                             String cell = f.label() + '|' + names + '|' + clients;
                             List<Double> cellPasses = passes.computeIfAbsent(cell, k -> new ArrayList<>());
-                            cellPasses.add(measurements.throughput(c, f.label(), clients, hot));
+                            Measurements.Pass pass = measurements.throughput(c, f.label(), clients, hot);
+                            cellPasses.add(pass.perSecond());
+                            double longestWait = longestWaits.merge(cell, pass.longestWaitMs(), Math::max);
                             cells.put(
                                     cell,
                                     Figures.Throughput.of(
@@ -208,7 +212,8 @@ public final class CompareRun {
                                             f.kind().name().toLowerCase(Locale.ROOT),
                                             names,
                                             clients,
-                                            cellPasses));
+                                            cellPasses,
+                                            longestWait));
                         }
                     }
                 } catch (InterruptedException e) {

@@ -6,14 +6,28 @@ import java.util.List;
 public final class Figures {
     private Figures() {}
 
-    /** Uncontended acquire + release cycles of one contender, in microseconds. */
+    /**
+     * Uncontended acquire + release cycles of one contender, in microseconds; {@code p50MinUs} and
+     * {@code p50MaxUs} are the lowest and highest p50 of its interleaved rounds (the spread).
+     */
     public record Latency(
-            String contender, String kind, long cycles, double p50Us, double p99Us, double p999Us, double meanUs) {}
+            String contender,
+            String kind,
+            long cycles,
+            double p50Us,
+            double p99Us,
+            double p999Us,
+            double meanUs,
+            double p50MinUs,
+            double p50MaxUs) {}
 
     /**
      * Completed acquire + release cycles per second: the median of the passes ({@code cyclesPerSecond}),
      * their lowest and highest, and whether they spread more than {@link #UNSTEADY_SPREAD} of the median
      * (the cell is then flagged in the report: the machine was too noisy to settle it).
+     * {@code longestWaitMs}: the longest any one thread waited for a grant within the measured time of
+     * any pass (the report shows it for the hot name, where a starving waiter would show; NaN where not
+     * measured).
      */
     public record Throughput(
             String contender,
@@ -24,10 +38,17 @@ public final class Figures {
             double minPerSecond,
             double maxPerSecond,
             int passes,
-            boolean unsteady) {
+            boolean unsteady,
+            double longestWaitMs) {
 
         /** One cell from its passes (at least one). */
         static Throughput of(String contender, String kind, String names, int clients, List<Double> passes) {
+            return of(contender, kind, names, clients, passes, Double.NaN);
+        }
+
+        /** One cell from its passes (at least one) and the longest wait seen in any of them. */
+        static Throughput of(
+                String contender, String kind, String names, int clients, List<Double> passes, double longestWaitMs) {
             double[] sorted =
                     passes.stream().mapToDouble(Double::doubleValue).sorted().toArray();
             int n = sorted.length;
@@ -35,7 +56,7 @@ public final class Figures {
             double min = sorted[0];
             double max = sorted[n - 1];
             boolean unsteady = n > 1 && median > 0 && (max - min) / median > UNSTEADY_SPREAD;
-            return new Throughput(contender, kind, names, clients, median, min, max, n, unsteady);
+            return new Throughput(contender, kind, names, clients, median, min, max, n, unsteady, longestWaitMs);
         }
 
         /** (max - min) / median, or 0 for one pass. */

@@ -40,6 +40,7 @@ final class Measurements {
         List<LockContender> open = new ArrayList<>();
         List<LockContender.Factory> measured = new ArrayList<>();
         List<Histogram> histograms = new ArrayList<>();
+        List<double[]> roundP50s = new ArrayList<>();
         try {
             for (LockContender.Factory f : factories) {
                 try {
@@ -48,6 +49,7 @@ final class Measurements {
                     open.add(c);
                     measured.add(f);
                     histograms.add(new Histogram(HIGHEST_NANOS, 3));
+                    roundP50s.add(new double[LATENCY_ROUNDS]);
                 } catch (Exception e) {
                     errors.add(f.label() + " latency: " + describe(e));
                 }
@@ -59,7 +61,10 @@ final class Measurements {
                 for (int k = 0; k < open.size(); k++) {
                     int i = round % 2 == 0 ? k : open.size() - 1 - k;
                     try {
-                        cycles(open.get(i), "bench-latency", perRound, histograms.get(i));
+                        Histogram round1 = new Histogram(HIGHEST_NANOS, 3);
+                        cycles(open.get(i), "bench-latency", perRound, round1);
+                        histograms.get(i).add(round1);
+                        roundP50s.get(i)[round] = micros(round1.getValueAtPercentile(50));
                     } catch (InterruptedException e) {
                         throw e;
                     } catch (Exception e) {
@@ -81,7 +86,9 @@ final class Measurements {
                         micros(h.getValueAtPercentile(50)),
                         micros(h.getValueAtPercentile(99)),
                         micros(h.getValueAtPercentile(99.9)),
-                        h.getMean() / 1000.0));
+                        h.getMean() / 1000.0,
+                        Arrays.stream(roundP50s.get(i)).min().orElse(Double.NaN),
+                        Arrays.stream(roundP50s.get(i)).max().orElse(Double.NaN)));
             }
         }
         return figures;
@@ -106,13 +113,19 @@ final class Measurements {
         cycles(contender, "bench-warm", settings.latencyWarmup(), null);
     }
 
+    /** One pass of a throughput cell: completed cycles per second and the longest wait of any thread. */
+    record Pass(double perSecond, double longestWaitMs) {}
+
     /**
      * {@code clients} threads of one client instance run acquire + release for the measuring time,
-     * each on its own name ({@code hot} false) or all on one name; counts completed cycles.
+     * each on its own name ({@code hot} false) or all on one name; counts completed cycles. A thread's
+     * wait runs from its last release (or its start) to its next grant, across refused attempts, so a
+     * waiter that starves shows as a long wait even when it is never granted.
      */
-    double throughput(LockContender contender, String label, int clients, boolean hot) throws Exception {
+    Pass throughput(LockContender contender, String label, int clients, boolean hot) throws Exception {
         AtomicBoolean stop = new AtomicBoolean();
         AtomicLong completed = new AtomicLong();
+        LongestWait longestWait = new LongestWait();
         ExecutorService threads = Executors.newFixedThreadPool(clients);
         List<Future<?>> workers = new ArrayList<>();
         String stem = "bench-tp-" + (hot ? "hot" : "own") + "-" + clients + "-";
@@ -120,33 +133,62 @@ final class Measurements {
             for (int t = 0; t < clients; t++) {
                 String name = hot ? stem + "x" : stem + t;
                 workers.add(threads.submit(() -> {
+                    long waitingSince = System.nanoTime();
                     while (!stop.get()) {
                         LockContender.Held held = contender.acquire(name, Duration.ofSeconds(2));
                         if (held != null) {
+                            long granted = System.nanoTime();
                             held.release();
                             completed.incrementAndGet();
+                            longestWait.waited(waitingSince, granted);
+                            waitingSince = System.nanoTime();
                         }
                     }
+                    longestWait.waited(waitingSince, System.nanoTime()); // still waiting when the cell ended
                     return null;
                 }));
             }
             Thread.sleep(settings.throughputWarmup().toMillis());
             long before = completed.get();
             long start = System.nanoTime();
+            longestWait.from = start;
             Thread.sleep(settings.throughputTime().toMillis());
             long done = completed.get() - before;
-            double seconds = (System.nanoTime() - start) / 1e9;
+            long end = System.nanoTime();
+            longestWait.to = end;
+            double seconds = (end - start) / 1e9;
             stop.set(true);
             for (Future<?> w : workers) {
                 w.get(60, TimeUnit.SECONDS); // surfaces a worker's failure
             }
-            return done / seconds;
+            return new Pass(done / seconds, longestWait.longest.get() / 1e6);
         } finally {
             stop.set(true);
             threads.shutdownNow();
             if (!threads.awaitTermination(30, TimeUnit.SECONDS)) {
                 throw new IllegalStateException(label + " throughput workers did not stop");
             }
+        }
+    }
+
+    /**
+     * The longest wait of one thread within a cell's measured time: a wait that began in the warm-up
+     * counts from the measured start, one still running at the end counts up to the end.
+     */
+    private static final class LongestWait {
+        private static final long NOT_YET = Long.MIN_VALUE;
+        final AtomicLong longest = new AtomicLong();
+        volatile long from = NOT_YET;
+        volatile long to = NOT_YET;
+
+        void waited(long since, long until) {
+            long start = from;
+            if (start == NOT_YET || until - start < 0) {
+                return; // the wait ended in the warm-up
+            }
+            long end = to;
+            long waited = (end != NOT_YET && until - end > 0 ? end : until) - (since - start < 0 ? start : since);
+            longest.accumulateAndGet(waited, Math::max);
         }
     }
 

@@ -4,10 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
+import java.util.Optional;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -19,7 +23,10 @@ import org.junit.jupiter.api.io.TempDir;
 class CompareQuickRunTest {
 
     @Test
-    void quickRunWritesTheReportWithASectionPerBackend(@TempDir Path out) throws Exception {
+    void quickRunWritesTheReportWithASectionPerBackend(@TempDir Path work) throws Exception {
+        // kept in target/ after the test, with its screenshot, for a reviewer to look at
+        Path out = Path.of("target", "compare-quick").toAbsolutePath();
+        deleteRecursively(out);
         Path sampleMatrix = Path.of(getClass().getResource("/sample-matrix").toURI());
         BenchSettings settings = new BenchSettings(true, BenchSettings.parseBackends("all"), out, null, sampleMatrix);
 
@@ -50,6 +57,39 @@ class CompareQuickRunTest {
         assertThat(json.path("backends").findValuesAsText("key")).contains("postgres", "redis", "mongo");
         assertThat(html).doesNotContain("<script");
         assertThat(markdown).contains("tokensMonotoneAcrossBackendRestart: Not claimed: under kill -9 and restart");
+        assertThat(markdown).contains("## Summary: who leads", "## Design targets");
+        assertThat(json.path("targets").size()).as("design-target verdicts").isPositive();
+        assertThat(json.path("summary").size()).as("summary rankings").isPositive();
+        // every table scrolls inside the page's fixed width instead of running off it
+        assertThat(html.split("<table", -1).length).isEqualTo(html.split("<div class=\"scroll\"><table", -1).length);
+
+        renderedInABrowser(report.resolve("index.html"), report.resolve("index.png"), work);
+    }
+
+    /** The report as a reviewer's browser shows it. */
+    private static void renderedInABrowser(Path page, Path png, Path work) throws Exception {
+        Optional<Path> chromium = HeadlessChromium.find();
+        if (chromium.isEmpty() && Boolean.getBoolean(HeadlessChromium.SKIP_PROPERTY)) {
+            System.out.println("report not rendered: -D" + HeadlessChromium.SKIP_PROPERTY + "=true and no chromium");
+            return;
+        }
+        assertThat(chromium)
+                .as("headless Chromium renders the report to check it: install the Debian package chromium"
+                        + " (`apt-get install chromium`; scripts/test-all.sh installs it), or skip this check by hand"
+                        + " with -D" + HeadlessChromium.SKIP_PROPERTY + "=true")
+                .isPresent();
+        HeadlessChromium.screenshot(chromium.get(), page, png, work);
+        HeadlessChromium.assertRendered(png);
+    }
+
+    private static void deleteRecursively(Path dir) throws IOException {
+        if (Files.exists(dir)) {
+            try (Stream<Path> all = Files.walk(dir)) {
+                for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
+                    Files.delete(p);
+                }
+            }
+        }
     }
 
     @Test

@@ -1,0 +1,133 @@
+package io.fencelock.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The report's summary and design-target table from figures made up here (no servers, no timing). */
+class ReportWriterTest {
+
+    @Test
+    void theSummaryRanksLibrariesAndRefusesToRankNoisyCells() {
+        List<Summary.Ranking> rankings = Summary.rankings(run(1200, 1000, 1000, 1000));
+        Summary.Ranking own8 = ranking(rankings, "Throughput, own names, 8 clients");
+        assertThat(own8.leader()).isEqualTo("fencelock");
+        assertThat(own8.runnerUp()).isEqualTo("ShedLock (JDBC)");
+        assertThat(own8.factor()).isEqualTo(1.2);
+        assertThat(own8.rankable()).isTrue();
+        assertThat(own8.text()).startsWith("fencelock leads, 1.20x over ShedLock (JDBC)");
+
+        Summary.Ranking latency = ranking(rankings, "Uncontended acquire + release, p50");
+        assertThat(latency.leader()).as("lower is better").isEqualTo("fencelock");
+
+        // the peer's passes spread 1000-1300 around 1000: 30%
+        Summary.Ranking noisy =
+                ranking(Summary.rankings(run(1200, 1000, 1300, 1000)), "Throughput, own names, 8 clients");
+        assertThat(noisy.rankable()).isFalse();
+        assertThat(noisy.text()).startsWith("not rankable");
+    }
+
+    @Test
+    void eachDesignTargetIsMetMissedOrNotMeasuredWithItsFigure() {
+        List<TargetTable.Verdict> verdicts = TargetTable.verdicts(run(1200, 1000, 1000, 990));
+        assertThat(verdict(verdicts, "Uncontended p50").status()).isEqualTo("met"); // 110 vs 100 µs
+        assertThat(verdict(verdicts, "Engine: throughput").status()).isEqualTo("met"); // 1200 vs 1000
+        assertThat(verdict(verdicts, "Throughput, own names").status()).isEqualTo("met");
+        assertThat(verdict(verdicts, "Hot name").status()).isEqualTo("MISSED"); // 990 vs the peer's 1000
+        assertThat(verdict(verdicts, "Hot name").figure()).contains("0.99x at 8", "longest wait 40.0 ms");
+        assertThat(verdict(verdicts, "Hand-off").status()).isEqualTo("MISSED"); // 2 ms on PostgreSQL
+        assertThat(verdict(verdicts, "Acquire p50 with 1M").status()).isEqualTo("not measured");
+        assertThat(verdict(verdicts, "Takeover").status()).isEqualTo("met"); // 2,400 for 2,000 ms
+        assertThat(verdict(verdicts, "Takeover").figure()).contains("1.20x");
+    }
+
+    @Test
+    void reportJsonCarriesTheVerdictsAndRendersAgainFromItself(@TempDir Path dir) throws Exception {
+        new ReportWriter(run(1200, 1000, 1000, 990)).writeTo(dir);
+        Path again = dir.resolve("again");
+        ReportWriter.main(new String[] {dir.resolve("report.json").toString(), again.toString()});
+        String md = Files.readString(dir.resolve("report.md"));
+        assertThat(Files.readString(again.resolve("report.md"))).isEqualTo(md);
+        assertThat(md).contains("## Summary: who leads", "## Design targets", "MISSED: 0.99x at 8");
+        assertThat(Files.readString(dir.resolve("report.json"))).contains("\"targets\"", "\"summary\"");
+        String html = Files.readString(dir.resolve("index.html"));
+        assertThat(html).contains("<td class=\"good\">met").doesNotContain("<script");
+    }
+
+    private static Summary.Ranking ranking(List<Summary.Ranking> rankings, String workload) {
+        return rankings.stream()
+                .filter(r -> r.workload().equals(workload))
+                .findFirst()
+                .orElseThrow();
+    }
+
+    private static TargetTable.Verdict verdict(List<TargetTable.Verdict> verdicts, String target) {
+        return verdicts.stream()
+                .filter(v -> v.target().startsWith(target))
+                .findFirst()
+                .orElseThrow();
+    }
+
+    /** PostgreSQL with fencelock, the provider alone, the raw primitive and one peer. */
+    private static Figures.Run run(double fencelockOwn, double peerOwn, double peerOwnMax, double fencelockHot) {
+        String spi = ProviderSpiContender.LABEL;
+        List<Figures.Latency> latency = List.of(
+                new Figures.Latency("fencelock", "fencelock", 1000, 110, 300, 500, 120, 105, 115),
+                new Figures.Latency(spi, "fencelock", 1000, 100, 280, 450, 110, 98, 104),
+                new Figures.Latency("raw primitive", "raw", 1000, 100, 250, 400, 105, 97, 103),
+                new Figures.Latency("ShedLock (JDBC)", "peer", 1000, 150, 400, 600, 160, 140, 155));
+        List<Figures.Throughput> throughput = List.of(
+                cell("fencelock", "fencelock", "independent names", 8, fencelockOwn, fencelockOwn, 5),
+                cell("fencelock", "fencelock", "independent names", 64, fencelockOwn, fencelockOwn, 5),
+                cell(spi, "fencelock", "independent names", 8, 1000, 1000, 5),
+                cell(spi, "fencelock", "independent names", 64, 1000, 1000, 5),
+                cell("ShedLock (JDBC)", "peer", "independent names", 8, peerOwn, peerOwnMax, 5),
+                cell("ShedLock (JDBC)", "peer", "independent names", 64, peerOwn, peerOwnMax, 5),
+                cell("fencelock", "fencelock", "one hot name", 8, fencelockHot, fencelockHot, 40),
+                cell("fencelock", "fencelock", "one hot name", 64, fencelockHot, fencelockHot, 30),
+                cell("ShedLock (JDBC)", "peer", "one hot name", 8, 1000, 1000, 900),
+                cell("ShedLock (JDBC)", "peer", "one hot name", 64, 1000, 1000, 900));
+        Figures.BackendSection postgres = new Figures.BackendSection(
+                "postgres",
+                "PostgreSQL",
+                true,
+                "made up",
+                "",
+                List.of("FENCING", "WAKE_ON_RELEASE"),
+                List.of(),
+                "INSERT ... ON CONFLICT",
+                latency,
+                throughput,
+                List.of(new Figures.HandOff("fencelock", "fencelock", "LISTEN/NOTIFY", 20, 2.0, 3.0, 4.0)),
+                List.of(),
+                List.of(new Figures.Takeover(2000, 3, 2400, 400, 450)),
+                List.of(),
+                List.of(),
+                List.of(),
+                List.of(),
+                List.of(),
+                List.of(),
+                List.of(),
+                1);
+        return new Figures.Run(
+                CompareRun.SCHEMA,
+                "2026-01-01T00:00:00Z",
+                "test",
+                "java",
+                false,
+                "full mode",
+                "none",
+                List.of(postgres),
+                1);
+    }
+
+    /** Three passes: the median, the max, and the median again as the min. */
+    private static Figures.Throughput cell(
+            String label, String kind, String names, int clients, double median, double max, double longestWaitMs) {
+        return Figures.Throughput.of(label, kind, names, clients, List.of(median, median, max), longestWaitMs);
+    }
+}
