@@ -15,8 +15,9 @@ import java.util.regex.Pattern;
  *       (HeldValue), with the lease's expiry as its Redis expiry; it exists only while the lock is
  *       held (or, holding a lone line feed, while shared grants or waiters of N live);</li>
  *   <li>{@code P{N}:token} is the token record: a hash {@code n} (the last fencing token issued for
- *       N), {@code t} (when it was issued, server microseconds) and {@code w} (1 when an attempt was
- *       refused since the grant), which never expires and is never deleted, so tokens keep rising
+ *       N), {@code t} (when a renewal last replaced it, server microseconds; a grant's token dates from
+ *       the grant time in the lock's value) and {@code w} (the lease id of the holder that refused an
+ *       attempt, or 1 after a shared refusal: its release publishes), which never expires and is never deleted, so tokens keep rising
  *       across release, expiry and takeover;</li>
  *   <li>{@code P{N}:shared} is the shared record: a hash of N's semaphore, read-write or fair grants
  *       and waiters (see SharedScripts), expiring with the latest of them;</li>
