@@ -46,7 +46,45 @@ final class Scripts {
             """;
 
     /**
-     * KEYS: lock, token record, shared record. ARGV: lease id, ttl (ms), metadata JSON ('' for none).
+     * How long a name's wake-up queue outlives its holder's expiry after the last refusal that
+     * refreshed it: a waiter refreshes it at every refused poll, so only a queue nobody waits in expires.
+     */
+    static final long QUEUE_SLACK_MS = 60_000;
+
+    /** Wake-ups tried per release: each dead waiter (no subscriber left) costs one, so a crowd of crashed clients cannot make a release slow. */
+    static final int WAKE_TRIES = 8;
+
+    /**
+     * Wakes the first waiter of a name's queue that is still listening: takes it out of the queue and
+     * publishes the name on its own channel ({@code prefix .. waiter id}); a waiter whose channel has no
+     * subscriber (its client is gone) is dropped and the next one tried. The queue only decides whom
+     * to wake: it grants nothing.
+     */
+    private static final String WAKE_NEXT = """
+            local function wakeNext(queue, prefix, name)
+              for _ = 1, WAKE_TRIES do
+                local head = redis.call('ZPOPMIN', queue)
+                if not head[1] then return end
+                if redis.call('PUBLISH', prefix .. head[1], name) > 0 then return end
+              end
+            end
+            """.replace("WAKE_TRIES", Integer.toString(WAKE_TRIES));
+
+    /**
+     * KEYS: lock, wake-up queue. ARGV: waiter id, wake channel prefix, name. A waiter stops waiting (or
+     * heard a wake-up it no longer wants): leaves the queue and, when the lock is free, wakes the next
+     * waiter in its place, so that a wake-up is never lost with a waiter that left.
+     */
+    static final Script LEAVE = new Script("leave", WAKE_NEXT + """
+            redis.call('ZREM', KEYS[2], ARGV[1])
+            if redis.call('EXISTS', KEYS[1]) == 0 then wakeNext(KEYS[2], ARGV[2], ARGV[3]) end
+            return 1
+            """);
+
+    /**
+     * KEYS: lock, token record, shared record, wake-up queue. ARGV: lease id, ttl (ms), metadata JSON ('' for
+     * none), waiter id ('' when the client has no waiter for the name), the waiter's place in the queue
+     * ('' when it has none yet), queue slack (ms, {@link #QUEUE_SLACK_MS}).
      * Returns {1, token, expiry ms} when granted, else {0, the holder's PTTL (ms, negative if unknown), now ms},
      * or {2, kind, limit} when live shared grants or waiters make the name another kind of lock.
      * The lock's value is the lease id, the grant's time (now ms) and the metadata (HeldValue), so
@@ -55,7 +93,10 @@ final class Scripts {
      * that succeeded, {@code HINCRBY}: a refused attempt never consumes a token, and the grant writes
      * nothing else. The time is cut from {@code TIME}'s strings (seconds, then the first three of the six
      * microsecond digits): no number formatting on the grant path but the expiry's.
-     * A refusal marks the record with the holder's lease id ({@code w}: someone may wait, so that
+     * A refusal of a waiter puts it in the name's wake-up queue (a sorted set of waiter ids, ordered by
+     * the place the waiter keeps from its first refusal, so a woken waiter that lost the race keeps its
+     * place), and its grant takes it out; the release then wakes only the first waiter ({@code
+     * WAKE_NEXT}). Any other refusal marks the record with the holder's lease id ({@code w}: someone may wait, so that
      * holder's release publishes); a later holder's release sees another id there, so a grant need not
      * clear the mark. The refusal writes only when the mark is not that already. A name with live shared
      * entries holds the marker in the lock key (SharedScripts), so SET NX refuses it and the grant path
@@ -71,6 +112,7 @@ final class Scripts {
             local value = ARGV[1] .. '\\n' .. ms .. '\\n' .. ARGV[3]
             local px = string.format('%.0f', expiry)
             if redis.call('SET', KEYS[1], value, 'NX', 'PXAT', px) then
+              if ARGV[5] ~= '' then redis.call('ZREM', KEYS[4], ARGV[4]) end
               return {1, redis.call('HINCRBY', KEYS[2], 'n', 1), expiry}
             end
             local left
@@ -85,10 +127,16 @@ final class Scripts {
               end
               if not left then
                 redis.call('SET', KEYS[1], value, 'PXAT', px)
+                if ARGV[5] ~= '' then redis.call('ZREM', KEYS[4], ARGV[4]) end
                 return {1, redis.call('HINCRBY', KEYS[2], 'n', 1), expiry}
               end
             else
               left = redis.call('PTTL', KEYS[1])
+              if ARGV[4] ~= '' then
+                redis.call('ZADD', KEYS[4], 'NX', ARGV[5] ~= '' and ARGV[5] or ms, ARGV[4])
+                redis.call('PEXPIRE', KEYS[4], (left > 0 and left or 0) + tonumber(ARGV[6]))
+                return {0, left, nowMs}
+              end
               if held then mark = string.sub(held, 1, (string.find(held, '\\n', 1, true) or (#held + 1)) - 1) end
             end
             if redis.call('HGET', KEYS[2], 'w') ~= mark then
@@ -156,18 +204,20 @@ final class Scripts {
             """);
 
     /**
-     * KEYS: lock, token record, shared record. ARGV: lease id, channel, name. Deletes the lock only if
-     * the lease holds it, and then, when an attempt was refused during this grant (the record's mark is
+     * KEYS: lock, token record, shared record, wake-up queue. ARGV: lease id, channel, name, wake channel
+     * prefix. Deletes the lock only if the lease holds it, then wakes the first waiter of the queue
+     * still listening ({@code WAKE_NEXT}), and, when an attempt was refused during this grant (the record's mark is
      * this lease id, or 1 from a shared refusal), publishes the name so that waiters wake: every
      * client's subscription hears every message on the channel, so an uncontended release publishes
      * nothing. Returns 1 when this call freed it. The record stays;
      * the metadata goes with the lock's value. An id that does not hold the mutex may be a shared
      * grant's or a waiter's (SharedScripts.RELEASE).
      */
-    static final Script RELEASE = new Script("release", """
+    static final Script RELEASE = new Script("release", WAKE_NEXT + """
             local v = redis.call('GET', KEYS[1])
             if v and string.byte(v, #ARGV[1] + 1) == 10 and string.sub(v, 1, #ARGV[1]) == ARGV[1] then
               redis.call('DEL', KEYS[1])
+              wakeNext(KEYS[4], ARGV[4], ARGV[3])
               local w = redis.call('HGET', KEYS[2], 'w')
               if w == ARGV[1] or w == '1' then
                 redis.call('PUBLISH', ARGV[2], ARGV[3])
