@@ -15,13 +15,19 @@ import java.util.regex.Pattern;
  *       (HeldValue), with the lease's expiry as its Redis expiry; it exists only while the lock is
  *       held (or, holding a lone line feed, while shared grants or waiters of N live);</li>
  *   <li>{@code P{N}:token} is the token record: a hash {@code n} (the last fencing token issued for
- *       N), {@code t} (when it was issued, server microseconds) and {@code w} (1 when an attempt was
- *       refused since the grant), which never expires and is never deleted, so tokens keep rising
+ *       N), {@code t} (when a renewal last replaced it, server microseconds; a grant's token dates from
+ *       the grant time in the lock's value) and {@code w} (the lease id of the holder that refused an
+ *       attempt, or 1 after a shared refusal: its release publishes), which never expires and is never deleted, so tokens keep rising
  *       across release, expiry and takeover;</li>
  *   <li>{@code P{N}:shared} is the shared record: a hash of N's semaphore, read-write or fair grants
  *       and waiters (see SharedScripts), expiring with the latest of them;</li>
- *   <li>releases after a refused attempt are published on the channel {@code Preleased} (one per
- *       prefix and database) with N as the message.</li>
+ *   <li>{@code P{N}:queue} is the wake-up queue: a sorted set of the ids of clients waiting for N,
+ *       by place (the server time of a waiter's first refusal); a release takes the first out and
+ *       publishes N on that client's own channel {@code Preleased:<waiter id>}, so it wakes one
+ *       client, not all; the queue expires a minute after its holder when nobody refreshes it;</li>
+ *   <li>releases after another refused attempt (one that named no waiter, or a shared one) are
+ *       published on the channel {@code Preleased} (one per prefix and database) with N as the
+ *       message.</li>
  * </ul>
  * All keys carry the hash tag {@code {N}}, so they are in one Cluster slot and one script can
  * touch them all. Lock names cannot contain braces (LockNames), so the tag is exactly the name; the
@@ -34,14 +40,18 @@ final class KeyLayout {
     private static final Pattern PREFIX = Pattern.compile("[A-Za-z0-9._\\-:/@+=#]{1," + MAX_PREFIX + "}");
     private static final String TOKEN_SUFFIX = ":token";
     private static final String SHARED_SUFFIX = ":shared";
+    private static final String QUEUE_SUFFIX = ":queue";
 
     final String prefix;
     final String channel;
+    /** Each backend's own wake channel is this followed by its waiter id. */
+    final String wakePrefix;
 
     private KeyLayout(String prefix, int database) {
         this.prefix = prefix;
         // pub/sub ignores databases: without the number two databases would wake each other's waiters
         this.channel = prefix + "released" + (database == 0 ? "" : "@" + database);
+        this.wakePrefix = channel + ":";
     }
 
     /** Validates the prefix (no I/O). */
@@ -64,6 +74,21 @@ final class KeyLayout {
 
     String tokenKey(String name) {
         return prefix + "{" + name + "}" + TOKEN_SUFFIX;
+    }
+
+    /** The name's wake-up queue: waiter ids by place, only a hint of whom a release wakes (Scripts). */
+    String queueKey(String name) {
+        return prefix + "{" + name + "}" + QUEUE_SUFFIX;
+    }
+
+    /** The lock, token record, shared record and wake-up queue of {@code name}, the KEYS of the mutex's acquire and release. */
+    String[] mutexKeysOf(String name) {
+        return new String[] {lockKey(name), tokenKey(name), sharedKey(name), queueKey(name)};
+    }
+
+    /** The channel on which a release wakes the waiter {@code waiterId}: one per backend instance. */
+    String wakeChannel(String waiterId) {
+        return wakePrefix + waiterId;
     }
 
     String sharedKey(String name) {

@@ -31,7 +31,10 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The Redis primitive on Lettuce: each operation is one Lua script, atomic on the server and one
@@ -55,6 +58,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * }</pre>
  */
 public final class RedisLockBackend implements LockBackend {
+    private static final Logger LOG = LoggerFactory.getLogger(RedisLockBackend.class);
+    private static final String QUEUE_SLACK = Long.toString(Scripts.QUEUE_SLACK_MS);
+
     /** Keys per SCAN page and names per INSPECT call of {@link #list(String)}. */
     private static final int PAGE = 1000;
 
@@ -88,7 +94,13 @@ public final class RedisLockBackend implements LockBackend {
         this.connections = connections;
         this.connection = connections.commands;
         this.facts = facts;
-        this.subscriber = new ReleaseSubscriber(connections.pubSub, keys.channel, settings.commandTimeout, where);
+        this.subscriber = new ReleaseSubscriber(
+                connections.pubSub,
+                keys,
+                UUID.randomUUID().toString(),
+                this::leaveQueue,
+                settings.commandTimeout,
+                where);
         this.shared = new RedisSharedLocks(this, keys, connection);
     }
 
@@ -114,11 +126,50 @@ public final class RedisLockBackend implements LockBackend {
                         connection.current(),
                         Scripts.ACQUIRE,
                         ScriptOutputType.MULTI,
-                        keys.keysOf(name),
+                        keys.mutexKeysOf(name),
                         leaseId,
                         Long.toString(millis(ttl)),
-                        HeldValue.json(metadata)));
-        return RedisSharedLocks.acquired(name, r, LockMode.EXCLUSIVE, 0);
+                        HeldValue.json(metadata),
+                        subscriber.waiterFor(name),
+                        subscriber.placeIn(name),
+                        QUEUE_SLACK));
+        AcquireResult result = RedisSharedLocks.acquired(name, r, LockMode.EXCLUSIVE, 0);
+        if (result.acquired()) {
+            subscriber.granted(name);
+        } else {
+            subscriber.refused(name, number(r, 2));
+        }
+        return result;
+    }
+
+    /**
+     * Takes this backend out of {@code name}'s wake-up queue and, when the lock is free, wakes the next
+     * waiter instead (its wait ended, or a wake-up came after it). Sent without waiting for the reply:
+     * a failure only leaves a stale entry, which the next release skips or wakes in vain (the others
+     * still poll), and which expires with the queue.
+     */
+    private void leaveQueue(String name) {
+        if (closed.get()) {
+            return;
+        }
+        try {
+            eval(
+                            connection.current(),
+                            Scripts.LEAVE,
+                            ScriptOutputType.INTEGER,
+                            new String[] {keys.lockKey(name), keys.queueKey(name)},
+                            subscriber.waiterId(),
+                            keys.wakePrefix,
+                            name)
+                    .reply()
+                    .whenComplete((ok, e) -> {
+                        if (e != null) {
+                            LOG.debug("fencelock: leaving the wake-up queue of '{}' failed: {}", name, e.toString());
+                        }
+                    });
+        } catch (RuntimeException e) {
+            LOG.debug("fencelock: leaving the wake-up queue of '{}' failed: {}", name, e.toString());
+        }
     }
 
     /** A semaphore's, reader's, writer's or fair mutex's grant: one script call ({@link RedisSharedLocks}). */
@@ -188,10 +239,11 @@ public final class RedisLockBackend implements LockBackend {
                         connection.current(),
                         Scripts.RELEASE,
                         ScriptOutputType.INTEGER,
-                        keys.keysOf(name),
+                        keys.mutexKeysOf(name),
                         leaseId,
                         keys.channel,
-                        name));
+                        name,
+                        keys.wakePrefix));
         return freed != null && freed == 1;
     }
 

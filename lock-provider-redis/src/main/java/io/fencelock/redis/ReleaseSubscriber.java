@@ -5,24 +5,43 @@ import io.fencelock.spi.ReleaseFeed;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The release feed of one backend: one pub/sub connection SUBSCRIBEd to the key prefix's channel;
- * each message is a released name, passed on from Lettuce's I/O thread. Lettuce reconnects and
- * re-subscribes by itself after a lost connection; when the re-subscription is confirmed the feed
- * says so, and the engine wakes every waiter once (releases published meanwhile were missed).
+ * The release feed of one backend: one pub/sub connection SUBSCRIBEd to the key prefix's channel and
+ * to this backend's own wake channel; each message is a released name, passed on from Lettuce's I/O
+ * thread. Lettuce reconnects and re-subscribes by itself after a lost connection; when the
+ * re-subscription is confirmed the feed says so, and the engine wakes every waiter once (releases
+ * published meanwhile were missed).
+ *
+ * <p>It also keeps this backend's places in the names' wake-up queues (KeyLayout): the engine
+ * watches a name before its head's first attempt, so an attempt on a watched name is a waiter's,
+ * and its refusal puts the backend in the queue (at the place of its first refusal, kept until it
+ * stops waiting). When the engine unwatches a name this backend still queues for, or a wake-up
+ * arrives for a name nobody here waits for any more, the backend leaves the queue and passes the
+ * wake-up on ({@code leave}), so no wake-up is lost with a waiter that left.
  */
 final class ReleaseSubscriber implements ReleaseFeed {
     private static final Logger log = LoggerFactory.getLogger(ReleaseSubscriber.class);
 
     private final Supplier<StatefulRedisPubSubConnection<String, String>> connector;
     private final String channel;
+    private final String wakeChannel;
+    private final String waiterId;
+    private final Consumer<String> leave;
     private final Duration timeout;
     private final String where;
+    /** Names the engine waits for. */
+    private final Set<String> watched = ConcurrentHashMap.newKeySet();
+    /** Names whose queue holds this backend, with its place (server ms of its first refusal). */
+    private final ConcurrentHashMap<String, String> places = new ConcurrentHashMap<>();
+
     private volatile StatefulRedisPubSubConnection<String, String> connection;
     private volatile boolean closed;
 
@@ -32,13 +51,57 @@ final class ReleaseSubscriber implements ReleaseFeed {
      */
     ReleaseSubscriber(
             Supplier<StatefulRedisPubSubConnection<String, String>> connector,
-            String channel,
+            KeyLayout keys,
+            String waiterId,
+            Consumer<String> leave,
             Duration timeout,
             String where) {
         this.connector = connector;
-        this.channel = channel;
+        this.channel = keys.channel;
+        this.wakeChannel = keys.wakeChannel(waiterId);
+        this.waiterId = waiterId;
+        this.leave = leave;
         this.timeout = timeout;
         this.where = where;
+    }
+
+    String waiterId() {
+        return waiterId;
+    }
+
+    /** This backend's id in the wake-up queues, or '' when the engine does not wait for {@code name}. */
+    String waiterFor(String name) {
+        return watched.contains(name) ? waiterId : "";
+    }
+
+    /** This backend's place in {@code name}'s queue, or '' when it has none. */
+    String placeIn(String name) {
+        return places.getOrDefault(name, "");
+    }
+
+    /** An attempt of a waiter was refused at server time {@code nowMs}: its place is kept from the first refusal. */
+    void refused(String name, long nowMs) {
+        if (watched.contains(name)) {
+            places.putIfAbsent(name, Long.toString(nowMs));
+        }
+    }
+
+    /** An attempt was granted: the grant took this backend out of the queue. */
+    void granted(String name) {
+        places.remove(name);
+    }
+
+    @Override
+    public void watch(String name) {
+        watched.add(name);
+    }
+
+    @Override
+    public void unwatch(String name) {
+        watched.remove(name);
+        if (places.remove(name) != null) {
+            leave.accept(name);
+        }
     }
 
     /** SUBSCRIBEs before it returns, so a release right after it is heard. */
@@ -49,7 +112,7 @@ final class ReleaseSubscriber implements ReleaseFeed {
         try {
             c = connector.get();
             c.addListener(new Listener(sink));
-            c.async().subscribe(channel).get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            c.async().subscribe(channel, wakeChannel).get(timeout.toNanos(), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt(); // the waiter's own wait will notice
             closeQuietly(c);
@@ -105,8 +168,18 @@ final class ReleaseSubscriber implements ReleaseFeed {
 
         @Override
         public void message(String from, String name) {
-            if (channel.equals(from) && !closed) {
+            if (closed) {
+                return;
+            }
+            if (channel.equals(from)) {
                 sink.released(name);
+            } else if (wakeChannel.equals(from)) {
+                if (watched.contains(name)) {
+                    sink.released(name);
+                } else {
+                    places.remove(name);
+                    leave.accept(name); // woken after the wait ended: pass the wake-up on
+                }
             }
         }
 

@@ -29,54 +29,120 @@ final class Scripts {
 
     /**
      * Whether a lock's value is a grant of {@code lease}: the value is {@code lease LF grant ms LF
-     * metadata} (HeldValue), and lease ids hold no line feed, so this prefix test is exact.
+     * metadata} (HeldValue), and lease ids hold no line feed, so this prefix test is exact. And when the
+     * holder's token was issued (server µs): at the grant (its millisecond rounded up, so a token period
+     * never ends early), or at the record's {@code t} when a renewal replaced the token since.
      */
     private static final String HOLDS = """
             local function holds(value, lease)
               return value and string.byte(value, #lease + 1) == 10 and string.sub(value, 1, #lease) == lease
             end
+            local function issuedAt(value, renewed)
+              local granted = string.match(value, '^[^\\n]*\\n(%d+)')
+              local at = granted and (tonumber(granted) + 1) * 1000 - 1 or 0
+              renewed = tonumber(renewed or 0)
+              return renewed > at and renewed or at
+            end
             """;
 
     /**
-     * KEYS: lock, token record, shared record. ARGV: lease id, ttl (ms), metadata JSON ('' for none).
+     * How long a name's wake-up queue outlives its holder's expiry after the last refusal that
+     * refreshed it: a waiter refreshes it at every refused poll, so only a queue nobody waits in expires.
+     */
+    static final long QUEUE_SLACK_MS = 60_000;
+
+    /** Wake-ups tried per release: each dead waiter (no subscriber left) costs one, so a crowd of crashed clients cannot make a release slow. */
+    static final int WAKE_TRIES = 8;
+
+    /**
+     * Wakes the first waiter of a name's queue that is still listening: takes it out of the queue and
+     * publishes the name on its own channel ({@code prefix .. waiter id}); a waiter whose channel has no
+     * subscriber (its client is gone) is dropped and the next one tried. The queue only decides whom
+     * to wake: it grants nothing.
+     */
+    private static final String WAKE_NEXT = """
+            local function wakeNext(queue, prefix, name)
+              for _ = 1, WAKE_TRIES do
+                local head = redis.call('ZPOPMIN', queue)
+                if not head[1] then return end
+                if redis.call('PUBLISH', prefix .. head[1], name) > 0 then return end
+              end
+            end
+            """.replace("WAKE_TRIES", Integer.toString(WAKE_TRIES));
+
+    /**
+     * KEYS: lock, wake-up queue. ARGV: waiter id, wake channel prefix, name. A waiter stops waiting (or
+     * heard a wake-up it no longer wants): leaves the queue and, when the lock is free, wakes the next
+     * waiter in its place, so that a wake-up is never lost with a waiter that left.
+     */
+    static final Script LEAVE = new Script("leave", WAKE_NEXT + """
+            redis.call('ZREM', KEYS[2], ARGV[1])
+            if redis.call('EXISTS', KEYS[1]) == 0 then wakeNext(KEYS[2], ARGV[2], ARGV[3]) end
+            return 1
+            """);
+
+    /**
+     * KEYS: lock, token record, shared record, wake-up queue. ARGV: lease id, ttl (ms), metadata JSON ('' for
+     * none), waiter id ('' when the client has no waiter for the name), the waiter's place in the queue
+     * ('' when it has none yet), queue slack (ms, {@link #QUEUE_SLACK_MS}).
      * Returns {1, token, expiry ms} when granted, else {0, the holder's PTTL (ms, negative if unknown), now ms},
      * or {2, kind, limit} when live shared grants or waiters make the name another kind of lock.
      * The lock's value is the lease id, the grant's time (now ms) and the metadata (HeldValue), so
-     * metadata and grant time live and die with the grant and cost no command of their own.
-     * The token is drawn only after SET NX succeeded, so a refused attempt never consumes one.
-     * A refusal marks the record ({@code w} = 1: someone may wait, so the release publishes); a
-     * grant clears the mark. The refusal writes only when the mark is not set yet. A name with live
-     * shared entries holds the marker in the lock key (SharedScripts), so SET NX refuses it and the
-     * grant path reads nothing more; only a refusal by the marker reads the shared record, and where
-     * only fair mutex waiters live, the mutex takes the name (it does not wait in their queue).
+     * metadata and grant time live and die with the grant and cost no command of their own; the grant's
+     * time is also the token's issue time (RENEW). A grant is two commands, {@code SET NX} and, only if
+     * that succeeded, {@code HINCRBY}: a refused attempt never consumes a token, and the grant writes
+     * nothing else. The time is cut from {@code TIME}'s strings (seconds, then the first three of the six
+     * microsecond digits): no number formatting on the grant path but the expiry's.
+     * A refusal of a waiter puts it in the name's wake-up queue (a sorted set of waiter ids, ordered by
+     * the place the waiter keeps from its first refusal, so a woken waiter that lost the race keeps its
+     * place), and its grant takes it out; the release then wakes only the first waiter ({@code
+     * WAKE_NEXT}). Any other refusal marks the record with the holder's lease id ({@code w}: someone may wait, so that
+     * holder's release publishes); a later holder's release sees another id there, so a grant need not
+     * clear the mark. The refusal writes only when the mark is not that already. A name with live shared
+     * entries holds the marker in the lock key (SharedScripts), so SET NX refuses it and the grant path
+     * reads nothing more; only a refusal by the marker reads the shared record (and marks {@code w} =
+     * 1, which shared releases look for), and where only fair mutex waiters live, the mutex takes the
+     * name (it does not wait in their queue).
      */
-    static final Script ACQUIRE = new Script("acquire", NOW + """
+    static final Script ACQUIRE = new Script("acquire", """
+            local t = redis.call('TIME')
+            local ms = t[1] .. string.sub('00000' .. t[2], -6, -4)
+            local nowMs = tonumber(ms)
             local expiry = nowMs + tonumber(ARGV[2])
-            local value = ARGV[1] .. '\\n' .. string.format('%.0f', nowMs) .. '\\n' .. ARGV[3]
+            local value = ARGV[1] .. '\\n' .. ms .. '\\n' .. ARGV[3]
             local px = string.format('%.0f', expiry)
-            if not redis.call('SET', KEYS[1], value, 'NX', 'PXAT', px) then
-              local left
-              if redis.call('GET', KEYS[1]) == '\\n' then
+            if redis.call('SET', KEYS[1], value, 'NX', 'PXAT', px) then
+              if ARGV[5] ~= '' then redis.call('ZREM', KEYS[4], ARGV[4]) end
+              return {1, redis.call('HINCRBY', KEYS[2], 'n', 1), expiry}
+            end
+            local left
+            local mark = '1'
+            local held = redis.call('GET', KEYS[1])
+            if held == '\\n' then
             """ + SharedScripts.LIB + """
-                local s = load(KEYS[3], nowMs, false)
-                if s.live and s.kind ~= 'EXCLUSIVE' then return {2, s.kind, s.limit} end
-                for _, h in pairs(s.holders) do
-                  if not left or h.expiry - nowMs < left then left = h.expiry - nowMs end
-                end
-                if not left then redis.call('SET', KEYS[1], value, 'PXAT', px) end
-              else
-                left = redis.call('PTTL', KEYS[1])
+              local s = load(KEYS[3], nowMs, false)
+              if s.live and s.kind ~= 'EXCLUSIVE' then return {2, s.kind, s.limit} end
+              for _, h in pairs(s.holders) do
+                if not left or h.expiry - nowMs < left then left = h.expiry - nowMs end
               end
-              if left then
-                if redis.call('HGET', KEYS[2], 'w') ~= '1' then
-                  redis.call('HSET', KEYS[2], 'w', '1')
-                end
+              if not left then
+                redis.call('SET', KEYS[1], value, 'PXAT', px)
+                if ARGV[5] ~= '' then redis.call('ZREM', KEYS[4], ARGV[4]) end
+                return {1, redis.call('HINCRBY', KEYS[2], 'n', 1), expiry}
+              end
+            else
+              left = redis.call('PTTL', KEYS[1])
+              if ARGV[4] ~= '' then
+                redis.call('ZADD', KEYS[4], 'NX', ARGV[5] ~= '' and ARGV[5] or ms, ARGV[4])
+                redis.call('PEXPIRE', KEYS[4], (left > 0 and left or 0) + tonumber(ARGV[6]))
                 return {0, left, nowMs}
               end
+              if held then mark = string.sub(held, 1, (string.find(held, '\\n', 1, true) or (#held + 1)) - 1) end
             end
-            local token = redis.call('HINCRBY', KEYS[2], 'n', 1)
-            redis.call('HSET', KEYS[2], 't', string.format('%.0f', nowUs), 'w', '0')
-            return {1, token, expiry}
+            if redis.call('HGET', KEYS[2], 'w') ~= mark then
+              redis.call('HSET', KEYS[2], 'w', mark)
+            end
+            return {0, left, nowMs}
             """);
 
     /**
@@ -112,7 +178,7 @@ final class Scripts {
                     expiries[ttl] = expiry
                   end
                   redis.call('PEXPIREAT', lock, expiry)
-                  if period > 0 and nowUs - tonumber(issued[2] or 0) >= period then
+                  if period > 0 and nowUs - issuedAt(value, issued[2]) >= period then
                     token = redis.call('HINCRBY', record, 'n', 1)
                     redis.call('HSET', record, 't', string.format('%.0f', nowUs))
                   end
@@ -138,19 +204,25 @@ final class Scripts {
             """);
 
     /**
-     * KEYS: lock, token record, shared record. ARGV: lease id, channel, name. Deletes the lock only if
-     * the lease holds it, and then, when an attempt was refused since the grant, publishes the name so
-     * that waiters wake: every client's subscription hears every message on the channel, so an
-     * uncontended release publishes nothing. Returns 1 when this call freed it. The record stays;
+     * KEYS: lock, token record, shared record, wake-up queue. ARGV: lease id, channel, name, wake channel
+     * prefix. Deletes the lock only if the lease holds it, then wakes the first waiter of the queue
+     * still listening ({@code WAKE_NEXT}), and, when an attempt was refused during this grant (the record's mark is
+     * this lease id, or 1 from a shared refusal), publishes the name so that waiters wake: every
+     * client's subscription hears every message on the channel, so an uncontended release publishes
+     * nothing. Returns 1 when this call freed it. The record stays;
      * the metadata goes with the lock's value. An id that does not hold the mutex may be a shared
      * grant's or a waiter's (SharedScripts.RELEASE).
      */
-    static final Script RELEASE = new Script("release", HOLDS + """
+    static final Script RELEASE = new Script("release", WAKE_NEXT + """
             local v = redis.call('GET', KEYS[1])
-            if holds(v, ARGV[1]) then
+            if v and string.byte(v, #ARGV[1] + 1) == 10 and string.sub(v, 1, #ARGV[1]) == ARGV[1] then
               redis.call('DEL', KEYS[1])
-              if redis.call('HGET', KEYS[2], 'w') == '1' then
+              wakeNext(KEYS[4], ARGV[4], ARGV[3])
+              local w = redis.call('HGET', KEYS[2], 'w')
+              if w == ARGV[1] or w == '1' then
                 redis.call('PUBLISH', ARGV[2], ARGV[3])
+                -- a shared refusal's mark outlives mutex grants: drop it once no shared entry lives
+                if w == '1' and redis.call('EXISTS', KEYS[3]) == 0 then redis.call('HSET', KEYS[2], 'w', '0') end
               end
               return 1
             end
