@@ -114,9 +114,10 @@ public final class PostgresLockBackend implements LockBackend {
                 PreparedStatement ps = c.prepareStatement(sql.acquire)) {
             ps.setString(1, name);
             ps.setString(2, name);
-            ps.setString(3, leaseId);
-            ps.setLong(4, ttlMicros);
-            ps.setString(LockInfoRows.bindMetadata(ps, 5, metadata), name);
+            ps.setString(3, name);
+            ps.setString(4, leaseId);
+            ps.setLong(5, ttlMicros);
+            ps.setString(LockInfoRows.bindMetadata(ps, 6, metadata), name);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
                     return AcquireResult.held(null);

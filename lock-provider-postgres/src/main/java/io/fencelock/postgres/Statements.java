@@ -11,7 +11,8 @@ final class Statements {
     static final int PURGE_BATCH = 500;
 
     /**
-     * name (guard), name, lease id, ttl µs, owner, lock type, data (JSON text), name (the refusal's hint):
+     * name (guard), name (a refusal seen in the snapshot), name, lease id, ttl µs, owner, lock type, data
+     * (JSON text), name (the refusal's hint):
      * granted, token, expiry, remaining µs, and the kind and limit of a shared name that refuses a mutex.
      */
     final String acquire;
@@ -69,11 +70,20 @@ final class Statements {
                     .append(column)
                     .append(" END,");
         }
+        // A refusal that would write nothing still takes the row lock in ON CONFLICT DO UPDATE, and a
+        // row lock is written into the row: every refused waiter would then commit (and flush) in turn
+        // behind the holder's grant. So when the statement's snapshot already shows a live mutex holder
+        // and a refusal since its grant, the insert is skipped and the refusal is a plain read: it is
+        // true at the snapshot, within the statement, and the holder's release will signal.
         this.acquire = "WITH c AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared" + guard.formatted("?")
-                + " AS guarded, clock_timestamp() AS now), acquired AS ("
+                + " AS guarded, clock_timestamp() AS now),"
+                + " refused AS MATERIALIZED (SELECT 1 FROM " + t + " h, c WHERE h.name = ? AND h.contended"
+                + " AND h.lease_id IS NOT NULL AND h.expires_at > c.now"
+                + " AND NOT coalesce(h.shared_until > c.now OR h.shared_held_until > c.now, false)), acquired AS ("
                 + " INSERT INTO " + t + " AS l (name, lease_id, token, token_issued_at, expires_at, contended,"
                 + " lock_owner, lock_type, lock_data, granted_at)"
                 + " SELECT ?, ?, " + nextToken + ", c.now, c.now + ?" + MICROS + ", false, ?, ?, ?::jsonb, c.now FROM c"
+                + " WHERE NOT EXISTS (SELECT 1 FROM refused)"
                 + " ON CONFLICT (name) DO UPDATE SET"
                 + granted
                 + " token = CASE WHEN " + free + " THEN " + nextToken + " ELSE l.token END,"

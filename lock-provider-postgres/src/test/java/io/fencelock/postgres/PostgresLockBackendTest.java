@@ -421,6 +421,43 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
         SpiChecks.assertOnlyReleasesAfterARefusalSignal(backend, name(), TTL, Duration.ofSeconds(HANG_GUARD_SECONDS));
     }
 
+    /**
+     * Once a refusal since the grant is recorded, further refusals are plain reads: they neither wait
+     * for nor take the row lock (a row lock is written into the row, and refused waiters would commit
+     * one after another behind each grant). Shown with the row locked by an open transaction, which
+     * would block a refusal that took the lock until that transaction ends.
+     */
+    @Test
+    void aRecordedRefusalIsRepeatedWithoutTheRowLock() throws Exception {
+        String name = name();
+        String holder = lease();
+        assertThat(backend.tryAcquire(name, holder, TTL).acquired()).isTrue();
+        assertThat(backend.tryAcquire(name, lease(), TTL).acquired())
+                .as("the first refusal, recorded")
+                .isFalse();
+        ExecutorService refuser = Executors.newSingleThreadExecutor();
+        try (Connection locker = server.connect(url)) {
+            locker.setAutoCommit(false);
+            try (PreparedStatement ps =
+                    locker.prepareStatement("SELECT 1 FROM fencelock_locks WHERE name = ? FOR UPDATE")) {
+                ps.setString(1, name);
+                ps.executeQuery().close();
+            }
+            Future<AcquireResult> again = refuser.submit(() -> backend.tryAcquire(name, lease(), TTL));
+            AcquireResult refused = again.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS); // while the row stays locked
+            assertThat(refused.acquired()).isFalse();
+            assertThat(refused.holderRemaining())
+                    .as("the holder's remaining time")
+                    .isPositive();
+            locker.rollback();
+        } finally {
+            refuser.shutdownNow();
+        }
+        assertThat(backend.release(name, holder)).isTrue();
+        AcquireResult next = backend.tryAcquire(name, lease(), TTL);
+        assertThat(next.acquired()).as("free after the release").isTrue();
+    }
+
     @Test
     void worksOnTheApplicationsTransactionalPoolAndLeavesItOpen() throws Exception {
         HikariConfig config = new HikariConfig();
