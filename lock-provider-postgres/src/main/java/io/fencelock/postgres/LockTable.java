@@ -108,7 +108,9 @@ final class LockTable implements JdbcLockTable {
                 + "    shared_kind     text,\n"
                 + "    shared_limit    integer,\n"
                 + "    shared_until    timestamptz,\n"
-                + "    shared_held_until timestamptz\n"
+                + "    shared_held_until timestamptz,\n"
+                + "    waiters         text[],\n"
+                + "    woken           text\n"
                 + ")";
     }
 
@@ -280,6 +282,8 @@ final class LockTable implements JdbcLockTable {
         columns.put("shared_limit", "integer");
         columns.put("shared_until", "timestamp with time zone");
         columns.put("shared_held_until", "timestamp with time zone");
+        columns.put("waiters", "text[]");
+        columns.put("woken", "text");
         return columns;
     }
 
@@ -294,6 +298,8 @@ final class LockTable implements JdbcLockTable {
         columns.put("shared_limit", "integer");
         columns.put("shared_until", "timestamptz");
         columns.put("shared_held_until", "timestamptz");
+        columns.put("waiters", "text[]");
+        columns.put("woken", "text");
         return columns;
     }
 

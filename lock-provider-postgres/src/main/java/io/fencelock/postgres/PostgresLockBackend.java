@@ -113,10 +113,12 @@ public final class PostgresLockBackend implements LockBackend {
         try (Connection c = connections.connection();
                 PreparedStatement ps = c.prepareStatement(sql.acquire)) {
             ps.setString(1, name);
-            ps.setString(2, name);
+            LockInfoRows.bindText(ps, 2, listener.waiterFor(name));
             ps.setString(3, leaseId);
-            ps.setLong(4, ttlMicros);
-            ps.setString(LockInfoRows.bindMetadata(ps, 5, metadata), name);
+            ps.setString(4, name);
+            ps.setString(5, name);
+            ps.setLong(6, ttlMicros);
+            ps.setString(LockInfoRows.bindMetadata(ps, 7, metadata), name);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
                     return AcquireResult.held(null);
@@ -217,11 +219,12 @@ public final class PostgresLockBackend implements LockBackend {
             ps.setString(1, name);
             ps.setString(2, leaseId);
             ps.setString(3, table.channel);
-            ps.setString(4, name);
-            ps.setString(5, leaseId);
-            ps.setString(6, table.channel);
-            ps.setString(7, name);
-            ps.setString(8, leaseId);
+            ps.setString(4, table.channel);
+            ps.setString(5, name);
+            ps.setString(6, leaseId);
+            ps.setString(7, table.channel);
+            ps.setString(8, name);
+            ps.setString(9, leaseId);
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() && rs.getBoolean(1);
             }

@@ -8,6 +8,9 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
@@ -19,7 +22,12 @@ import org.slf4j.LoggerFactory;
 /**
  * The release feed of one lock table: one connection (opened directly, or borrowed from the
  * application's DataSource) that {@code LISTEN}s on the table's channel, read by the engine; each
- * notification carries a released name. The engine reopens it when it breaks.
+ * notification carries a released name, for every listener, or a name and the one waiter it wakes
+ * ({@code "name waiter"}). The engine reopens it when it breaks.
+ *
+ * <p>The waiter is this listener's random id: while the engine watches a name (a waiter of this
+ * client waits for it) and the connection listens, the backend's attempts on that name name it, so
+ * that a refusal queues it on the lock's row and a release can wake this client alone.
  */
 final class ReleaseListener implements ReleaseFeed {
     private static final Logger log = LoggerFactory.getLogger(ReleaseListener.class);
@@ -32,6 +40,10 @@ final class ReleaseListener implements ReleaseFeed {
     private final String where;
     /** Held by a read in progress, so that close() can wait for it before it gives the connection back. */
     private final Semaphore reading = new Semaphore(1);
+    /** This listener in the waiter queues of lock rows, unguessable and unique among the table's clients. */
+    private final String waiterId = UUID.randomUUID().toString();
+    /** The names a waiter of this client waits for (the engine's watch and unwatch). */
+    private final Set<String> watched = ConcurrentHashMap.newKeySet();
 
     private volatile Connection connection;
     private volatile Sink sink;
@@ -67,12 +79,28 @@ final class ReleaseListener implements ReleaseFeed {
             throw failure("cannot listen for releases on", e);
         }
         this.sink = sink;
+        watched.clear(); // the engine watches them again once the feed is open
         connection = c;
         if (closed) {
             closeQuietly(connection);
             connection = null;
             requireOpen();
         }
+    }
+
+    @Override
+    public void watch(String name) {
+        watched.add(name);
+    }
+
+    @Override
+    public void unwatch(String name) {
+        watched.remove(name);
+    }
+
+    /** This listener's id when a waiter of this client waits for {@code name} and the connection listens, else null. */
+    String waiterFor(String name) {
+        return connection != null && !watched.isEmpty() && watched.contains(name) ? waiterId : null;
     }
 
     @Override
@@ -100,7 +128,14 @@ final class ReleaseListener implements ReleaseFeed {
                 return;
             }
             for (PGNotification notification : notifications) {
-                sink.released(notification.getParameter());
+                String payload = notification.getParameter();
+                int space = payload.indexOf(' ');
+                if (space < 0) {
+                    sink.released(payload); // every waiter of the name
+                } else if (payload.startsWith(waiterId, space + 1)
+                        && payload.length() == space + 1 + waiterId.length()) {
+                    sink.released(payload.substring(0, space)); // this client's waiter, woken alone
+                }
             }
         } catch (SQLException e) {
             if (closed) {

@@ -11,13 +11,14 @@ final class Statements {
     static final int PURGE_BATCH = 500;
 
     /**
-     * name (guard), name, lease id, ttl µs, owner, lock type, data (JSON text), name (the refusal's hint):
+     * name (guard), waiter (the client's listener, or null), lease id, name (a refusal seen in the
+     * snapshot), name, ttl µs, owner, lock type, data (JSON text), name (the refusal's hint):
      * granted, token, expiry, remaining µs, and the kind and limit of a shared name that refuses a mutex.
      */
     final String acquire;
     /** names[], lease ids[], ttls µs[], token periods µs[] (0: none). */
     final String renew;
-    /** name, lease id, the NOTIFY channel, then name, id, channel, name, id (a shared grant or waiter): freed. */
+    /** name, lease id, the NOTIFY channel twice, then name, id, channel, name, id (a shared grant or waiter): freed. */
     final String release;
     /** name: the columns of lock-jdbc's LockInfoRows, then shared kind, limit and holder columns (SharedRows). */
     final String inspect;
@@ -69,20 +70,45 @@ final class Statements {
                     .append(column)
                     .append(" END,");
         }
+        // Whom a release wakes: a caller whose client waits for the name (the engine watches it on the
+        // client's listener) names its listener as the waiter, and a refusal queues that waiter on the
+        // row once (waiters, in order of their first refusal); the release wakes the first in the queue
+        // only, and a grant takes the grantee's waiter out. A refused caller that names no waiter marks
+        // the row contended instead, and the release wakes everyone. Either is written once per waiter:
+        // a refusal that would write nothing still takes the row lock in ON CONFLICT DO UPDATE, and a
+        // row lock is written into the row, so that refused waiters would commit one after another
+        // behind every grant. When the statement's snapshot shows a live mutex holder and the caller's
+        // refusal already recorded, the insert is skipped and the refusal is a plain read: it holds at
+        // the snapshot, within the statement, and the release will signal.
+        String waiter = "(SELECT c.waiter FROM c)";
+        String queued = "coalesce(" + waiter + " = ANY (l.waiters), false)";
         this.acquire = "WITH c AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared" + guard.formatted("?")
-                + " AS guarded, clock_timestamp() AS now), acquired AS ("
+                + " AS guarded, clock_timestamp() AS now, ?::text AS waiter, ?::text AS lease_id),"
+                + " refused AS MATERIALIZED (SELECT 1 FROM " + t + " h, c WHERE h.name = ?"
+                + " AND h.lease_id IS NOT NULL AND h.expires_at > c.now"
+                + " AND NOT coalesce(h.shared_until > c.now OR h.shared_held_until > c.now, false)"
+                + " AND CASE WHEN c.waiter IS NULL THEN h.contended ELSE coalesce(c.waiter = ANY (h.waiters), false) END),"
+                + " acquired AS ("
                 + " INSERT INTO " + t + " AS l (name, lease_id, token, token_issued_at, expires_at, contended,"
                 + " lock_owner, lock_type, lock_data, granted_at)"
-                + " SELECT ?, ?, " + nextToken + ", c.now, c.now + ?" + MICROS + ", false, ?, ?, ?::jsonb, c.now FROM c"
+                + " SELECT ?, c.lease_id, " + nextToken + ", c.now, c.now + ?" + MICROS
+                + ", false, ?, ?, ?::jsonb, c.now FROM c"
+                + " WHERE NOT EXISTS (SELECT 1 FROM refused)"
                 + " ON CONFLICT (name) DO UPDATE SET"
                 + granted
                 + " token = CASE WHEN " + free + " THEN " + nextToken + " ELSE l.token END,"
-                // a refused caller may be about to wait: the holder's release must wake it
-                + " contended = NOT " + free
-                // a refusal writes only the first time after a grant, or to learn of a name of another kind
-                // from the row's latest version
-                + " WHERE " + free + " OR NOT l.contended OR " + otherKind
-                + " RETURNING NOT l.contended AS granted, l.token, l.expires_at, l.shared_kind, l.shared_limit,"
+                + " contended = CASE WHEN " + free + " THEN false WHEN " + waiter + " IS NULL THEN true"
+                + " ELSE l.contended END,"
+                + " waiters = CASE WHEN " + free + " THEN array_remove(l.waiters, " + waiter + ")"
+                + " WHEN " + waiter + " IS NULL OR " + queued + " THEN l.waiters"
+                // the waiter the last release woke lost the race to another caller: first again
+                + " WHEN " + waiter + " = l.woken THEN array_prepend(" + waiter + ", l.waiters)"
+                + " ELSE array_append(l.waiters, " + waiter + ") END"
+                // a refusal writes only to record itself, or to learn of a name of another kind from the
+                // row's latest version
+                + " WHERE " + free + " OR " + otherKind + " OR CASE WHEN " + waiter + " IS NULL THEN NOT l.contended"
+                + " ELSE NOT " + queued + " END"
+                + " RETURNING coalesce(l.lease_id = (SELECT c.lease_id FROM c), false) AS granted, l.token, l.expires_at, l.shared_kind, l.shared_limit,"
                 + " l.shared_until, l.shared_held_until)"
                 + " SELECT a.granted, a.token, a.expires_at,"
                 + " (extract(epoch FROM greatest(a.expires_at, a.shared_held_until) - c.now) * 1000000)::bigint,"
@@ -115,14 +141,20 @@ final class Statements {
                 + " WHERE s.name = q.name AND s.id = q.lease_id)";
         // Rows are never deleted on release: the free row keeps the name's history (and none of the
         // holder's metadata). NOTIFY only when a caller was refused since the grant: a NOTIFY
-        // serialises commits database-wide, so the uncontended release stays a plain update.
-        // "contended" is reset by the next grant.
+        // serialises commits database-wide, so the uncontended release stays a plain update. A queued
+        // waiter is woken alone, by a payload that names its listener ("name waiter": a name has no
+        // space), and leaves the queue (woken keeps it for the NOTIFY: SET reads the row before the
+        // update); a refused caller that is not queued (contended) is woken with everyone, by the name.
+        // "contended" is reset by the next grant. A waiter whose wake-up is lost (its client stopped
+        // waiting) is no longer queued; the others still poll.
         // A lease id that is not the mutex's may be a shared grant's or a waiter's: their function runs
         // only when the name has a row of that id.
         this.release = "WITH r AS (UPDATE " + t + " SET lease_id = NULL, expires_at = clock_timestamp(),"
-                + " lock_owner = NULL, lock_type = NULL, lock_data = NULL, granted_at = NULL"
-                + " WHERE name = ? AND lease_id = ? AND expires_at > clock_timestamp() RETURNING name, contended)"
-                + " SELECT true, CASE WHEN r.contended THEN pg_notify(?, r.name) END FROM r"
+                + " lock_owner = NULL, lock_type = NULL, lock_data = NULL, granted_at = NULL,"
+                + " woken = waiters[1], waiters = waiters[2:]"
+                + " WHERE name = ? AND lease_id = ? AND expires_at > clock_timestamp() RETURNING name, contended, woken)"
+                + " SELECT true, CASE WHEN r.contended THEN pg_notify(?, r.name)"
+                + " WHEN r.woken IS NOT NULL THEN pg_notify(?, r.name || ' ' || r.woken) END FROM r"
                 + " UNION ALL SELECT " + shared.releaseFunction + "(?, ?, ?), NULL WHERE NOT EXISTS (SELECT 1 FROM r)"
                 + " AND EXISTS (SELECT 1 FROM " + shared.qualifiedShared + " s WHERE s.name = ? AND s.id = ?)";
         // the columns of lock-jdbc's LockInfoRows, then the name's shared kind and limit and one live

@@ -415,10 +415,135 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
         }
     }
 
+    /**
+     * Waiting clients queue on the row in the order of their first refusal, and a release wakes the
+     * first alone; a woken waiter still needs its own grant (and token), and when another caller took
+     * the lock first it is first in the queue again. Notifications reach every listener in commit
+     * order, so once the second waiter hears the release meant for it, it has also seen (and ignored)
+     * the one before.
+     */
+    @Test
+    void aReleaseWakesTheFirstQueuedWaiterAloneAndAWokenWaiterStillNeedsItsGrant() throws InterruptedException {
+        String name = name();
+        String holder = lease();
+        assertThat(backend.tryAcquire(name, holder, TTL).acquired()).isTrue();
+        Semaphore first = new Semaphore(0);
+        Semaphore second = new Semaphore(0);
+        try (PostgresLockBackend firstSide = builder().build();
+                PostgresLockBackend secondSide = builder().build()) {
+            SpiChecks.subscribe(firstSide, name, first::release);
+            SpiChecks.subscribe(secondSide, name, second::release);
+            assertThat(firstSide.tryAcquire(name, lease(), TTL).acquired()).isFalse();
+            assertThat(secondSide.tryAcquire(name, lease(), TTL).acquired()).isFalse();
+            assertThat(firstSide.tryAcquire(name, lease(), TTL).acquired())
+                    .as("refused again, still first in the queue")
+                    .isFalse();
+
+            assertThat(backend.release(name, holder)).isTrue();
+            assertThat(first.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
+                    .as("the first waiter is woken")
+                    .isTrue();
+            // another caller takes the lock before the woken waiter tries: the wake-up was no grant
+            String barging = lease();
+            AcquireResult taken = backend.tryAcquire(name, barging, TTL);
+            assertThat(taken.acquired()).isTrue();
+            assertThat(firstSide.tryAcquire(name, lease(), TTL).acquired())
+                    .as("the woken waiter, refused")
+                    .isFalse();
+
+            assertThat(backend.release(name, barging)).isTrue();
+            assertThat(first.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
+                    .as("first again in the queue, woken again")
+                    .isTrue();
+            String firstLease = lease();
+            AcquireResult granted = firstSide.tryAcquire(name, firstLease, TTL);
+            assertThat(granted.acquired()).isTrue();
+            assertThat(granted.token()).as("its own grant and token").isGreaterThan(taken.token());
+
+            assertThat(firstSide.release(name, firstLease)).isTrue();
+            assertThat(second.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
+                    .as("the second waiter, woken by the third release")
+                    .isTrue();
+            assertThat(second.availablePermits())
+                    .as("and by no release before it")
+                    .isZero();
+            assertThat(first.availablePermits())
+                    .as("nor the first waiter, gone from the queue")
+                    .isZero();
+        }
+    }
+
+    /** A queued waiter whose client is gone only loses that one wake-up: the lock is free, and the next waiter is woken next. */
+    @Test
+    void aQueuedWaiterThatIsGoneDoesNotHoldTheLockBack() throws InterruptedException {
+        String name = name();
+        String holder = lease();
+        assertThat(backend.tryAcquire(name, holder, TTL).acquired()).isTrue();
+        Semaphore second = new Semaphore(0);
+        try (PostgresLockBackend secondSide = builder().build()) {
+            try (PostgresLockBackend gone = builder().build()) {
+                SpiChecks.subscribe(gone, name, () -> {});
+                assertThat(gone.tryAcquire(name, lease(), TTL).acquired()).isFalse();
+            }
+            SpiChecks.subscribe(secondSide, name, second::release);
+            assertThat(secondSide.tryAcquire(name, lease(), TTL).acquired()).isFalse();
+
+            assertThat(backend.release(name, holder)).isTrue(); // wakes the gone waiter: lost
+            String next = lease();
+            AcquireResult granted = secondSide.tryAcquire(name, next, TTL);
+            assertThat(granted.acquired()).as("free, whatever the queue").isTrue();
+            assertThat(secondSide.release(name, next)).isTrue();
+            String other = lease();
+            assertThat(backend.tryAcquire(name, other, TTL).acquired()).isTrue();
+            assertThat(secondSide.tryAcquire(name, lease(), TTL).acquired()).isFalse();
+            assertThat(backend.release(name, other)).isTrue();
+            assertThat(second.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
+                    .as("the queue went on past the gone waiter")
+                    .isTrue();
+        }
+    }
+
     /** A NOTIFY serialises commits database-wide: only a release that an attempt was refused on since the grant sends one. */
     @Test
     void onlyAReleaseSomeoneWasRefusedOnNotifies() throws InterruptedException {
         SpiChecks.assertOnlyReleasesAfterARefusalSignal(backend, name(), TTL, Duration.ofSeconds(HANG_GUARD_SECONDS));
+    }
+
+    /**
+     * Once a refusal since the grant is recorded, further refusals are plain reads: they neither wait
+     * for nor take the row lock (a row lock is written into the row, and refused waiters would commit
+     * one after another behind each grant). Shown with the row locked by an open transaction, which
+     * would block a refusal that took the lock until that transaction ends.
+     */
+    @Test
+    void aRecordedRefusalIsRepeatedWithoutTheRowLock() throws Exception {
+        String name = name();
+        String holder = lease();
+        assertThat(backend.tryAcquire(name, holder, TTL).acquired()).isTrue();
+        assertThat(backend.tryAcquire(name, lease(), TTL).acquired())
+                .as("the first refusal, recorded")
+                .isFalse();
+        ExecutorService refuser = Executors.newSingleThreadExecutor();
+        try (Connection locker = server.connect(url)) {
+            locker.setAutoCommit(false);
+            try (PreparedStatement ps =
+                    locker.prepareStatement("SELECT 1 FROM fencelock_locks WHERE name = ? FOR UPDATE")) {
+                ps.setString(1, name);
+                ps.executeQuery().close();
+            }
+            Future<AcquireResult> again = refuser.submit(() -> backend.tryAcquire(name, lease(), TTL));
+            AcquireResult refused = again.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS); // while the row stays locked
+            assertThat(refused.acquired()).isFalse();
+            assertThat(refused.holderRemaining())
+                    .as("the holder's remaining time")
+                    .isPositive();
+            locker.rollback();
+        } finally {
+            refuser.shutdownNow();
+        }
+        assertThat(backend.release(name, holder)).isTrue();
+        AcquireResult next = backend.tryAcquire(name, lease(), TTL);
+        assertThat(next.acquired()).as("free after the release").isTrue();
     }
 
     @Test
@@ -565,7 +690,8 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
                 + " ADD COLUMN IF NOT EXISTS lock_data jsonb, ADD COLUMN IF NOT EXISTS granted_at timestamptz,"
                 + " ADD COLUMN IF NOT EXISTS shared_kind text, ADD COLUMN IF NOT EXISTS shared_limit integer,"
                 + " ADD COLUMN IF NOT EXISTS shared_until timestamptz,"
-                + " ADD COLUMN IF NOT EXISTS shared_held_until timestamptz";
+                + " ADD COLUMN IF NOT EXISTS shared_held_until timestamptz, ADD COLUMN IF NOT EXISTS waiters text[],"
+                + " ADD COLUMN IF NOT EXISTS woken text";
         assertThatThrownBy(() -> builder().table(older).build())
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("createTable(true)")
@@ -596,7 +722,7 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining(
                         "[lock_owner, lock_type, lock_data, granted_at, shared_kind, shared_limit, shared_until,"
-                                + " shared_held_until]");
+                                + " shared_held_until, waiters, woken]");
 
         try (PostgresLockBackend upgraded =
                 builder().table(table).createTable(true).build()) {
@@ -636,7 +762,7 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
         String function = "\"public\".\"" + table + "_sh_acq\"(";
         assertThatThrownBy(() -> builder().table(table).build())
                 .isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("[shared_kind, shared_limit, shared_until, shared_held_until]")
+                .hasMessageContaining("[shared_kind, shared_limit, shared_until, shared_held_until, waiters, woken]")
                 .hasMessageContaining("the table of shared grants \"public\".\"" + table + "_shared\" is missing")
                 .hasMessageContaining("function " + function)
                 .hasMessageContaining("CREATE OR REPLACE FUNCTION " + function);
