@@ -166,8 +166,7 @@ public final class EtcdLockBackend implements LockBackend {
     private AcquireResult acquire(String name, String leaseId, Duration ttl, boolean mayRetry, Attempt attempt) {
         long t0 = System.nanoTime();
         SharedLease lease = leases.leaseFor(ttl, t0);
-        CompletableFuture<LeaseKeepAliveResponse> keepAlive =
-                lease.validUntil - t0 < ttl.toNanos() ? leases.keepAlive(lease, t0, Set.of()) : null;
+        CompletableFuture<LeaseKeepAliveResponse> keepAlive = leases.keepAliveFor(lease, t0, ttl);
         AcquireResult r;
         try {
             r = attempt.on(lease, t0);
