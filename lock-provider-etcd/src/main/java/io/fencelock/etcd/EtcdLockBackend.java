@@ -103,7 +103,7 @@ public final class EtcdLockBackend implements LockBackend {
         this.calls = new EtcdCalls(timeout, where);
         this.leases = new EtcdLeases(leaseClient, kv, calls, this::key, where);
         this.records = new EtcdRecords(leaseClient, calls, prefix);
-        this.watcher = new ReleaseWatcher(client.getWatchClient(), this::key, records, where);
+        this.watcher = new ReleaseWatcher(client.getWatchClient(), kv, this::key, records, where);
         this.shared = new EtcdSharedGrants(kv, calls, leases, records, watcher, where);
     }
 
@@ -312,6 +312,11 @@ public final class EtcdLockBackend implements LockBackend {
     /** Whether the server has confirmed the watch of {@code name} (for tests). */
     boolean watchConfirmed(String name) {
         return watcher.confirmed(name);
+    }
+
+    /** Whether an etcd watch of {@code name} was opened (for tests). */
+    boolean watchOpened(String name) {
+        return watcher.opened(name);
     }
 
     @Override

@@ -170,7 +170,7 @@ final class EtcdSharedGrants {
                 Op.put(waiter, EtcdRecords.waiterValue(q), onLease), Op.put(guard, GUARD, PutOption.DEFAULT)
             });
             if (r.isSucceeded()) {
-                watcher.heldAt(name, r.getHeader().getRevision());
+                watcher.heldAt(name, r.getHeader().getRevision(), 0);
                 return AcquireResult.held(null);
             }
         }
@@ -316,7 +316,7 @@ final class EtcdSharedGrants {
     }
 
     private AcquireResult refused(String name, NameSnapshot s, Duration remaining) {
-        watcher.heldAt(name, s.revision());
+        watcher.heldAt(name, s.revision(), s.plainHolder());
         return AcquireResult.held(remaining);
     }
 

@@ -392,6 +392,40 @@ class EtcdLockBackendTest {
         }
     }
 
+    /**
+     * A waiter's etcd watch is opened by its first refusal, not before its first attempt: an acquire
+     * granted at once costs no watch. A release that races the watch's creation still wakes it: the
+     * refusal's holder is read back once the watch stands, and its key is gone.
+     */
+    @Test
+    void aWaitersWatchOpensAtItsFirstRefusalAndHearsAReleaseThatRacesItsCreation() throws Exception {
+        EtcdLockBackend holder = open(EtcdServer.shared());
+        EtcdLockBackend waiter = open(EtcdServer.shared());
+        Duration ttl = Duration.ofSeconds(10);
+        for (int i = 0; i < 20; i++) {
+            String name = name();
+            CountDownLatch woken = new CountDownLatch(1);
+            try (WakeUpSubscription ignored = SpiChecks.subscribe(waiter, name, woken::countDown)) {
+                String mine = id();
+                assertThat(waiter.tryAcquire(name, mine, ttl).acquired()).isTrue();
+                assertThat(waiter.watchOpened(name))
+                        .as("a watch for an acquire granted at once")
+                        .isFalse();
+                assertThat(waiter.release(name, mine)).isTrue();
+                String lease = id();
+                assertThat(holder.tryAcquire(name, lease, ttl).acquired()).isTrue();
+                assertThat(waiter.tryAcquire(name, id(), ttl).acquired()).isFalse();
+                assertThat(waiter.watchOpened(name))
+                        .as("a watch after the refusal")
+                        .isTrue();
+                assertThat(holder.release(name, lease)).isTrue(); // before, during or after the watch's creation
+                assertThat(woken.await(5, TimeUnit.SECONDS))
+                        .as("woken by the release (round " + i + ")")
+                        .isTrue();
+            }
+        }
+    }
+
     @Test
     void releaseIsOwnerChecked() {
         EtcdLockBackend b = open(EtcdServer.shared());
