@@ -63,6 +63,8 @@ final class EtcdLeases {
 
         volatile long validUntil; // System.nanoTime() scale
         volatile boolean dead;
+        /** The latest keep-alive sent, answered or not: an acquire that began before it was sent may count on it. */
+        volatile KeepAlive latest;
 
         SharedLease(long id, long carries, long seconds, long validUntil) {
             this.id = id;
@@ -71,6 +73,9 @@ final class EtcdLeases {
             this.validUntil = validUntil;
         }
     }
+
+    /** A keep-alive of a shared lease, sent after {@code sent} (nanoTime). */
+    private record KeepAlive(long sent, CompletableFuture<LeaseKeepAliveResponse> answer) {}
 
     /**
      * A key this backend wrote for a grant or a waiter: on which etcd lease, and until when its holder
@@ -95,18 +100,26 @@ final class EtcdLeases {
     }
 
     /**
-     * The TTL of the etcd lease that carries locks of {@code ttl}: whole seconds (etcd's unit), with
-     * headroom: {@code ceil(ttl + min(ttl / 2, 1 s))}. A lease kept alive within the last
-     * {@code min(ttl / 2, 1 s)} still covers a new lock's whole TTL, so most acquires need no
-     * keep-alive of their own. The price: a crashed holder's lock is freed up to that headroom plus
-     * the rounding (and etcd's 500 ms expiry check) later than its TTL. etcd raises a TTL below its
-     * minimum ({@code 1.5 x election timeout}, 2 s with default settings).
+     * What a crashed holder's lock may outlive its TTL by, besides the headroom: etcd revokes expired
+     * leases in a 500 ms loop, and the revocation, its watch event and the waiter's transaction take
+     * a little more.
+     */
+    static final Duration REVOCATION = Duration.ofMillis(600);
+
+    /**
+     * The TTL of the etcd lease that carries locks of {@code ttl}: whole seconds (etcd's unit), at
+     * least {@code ceil(ttl)}, and longer only where the longer lease still frees a crashed holder's
+     * lock within {@code 1.25 x ttl}: {@code max(ceil(ttl), floor(1.25 x ttl - 600 ms))}. So a lock
+     * of 2 to 5 s rides a lease of exactly its TTL (every acquire keeps the lease alive, in parallel),
+     * and a lock of 30 s one of 36 s: a lease kept alive within the last 6 s covers a new lock's whole
+     * TTL, so most acquires need no keep-alive. A TTL that is not a whole number of seconds is freed
+     * late by the rounding up; etcd raises a TTL below its minimum ({@code 1.5 x election timeout}
+     * rounded up, 2 s with default settings).
      */
     static long seconds(Duration ttl) {
-        Duration headroom =
-                ttl.dividedBy(2).compareTo(Duration.ofSeconds(1)) < 0 ? ttl.dividedBy(2) : Duration.ofSeconds(1);
-        Duration t = ttl.plus(headroom);
-        return Math.max(1, t.getSeconds() + (t.getNano() > 0 ? 1 : 0));
+        long atLeast = ttl.getSeconds() + (ttl.getNano() > 0 ? 1 : 0);
+        long withinTarget = ttl.plus(ttl.dividedBy(4)).minus(REVOCATION).getSeconds(); // floor, >= 0 for ttl > 480 ms
+        return Math.max(1, Math.max(atLeast, withinTarget));
     }
 
     /** This backend's live lease for locks of {@code ttl}, granted now (one round trip) if there is none or it may have expired. */
@@ -181,6 +194,26 @@ final class EtcdLeases {
     }
 
     /**
+     * What a grant of {@code ttl} on {@code l}, begun at {@code t0}, must wait for: nothing when the
+     * lease is known to live {@code ttl} past {@code t0}; else a keep-alive sent after {@code t0} minus
+     * the lease's headroom over {@code ttl}, which then gives it at least {@code ttl} past {@code t0}.
+     * One in flight that was sent late enough serves every grant that asks, so concurrent acquires
+     * on a lease of exactly their TTL share one keep-alive instead of sending one each.
+     */
+    CompletableFuture<LeaseKeepAliveResponse> keepAliveFor(SharedLease l, long t0, Duration ttl) {
+        if (l.validUntil - t0 >= ttl.toNanos()) {
+            return null;
+        }
+        KeepAlive k = l.latest;
+        if (k != null
+                && k.sent - t0 >= ttl.toNanos() - TimeUnit.SECONDS.toNanos(l.seconds)
+                && !k.answer.isCompletedExceptionally()) {
+            return k.answer;
+        }
+        return keepAlive(l, t0, Set.of());
+    }
+
+    /**
      * Sends one keep-alive for {@code l}; first gives back the holds on it that were due before
      * {@code sent} and are not being renewed now (by lease id), so that a lock nobody renews, or a
      * grant whose answer was lost, is not carried on by its siblings' renewals.
@@ -203,17 +236,20 @@ final class EtcdLeases {
                         });
             }
         }
-        return leases.keepAliveOnce(l.id).thenApply(r -> {
-            if (r.getTTL() > 0) {
-                long until = sent + TimeUnit.SECONDS.toNanos(r.getTTL());
-                if (until - l.validUntil > 0) {
-                    l.validUntil = until;
-                }
-            } else {
-                l.dead = true;
-            }
-            return r;
-        });
+        CompletableFuture<LeaseKeepAliveResponse> answer = leases.keepAliveOnce(l.id)
+                .thenApply(r -> {
+                    if (r.getTTL() > 0) {
+                        long until = sent + TimeUnit.SECONDS.toNanos(r.getTTL());
+                        if (until - l.validUntil > 0) {
+                            l.validUntil = until;
+                        }
+                    } else {
+                        l.dead = true;
+                    }
+                    return r;
+                });
+        l.latest = new KeepAlive(sent, answer);
+        return answer;
     }
 
     /**
@@ -228,7 +264,8 @@ final class EtcdLeases {
         for (int i : which) {
             RenewRequest q = requests.get(i);
             SharedLease l = leaseFor(q.ttl(), t0);
-            if (l.validUntil - t0 < q.ttl().toNanos() && !kept(l, keepAlive(l, t0, Set.of()))) {
+            CompletableFuture<LeaseKeepAliveResponse> keepAlive = keepAliveFor(l, t0, q.ttl());
+            if (keepAlive != null && !kept(l, keepAlive)) {
                 results[i] = RenewResult.rejected();
                 continue;
             }

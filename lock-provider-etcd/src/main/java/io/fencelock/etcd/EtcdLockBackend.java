@@ -103,7 +103,7 @@ public final class EtcdLockBackend implements LockBackend {
         this.calls = new EtcdCalls(timeout, where);
         this.leases = new EtcdLeases(leaseClient, kv, calls, this::key, where);
         this.records = new EtcdRecords(leaseClient, calls, prefix);
-        this.watcher = new ReleaseWatcher(client.getWatchClient(), this::key, records, where);
+        this.watcher = new ReleaseWatcher(client.getWatchClient(), kv, this::key, records, where);
         this.shared = new EtcdSharedGrants(kv, calls, leases, records, watcher, where);
     }
 
@@ -166,8 +166,7 @@ public final class EtcdLockBackend implements LockBackend {
     private AcquireResult acquire(String name, String leaseId, Duration ttl, boolean mayRetry, Attempt attempt) {
         long t0 = System.nanoTime();
         SharedLease lease = leases.leaseFor(ttl, t0);
-        CompletableFuture<LeaseKeepAliveResponse> keepAlive =
-                lease.validUntil - t0 < ttl.toNanos() ? leases.keepAlive(lease, t0, Set.of()) : null;
+        CompletableFuture<LeaseKeepAliveResponse> keepAlive = leases.keepAliveFor(lease, t0, ttl);
         AcquireResult r;
         try {
             r = attempt.on(lease, t0);
@@ -313,6 +312,11 @@ public final class EtcdLockBackend implements LockBackend {
     /** Whether the server has confirmed the watch of {@code name} (for tests). */
     boolean watchConfirmed(String name) {
         return watcher.confirmed(name);
+    }
+
+    /** Whether an etcd watch of {@code name} was opened (for tests). */
+    boolean watchOpened(String name) {
+        return watcher.opened(name);
     }
 
     @Override

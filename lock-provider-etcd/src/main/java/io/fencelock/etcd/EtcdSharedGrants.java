@@ -25,7 +25,6 @@ import io.fencelock.spi.SharedRequest;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -171,7 +170,7 @@ final class EtcdSharedGrants {
                 Op.put(waiter, EtcdRecords.waiterValue(q), onLease), Op.put(guard, GUARD, PutOption.DEFAULT)
             });
             if (r.isSucceeded()) {
-                watcher.heldAt(name, r.getHeader().getRevision());
+                watcher.heldAt(name, r.getHeader().getRevision(), 0);
                 return AcquireResult.held(null);
             }
         }
@@ -192,8 +191,7 @@ final class EtcdSharedGrants {
     RenewResult downgrade(String name, String leaseId, Duration ttl, boolean mayRetry) {
         long t0 = System.nanoTime();
         SharedLease lease = leases.leaseFor(ttl, t0);
-        CompletableFuture<LeaseKeepAliveResponse> keepAlive =
-                lease.validUntil - t0 < ttl.toNanos() ? leases.keepAlive(lease, t0, Set.of()) : null;
+        CompletableFuture<LeaseKeepAliveResponse> keepAlive = leases.keepAliveFor(lease, t0, ttl);
         ByteSequence holder = records.holderKey(name, leaseId);
         ByteSequence value = leases.written(name, leaseId);
         if (value == null) {
@@ -318,7 +316,7 @@ final class EtcdSharedGrants {
     }
 
     private AcquireResult refused(String name, NameSnapshot s, Duration remaining) {
-        watcher.heldAt(name, s.revision());
+        watcher.heldAt(name, s.revision(), s.plainHolder());
         return AcquireResult.held(remaining);
     }
 

@@ -38,6 +38,11 @@ record NameSnapshot(long revision, KeyValue mutex, KeyValue guard, List<Shared> 
                 r.getHeader().getRevision(), mutex.isEmpty() ? null : mutex.get(0), guard, holders, waiters);
     }
 
+    /** The create revision of a plain mutex holder's key when the name has no shared keys, else 0. */
+    long plainHolder() {
+        return mutex != null && guard == null && holders.isEmpty() && waiters.isEmpty() ? mutex.getCreateRevision() : 0;
+    }
+
     /** The guard's mod revision, 0 when absent (as etcd compares a missing key). */
     long guardRevision() {
         return guard == null ? 0 : guard.getModRevision();

@@ -1,19 +1,23 @@
 package io.fencelock.etcd;
 
 import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.KV;
+import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
 import io.fencelock.spi.ReleaseFeed;
+import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The release feed of one backend, on its client's watch service: each name with waiters is one
+ * The release feed of one backend, on its client's watch service: each name with a waiter is one
  * etcd watch of its keys (the mutex key and the shared range, {@link EtcdRecords}) for deletes (a
  * release, a revocation of the holder's lease, an expiry, a withdrawn writer's intent) and for
  * downgrades (readers may enter), opened without a start revision, so it is a <i>synced</i> watcher
@@ -21,16 +25,21 @@ import org.slf4j.LoggerFactory;
  * (grants, waiters, the guard) reach the client too (etcd filters puts only all or none) and are
  * ignored.
  *
- * <p>The engine watches a name before its first attempt, but opening a watch is asynchronous: a
- * delete between a failed attempt and the watch's creation would be missed. So every failed attempt
- * records the revision it saw, and when the watch's creation is confirmed at revision {@code c}, a
- * name whose attempt saw an older revision is signalled once (a spurious wake costs one attempt). A
- * watch that fails (lost leader, closed stream) signals its name too; the engine also polls.
+ * <p>The engine asks to watch a name before its first attempt, but it waits only after a refusal
+ * (see {@link ReleaseFeed}), so the etcd watch is opened by the first refused attempt, not by
+ * {@link #watch}: an acquire that is granted at once costs no watch (opening and cancelling one per
+ * acquire cost a third of the throughput at 8 clients). Opening is asynchronous, so a delete between
+ * a refusal at revision {@code r} and the watch's creation at {@code c > r} would be missed: then,
+ * if the refusal saw a plain mutex holder (no shared keys), one read of the mutex key tells whether
+ * that holder's key still stands (same create revision: nothing was released); otherwise, or if it
+ * is gone, the name is signalled once (a spurious wake costs one attempt). A watch that fails (lost
+ * leader, closed stream) signals its name too; the engine also polls.
  */
 final class ReleaseWatcher implements ReleaseFeed {
     private static final Logger log = LoggerFactory.getLogger(ReleaseWatcher.class);
 
     private final Watch watch;
+    private final KV kv;
     private final Function<String, ByteSequence> keyOf;
     private final EtcdRecords records;
     private final String where;
@@ -38,8 +47,9 @@ final class ReleaseWatcher implements ReleaseFeed {
     private volatile Sink sink;
     private volatile boolean closed;
 
-    ReleaseWatcher(Watch watch, Function<String, ByteSequence> keyOf, EtcdRecords records, String where) {
+    ReleaseWatcher(Watch watch, KV kv, Function<String, ByteSequence> keyOf, EtcdRecords records, String where) {
         this.watch = watch;
+        this.kv = kv;
         this.keyOf = keyOf;
         this.records = records;
         this.where = where;
@@ -53,23 +63,12 @@ final class ReleaseWatcher implements ReleaseFeed {
         this.sink = sink;
     }
 
+    /** Registers the name; its etcd watch is opened by the first refused attempt ({@link #heldAt}). */
     @Override
     public void watch(String name) {
-        KeyWatch w = new KeyWatch(name);
-        KeyWatch previous = watches.put(name, w);
+        KeyWatch previous = watches.put(name, new KeyWatch(name));
         if (previous != null) {
             previous.close();
-        }
-        w.watcher = watch.watch(
-                keyOf.apply(name),
-                WatchOption.builder()
-                        .withRange(records.end(name))
-                        .withCreateNotify(true)
-                        .withRequireLeader(true)
-                        .build(),
-                Watch.listener(w::onNext, w::onError));
-        if (w.done) {
-            w.close(); // unwatched or closed while the watch was being made
         }
     }
 
@@ -81,11 +80,16 @@ final class ReleaseWatcher implements ReleaseFeed {
         }
     }
 
-    /** A failed attempt on {@code name} saw the key held at {@code revision}. */
-    void heldAt(String name, long revision) {
+    /**
+     * A failed attempt on {@code name} saw it held at {@code revision}, by a plain mutex key created at
+     * {@code holder} (0: shared keys, or a waiter's own record): opens the name's etcd watch if a
+     * waiter registered it and it is not open yet.
+     */
+    void heldAt(String name, long revision, long holder) {
         KeyWatch w = watches.get(name);
         if (w != null) {
-            w.heldAt(revision);
+            w.heldAt(revision, holder);
+            w.open();
         }
     }
 
@@ -93,6 +97,12 @@ final class ReleaseWatcher implements ReleaseFeed {
     boolean confirmed(String name) {
         KeyWatch w = watches.get(name);
         return w != null && w.confirmed();
+    }
+
+    /** Whether the etcd watch of {@code name} was opened (for tests). */
+    boolean opened(String name) {
+        KeyWatch w = watches.get(name);
+        return w != null && w.opened.get();
     }
 
     @Override
@@ -110,24 +120,70 @@ final class ReleaseWatcher implements ReleaseFeed {
     private final class KeyWatch {
         private final String name;
         volatile Watch.Watcher watcher;
+        private final AtomicBoolean opened = new AtomicBoolean();
         private final ReentrantLock lock = new ReentrantLock();
         private long createdAt; // guarded by lock; 0 until the watch is confirmed
         private long lastHeld; // guarded by lock; the newest revision a failed attempt saw before that
+        private long lastHolder; // guarded by lock; the plain mutex holder's create revision it saw, or 0
         private volatile boolean done;
 
         KeyWatch(String name) {
             this.name = name;
         }
 
-        void heldAt(long revision) {
+        void open() {
+            if (done || !opened.compareAndSet(false, true)) {
+                return;
+            }
+            watcher = watch.watch(
+                    keyOf.apply(name),
+                    WatchOption.builder()
+                            .withRange(records.end(name))
+                            .withCreateNotify(true)
+                            .withRequireLeader(true)
+                            .build(),
+                    Watch.listener(this::onNext, this::onError));
+            if (done) {
+                close(); // unwatched or closed while the watch was being made
+            }
+        }
+
+        void heldAt(long revision, long holder) {
+            boolean missed = false;
             lock.lock();
             try {
                 if (createdAt == 0) {
-                    lastHeld = Math.max(lastHeld, revision);
+                    if (revision > lastHeld) {
+                        lastHeld = revision;
+                        lastHolder = holder;
+                    }
+                } else {
+                    missed = revision < createdAt; // answered after the watch was confirmed, seen before it began
                 }
             } finally {
                 lock.unlock();
             }
+            if (missed) {
+                recheck(holder);
+            }
+        }
+
+        /**
+         * A release between a refusal and the watch's creation would be missed: signal, unless the
+         * refusal's plain mutex holder ({@code holder}, a create revision) still holds the key, which
+         * means nothing was released in between.
+         */
+        private void recheck(long holder) {
+            if (holder == 0) {
+                signal();
+                return;
+            }
+            kv.get(keyOf.apply(name)).whenComplete((r, e) -> {
+                List<KeyValue> kvs = e == null ? null : r.getKvs();
+                if (kvs == null || kvs.isEmpty() || kvs.get(0).getCreateRevision() != holder) {
+                    signal();
+                }
+            });
         }
 
         boolean confirmed() {
@@ -142,15 +198,17 @@ final class ReleaseWatcher implements ReleaseFeed {
         void onNext(WatchResponse r) {
             if (r.isCreatedNotify()) {
                 boolean missed;
+                long holder;
                 lock.lock();
                 try {
                     createdAt = r.getHeader().getRevision();
                     missed = lastHeld != 0 && lastHeld < createdAt;
+                    holder = lastHolder;
                 } finally {
                     lock.unlock();
                 }
                 if (missed) {
-                    signal();
+                    recheck(holder);
                 }
                 return;
             }

@@ -246,8 +246,55 @@ class EtcdLockBackendTest {
                 .as("free once the shorter TTL (and its etcd lease) ended")
                 .isTrue();
         assertThat(tookMs)
-                .as("ms from the shortening (etcd lease of ceil(1.5 + 0.75) = 3 s, revoked within 500 ms)")
+                .as("ms from the shortening (an etcd lease of ceil(1.5) = 2 s, revoked within 500 ms)")
                 .isBetween(shorter.toMillis(), 6_000L);
+    }
+
+    /**
+     * A 2 s lock rides an etcd lease of exactly 2 s (no headroom: a crashed holder's lock is free within
+     * the TTL and etcd's 500 ms revocation), so a grant on a lease kept alive earlier must keep it alive
+     * again: right after it, the lease has at least a second left, however little it had before.
+     */
+    @Test
+    void aLockRidesALeaseOfItsTtlKeptAliveByTheGrantsThatNeedIt() throws Exception {
+        EtcdServer server = EtcdServer.shared();
+        EtcdLockBackend b = open(server);
+        Duration ttl = Duration.ofSeconds(2);
+        String first = name();
+        assertThat(b.tryAcquire(first, id(), ttl).acquired()).isTrue();
+        try (io.etcd.jetcd.Client raw = io.etcd.jetcd.Client.builder()
+                .endpoints(server.endpoints().toArray(String[]::new))
+                .build()) {
+            long lease = leaseOf(raw, first);
+            io.etcd.jetcd.lease.LeaseTimeToLiveResponse life = raw.getLeaseClient()
+                    .timeToLive(lease, io.etcd.jetcd.options.LeaseOption.DEFAULT)
+                    .get(5, TimeUnit.SECONDS);
+            assertThat(life.getGrantedTTL()).as("the etcd lease's TTL, s").isEqualTo(2);
+            while (life.getTTL() >= 1) { // until less than a second is left (etcd truncates to whole seconds)
+                Thread.sleep(20);
+                life = raw.getLeaseClient()
+                        .timeToLive(lease, io.etcd.jetcd.options.LeaseOption.DEFAULT)
+                        .get(5, TimeUnit.SECONDS);
+            }
+            String second = name();
+            assertThat(b.tryAcquire(second, id(), ttl).acquired()).isTrue();
+            long secondLease = leaseOf(raw, second);
+            assertThat(raw.getLeaseClient()
+                            .timeToLive(secondLease, io.etcd.jetcd.options.LeaseOption.DEFAULT)
+                            .get(5, TimeUnit.SECONDS)
+                            .getTTL())
+                    .as("whole seconds left on the new lock's etcd lease right after its grant")
+                    .isGreaterThanOrEqualTo(1);
+        }
+    }
+
+    private static long leaseOf(io.etcd.jetcd.Client raw, String name) throws Exception {
+        return raw.getKVClient()
+                .get(io.etcd.jetcd.ByteSequence.from("fencelock/" + name, StandardCharsets.UTF_8))
+                .get(5, TimeUnit.SECONDS)
+                .getKvs()
+                .get(0)
+                .getLease();
     }
 
     @Test
@@ -345,6 +392,40 @@ class EtcdLockBackendTest {
         }
     }
 
+    /**
+     * A waiter's etcd watch is opened by its first refusal, not before its first attempt: an acquire
+     * granted at once costs no watch. A release that races the watch's creation still wakes it: the
+     * refusal's holder is read back once the watch stands, and its key is gone.
+     */
+    @Test
+    void aWaitersWatchOpensAtItsFirstRefusalAndHearsAReleaseThatRacesItsCreation() throws Exception {
+        EtcdLockBackend holder = open(EtcdServer.shared());
+        EtcdLockBackend waiter = open(EtcdServer.shared());
+        Duration ttl = Duration.ofSeconds(10);
+        for (int i = 0; i < 20; i++) {
+            String name = name();
+            CountDownLatch woken = new CountDownLatch(1);
+            try (WakeUpSubscription ignored = SpiChecks.subscribe(waiter, name, woken::countDown)) {
+                String mine = id();
+                assertThat(waiter.tryAcquire(name, mine, ttl).acquired()).isTrue();
+                assertThat(waiter.watchOpened(name))
+                        .as("a watch for an acquire granted at once")
+                        .isFalse();
+                assertThat(waiter.release(name, mine)).isTrue();
+                String lease = id();
+                assertThat(holder.tryAcquire(name, lease, ttl).acquired()).isTrue();
+                assertThat(waiter.tryAcquire(name, id(), ttl).acquired()).isFalse();
+                assertThat(waiter.watchOpened(name))
+                        .as("a watch after the refusal")
+                        .isTrue();
+                assertThat(holder.release(name, lease)).isTrue(); // before, during or after the watch's creation
+                assertThat(woken.await(5, TimeUnit.SECONDS))
+                        .as("woken by the release (round " + i + ")")
+                        .isTrue();
+            }
+        }
+    }
+
     @Test
     void releaseIsOwnerChecked() {
         EtcdLockBackend b = open(EtcdServer.shared());
@@ -406,11 +487,15 @@ class EtcdLockBackendTest {
         assertThatThrownBy(() -> EtcdLockBackend.builder().build()).hasMessageContaining("no etcd endpoints");
         assertThatThrownBy(() -> EtcdLockBackend.builder().requestTimeout(Duration.ZERO))
                 .hasMessageContaining("positive");
+        // etcd leases: ceil(ttl), longer only within 1.25 x ttl less etcd's revocation
         assertThat(EtcdLeases.seconds(Duration.ofMillis(200))).isEqualTo(1);
-        assertThat(EtcdLeases.seconds(Duration.ofMillis(500))).isEqualTo(1);
-        assertThat(EtcdLeases.seconds(Duration.ofMillis(900))).isEqualTo(2);
-        assertThat(EtcdLeases.seconds(Duration.ofSeconds(3))).isEqualTo(4);
-        assertThat(EtcdLeases.seconds(Duration.ofSeconds(30))).isEqualTo(31);
+        assertThat(EtcdLeases.seconds(Duration.ofMillis(900))).isEqualTo(1);
+        assertThat(EtcdLeases.seconds(Duration.ofMillis(1500))).isEqualTo(2);
+        assertThat(EtcdLeases.seconds(Duration.ofSeconds(2))).isEqualTo(2);
+        assertThat(EtcdLeases.seconds(Duration.ofSeconds(5))).isEqualTo(5);
+        assertThat(EtcdLeases.seconds(Duration.ofSeconds(6))).isEqualTo(6);
+        assertThat(EtcdLeases.seconds(Duration.ofSeconds(7))).isEqualTo(8);
+        assertThat(EtcdLeases.seconds(Duration.ofSeconds(30))).isEqualTo(36);
     }
 
     @Test
