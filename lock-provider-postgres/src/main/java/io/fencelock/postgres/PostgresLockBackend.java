@@ -357,12 +357,25 @@ public final class PostgresLockBackend implements LockBackend {
             if (settings.ownPool()) {
                 PGSimpleDataSource direct = pgDataSource(settings);
                 connections = JdbcConnections.ownPool(direct, settings, "fencelock-postgres", null, failures);
-                listenerSource = direct; // the listener keeps its own connection, outside the pool
+                listenerSource = listenerDataSource(settings); // its own connection, outside the pool
             } else {
                 connections = JdbcConnections.application(settings.dataSource(), failures);
             }
             connections.startUp(lockTable, settings.createTable(), c -> null);
             return new PostgresLockBackend(connections, listenerSource, lockTable);
+        }
+
+        /**
+         * The listener's connection: the pool's settings, and sockets on which pgjdbc's check for a
+         * further message after each notification does not wait ({@link ListenerSocketFactory}),
+         * unless the URL names a socket factory of its own.
+         */
+        private static PGSimpleDataSource listenerDataSource(JdbcSettings settings) {
+            PGSimpleDataSource ds = pgDataSource(settings);
+            if (ds.getSocketFactory() == null) {
+                ds.setSocketFactory(ListenerSocketFactory.class.getName());
+            }
+            return ds;
         }
 
         private static PGSimpleDataSource pgDataSource(JdbcSettings settings) {

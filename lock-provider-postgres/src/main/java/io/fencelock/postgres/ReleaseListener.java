@@ -119,8 +119,9 @@ final class ReleaseListener implements ReleaseFeed {
             if (closed || c == null) {
                 return;
             }
+            // at least 2 ms: a 1 ms wait is the driver's peek, which ListenerSocketFactory answers at once
             PGNotification[] notifications =
-                    c.unwrap(PGConnection.class).getNotifications((int) Math.max(1, max.toMillis()));
+                    c.unwrap(PGConnection.class).getNotifications((int) Math.max(2, max.toMillis()));
             if (notifications == null || notifications.length == 0) {
                 if (!closed && !c.isValid(VALIDATION_SECONDS)) {
                     throw new SQLException("the connection no longer answers", "08006");
