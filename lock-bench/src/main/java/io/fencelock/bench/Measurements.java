@@ -13,6 +13,7 @@ import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -276,11 +277,17 @@ final class Measurements {
     }
 
     /** A holder takes the lock with a TTL and is abandoned (no renewal, no release): when does a waiter get it? */
+    /** Covers one period of the slowest periodic expiry among the backends (etcd's lease revocation loop). */
+    private static final long TAKEOVER_JITTER_MILLIS = 500;
+
     Figures.Takeover takeover(BackendUnderTest backend, Duration ttl, int samples) throws Exception {
         double[] took = new double[samples];
         LockOptions crashing = LockOptions.builder().ttl(ttl).autoRenew(false).build();
         try (LockClient waiter = LockClient.create(backend.openBackend(), LockOptions.defaults())) {
             for (int i = 0; i < samples; i++) {
+                // A random pause first: back-to-back samples would fall at one phase of a server's
+                // periodic expiry (etcd revokes expired leases every 500 ms) and all show that phase.
+                Thread.sleep(ThreadLocalRandom.current().nextLong(TAKEOVER_JITTER_MILLIS));
                 String name = "bench-takeover-" + i + "-" + System.nanoTime();
                 LockBackend abandonedBackend = backend.openBackend();
                 long sent;
