@@ -18,6 +18,13 @@ class LockMetadataTest {
         String json = MetadataCodec.encode(m);
         assertThat(json).startsWith("{\"owner\":\"host-1/42/fencelock-3\",\"type\":\"job\",\"data\":{\"a\"");
         assertThat(MetadataCodec.decode(json)).isEqualTo(m);
+        LockMetadata other = m.withOwner("host-2/43/fencelock-4");
+        assertThat(MetadataCodec.encode(other))
+                .as("another metadata, its own text")
+                .startsWith("{\"owner\":\"host-2/");
+        assertThat(MetadataCodec.encode(m))
+                .as("the same metadata again, the same text")
+                .isEqualTo(json);
         assertThat(MetadataCodec.decodeData(MetadataCodec.encodeData(m.data()))).isEqualTo(m.data());
         assertThat(MetadataCodec.decode(MetadataCodec.encode(LockMetadata.NONE)))
                 .isEqualTo(LockMetadata.NONE);

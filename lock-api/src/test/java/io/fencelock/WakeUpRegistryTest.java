@@ -121,6 +121,32 @@ class WakeUpRegistryTest {
     }
 
     @Test
+    void closingOneOfSeveralSubscribersLeavesTheOthersHearingAndTheNameWatched() throws InterruptedException {
+        ScriptedFeed feed = new ScriptedFeed(true);
+        try (WakeUpRegistry registry = new WakeUpRegistry(feed, "test-wake-ups")) {
+            Semaphore first = new Semaphore(0);
+            Semaphore middle = new Semaphore(0);
+            Semaphore last = new Semaphore(0);
+            WakeUpSubscription a = registry.subscribe("x", first::release);
+            WakeUpSubscription b = registry.subscribe("x", middle::release);
+            WakeUpSubscription c = registry.subscribe("x", last::release);
+            b.close();
+            b.close(); // a second close changes nothing
+            assertThat(feed.watched).containsExactly("x");
+            feed.arriving.add("x");
+            assertThat(first.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).isTrue();
+            assertThat(last.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).isTrue();
+            assertThat(middle.availablePermits())
+                    .as("a closed subscriber hears nothing")
+                    .isZero();
+            a.close();
+            assertThat(feed.watched).containsExactly("x");
+            c.close();
+            assertThat(feed.watched).isEmpty();
+        }
+    }
+
+    @Test
     void aBrokenFeedIsReopenedAndEverySubscriberWokenOnce() throws InterruptedException {
         ScriptedFeed feed = new ScriptedFeed(true);
         try (WakeUpRegistry registry = new WakeUpRegistry(feed, "test-wake-ups")) {

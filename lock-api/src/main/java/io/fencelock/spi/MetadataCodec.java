@@ -13,8 +13,23 @@ import java.util.Map;
 public final class MetadataCodec {
     private MetadataCodec() {}
 
+    /** The latest metadata encoded and its text: a client passes its one default metadata to nearly every grant. */
+    private record Encoded(LockMetadata metadata, String json) {}
+
+    private static volatile Encoded latest = new Encoded(LockMetadata.NONE, "{}");
+
     /** The JSON text; {@code "{}"} for {@link LockMetadata#NONE}. */
     public static String encode(LockMetadata metadata) {
+        Encoded known = latest;
+        if (known.metadata() == metadata) { // metadata is immutable: the same object encodes the same
+            return known.json();
+        }
+        String json = encodeNew(metadata);
+        latest = new Encoded(metadata, json);
+        return json;
+    }
+
+    private static String encodeNew(LockMetadata metadata) {
         StringBuilder out = new StringBuilder("{");
         if (metadata.owner() != null) {
             field(out, "owner").append(quote(metadata.owner()));

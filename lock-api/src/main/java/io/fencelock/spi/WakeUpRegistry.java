@@ -1,7 +1,7 @@
 package io.fencelock.spi;
 
 import java.time.Duration;
-import java.util.Set;
+import java.util.Arrays;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -29,7 +29,13 @@ public final class WakeUpRegistry implements AutoCloseable {
 
     private final ReleaseFeed feed;
     private final String threadName;
-    private final ConcurrentHashMap<String, Set<Subscription>> subscribers = new ConcurrentHashMap<>();
+    /**
+     * Each watched name's subscribers, an array replaced (never changed) inside the map's compute: an
+     * acquire subscribes and unsubscribes once each, usually alone on its name, and a one-element
+     * array is all that costs (a concurrent set per name cost more than the rest of the subscription).
+     */
+    private final ConcurrentHashMap<String, Subscription[]> subscribers = new ConcurrentHashMap<>();
+
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
     private volatile boolean started;
@@ -50,13 +56,14 @@ public final class WakeUpRegistry implements AutoCloseable {
     public WakeUpSubscription subscribe(String name, Runnable onRelease) {
         Subscription subscription = new Subscription(name, onRelease);
         startIfNeeded();
-        subscribers.compute(name, (n, set) -> {
-            Set<Subscription> s = set == null ? ConcurrentHashMap.newKeySet() : set;
-            if (s.isEmpty()) {
+        subscribers.compute(name, (n, current) -> {
+            if (current == null) {
                 watch(n); // inside compute: a watch and an unwatch of one name never cross
+                return new Subscription[] {subscription};
             }
-            s.add(subscription);
-            return s;
+            Subscription[] more = Arrays.copyOf(current, current.length + 1);
+            more[current.length] = subscription;
+            return more;
         });
         return subscription;
     }
@@ -92,9 +99,9 @@ public final class WakeUpRegistry implements AutoCloseable {
             if (reopening) {
                 LOG.info("fencelock: the release feed {} is back; waking every waiter once", feed);
                 for (String name : subscribers.keySet()) {
-                    subscribers.computeIfPresent(name, (n, set) -> {
+                    subscribers.computeIfPresent(name, (n, current) -> {
                         watch(n); // inside compute, as in subscribe
-                        return set;
+                        return current;
                     });
                 }
             }
@@ -205,15 +212,15 @@ public final class WakeUpRegistry implements AutoCloseable {
     }
 
     private void wakeEveryone() {
-        subscribers.values().forEach(set -> set.forEach(Subscription::fire));
+        subscribers.values().forEach(WakeUpRegistry::fire);
     }
 
     private final ReleaseFeed.Sink sink = new ReleaseFeed.Sink() {
         @Override
         public void released(String name) {
-            Set<Subscription> set = subscribers.get(name);
-            if (set != null) {
-                set.forEach(Subscription::fire);
+            Subscription[] current = subscribers.get(name);
+            if (current != null) {
+                fire(current);
             }
         }
 
@@ -258,8 +265,18 @@ public final class WakeUpRegistry implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
-        subscribers.values().forEach(set -> set.forEach(s -> s.done = true));
+        subscribers.values().forEach(current -> {
+            for (Subscription s : current) {
+                s.done = true;
+            }
+        });
         subscribers.clear();
+    }
+
+    private static void fire(Subscription[] subscriptions) {
+        for (Subscription s : subscriptions) {
+            s.fire();
+        }
     }
 
     private final class Subscription implements WakeUpSubscription {
@@ -286,17 +303,26 @@ public final class WakeUpRegistry implements AutoCloseable {
         @Override
         public void close() {
             done = true;
-            subscribers.computeIfPresent(name, (n, set) -> {
-                set.remove(this);
-                if (set.isEmpty()) {
-                    try {
-                        feed.unwatch(n);
-                    } catch (RuntimeException e) {
-                        LOG.debug("fencelock: unwatching '{}' on {} failed: {}", n, feed, e.toString());
-                    }
-                    return null;
+            subscribers.computeIfPresent(name, (n, current) -> {
+                int at = 0;
+                while (at < current.length && current[at] != this) {
+                    at++;
                 }
-                return set;
+                if (at == current.length) {
+                    return current; // closed before
+                }
+                if (current.length > 1) {
+                    Subscription[] fewer = new Subscription[current.length - 1];
+                    System.arraycopy(current, 0, fewer, 0, at);
+                    System.arraycopy(current, at + 1, fewer, at, fewer.length - at);
+                    return fewer;
+                }
+                try {
+                    feed.unwatch(n);
+                } catch (RuntimeException e) {
+                    LOG.debug("fencelock: unwatching '{}' on {} failed: {}", n, feed, e.toString());
+                }
+                return null;
             });
         }
     }
