@@ -270,7 +270,13 @@ class EtcdLockBackendTest {
                     .timeToLive(lease, io.etcd.jetcd.options.LeaseOption.DEFAULT)
                     .get(5, TimeUnit.SECONDS);
             assertThat(life.getGrantedTTL()).as("the etcd lease's TTL, s").isEqualTo(2);
-            while (life.getTTL() >= 1) { // until less than a second is left (etcd truncates to whole seconds)
+            // polls until less than a second is left (etcd truncates to whole seconds); the lease's
+            // own 2 s bound this, the deadline only guards against a server that never counts down
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (life.getTTL() >= 1) {
+                assertThat(System.nanoTime() - deadline)
+                        .as("the lease counting down")
+                        .isNegative();
                 Thread.sleep(20);
                 life = raw.getLeaseClient()
                         .timeToLive(lease, io.etcd.jetcd.options.LeaseOption.DEFAULT)
