@@ -6,6 +6,7 @@
 module io.fencelock.redis {
     requires transitive io.fencelock; // the backend implements its SPI
     requires lettuce.core;
+    requires reactor.core; // a RedisURI's own credentials come as a Mono
     requires org.slf4j;
 
     exports io.fencelock.redis;

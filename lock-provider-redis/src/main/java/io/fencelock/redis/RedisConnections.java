@@ -5,6 +5,8 @@ import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisConnectionException;
+import io.lettuce.core.RedisCredentials;
+import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
@@ -15,6 +17,7 @@ import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.protocol.ProtocolVersion;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.lettuce.core.resource.ClientResources;
 import java.time.Duration;
@@ -77,7 +80,8 @@ final class RedisConnections implements AutoCloseable {
                                 .enablePeriodicRefresh(Duration.ofSeconds(30))
                                 .build())
                         .build());
-                StatefulRedisClusterConnection<String, String> c = connect(() -> cluster.connect(StringCodec.UTF8));
+                StatefulRedisClusterConnection<String, String> c =
+                        connect(() -> cluster.connect(StringCodec.UTF8), settings, shared, socket);
                 first = c;
                 CommandConnection commands = new CommandConnection(
                         c,
@@ -95,7 +99,8 @@ final class RedisConnections implements AutoCloseable {
                     .timeoutOptions(timeouts)
                     .build());
             RedisURI target = targets.get(0);
-            StatefulRedisConnection<String, String> c = connect(() -> single.connect(StringCodec.UTF8, target));
+            StatefulRedisConnection<String, String> c =
+                    connect(() -> single.connect(StringCodec.UTF8, target), settings, shared, socket);
             first = c;
             CommandConnection commands = new CommandConnection(
                     c,
@@ -115,18 +120,58 @@ final class RedisConnections implements AutoCloseable {
     }
 
     /**
-     * Connects, once more if Lettuce lost the reason of the first failure: when the server rejects
-     * the handshake (bad credentials) Lettuce sometimes reports "RedisHandshakeHandler not
-     * registered" instead, and only the reason tells a retryable failure from a final one.
+     * Connects; when Lettuce lost the reason of a failed handshake, asks the server for it.
+     *
+     * <p>Lettuce looks for its handshake handler when the TCP connect completes; if the server
+     * refused the handshake (bad credentials) before that look, the handler is gone and Lettuce
+     * reports only "RedisHandshakeHandler not registered". Whether the failure is final (refused
+     * credentials) or retryable rests on the reason, so it is asked for on a connection whose
+     * handshake cannot fail that way: RESP2 without credentials sends nothing before it is open.
+     * Then the credentials go in an AUTH of their own (or a PING, without any), whose refusal is
+     * the reason. When the server accepts them, the connect is tried once more.
      */
-    private static <C> C connect(Supplier<C> connect) {
+    private static <C> C connect(
+            Supplier<C> connect, RedisSettings settings, ClientResources shared, SocketOptions socket) {
         try {
             return connect.get();
         } catch (RedisConnectionException e) {
-            if (e.getCause() instanceof IllegalStateException) {
-                return connect.get();
+            if (!(e.getCause() instanceof IllegalStateException)) {
+                throw e;
             }
-            throw e;
+            RedisException refusal = handshakeRefusal(settings, shared, socket);
+            if (refusal != null) {
+                refusal.addSuppressed(e);
+                throw refusal;
+            }
+            return connect.get();
+        }
+    }
+
+    /** The server's refusal of this backend's credentials, or null when it accepts them. */
+    static RedisException handshakeRefusal(RedisSettings settings, ClientResources shared, SocketOptions socket) {
+        RedisClient probe = RedisClient.create(shared);
+        probe.setOptions(ClientOptions.builder()
+                .protocolVersion(ProtocolVersion.RESP2)
+                .pingBeforeActivateConnection(false)
+                .socketOptions(socket)
+                .timeoutOptions(TimeoutOptions.enabled(settings.commandTimeout))
+                .build());
+        StatefulRedisConnection<String, String> c = null;
+        try {
+            c = probe.connect(StringCodec.UTF8, settings.firstTargetWithoutCredentials());
+            RedisCredentials credentials = settings.credentials();
+            if (credentials.hasUsername()) {
+                c.sync().auth(credentials.getUsername(), new String(credentials.getPassword()));
+            } else if (credentials.hasPassword()) {
+                c.sync().auth(new String(credentials.getPassword()));
+            } else {
+                c.sync().ping();
+            }
+            return null;
+        } catch (RedisException refused) {
+            return refused;
+        } finally {
+            closeQuietly(probe, c);
         }
     }
 
@@ -138,14 +183,20 @@ final class RedisConnections implements AutoCloseable {
 
     private static void shutDown(AbstractRedisClient client, AutoCloseable connection, ClientResources shared) {
         try {
+            closeQuietly(client, connection);
+        } finally {
+            SharedResources.release(shared);
+        }
+    }
+
+    private static void closeQuietly(AbstractRedisClient client, AutoCloseable connection) {
+        try {
             if (connection != null) {
                 connection.close();
             }
             client.shutdown(Duration.ZERO, Duration.ofSeconds(2)); // no quiet period: nothing is left to send
         } catch (Exception e) {
             log.debug("fencelock: closing the Redis client failed: {}", e.toString());
-        } finally {
-            SharedResources.release(shared);
         }
     }
 }

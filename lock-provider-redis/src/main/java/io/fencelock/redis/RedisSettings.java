@@ -42,20 +42,13 @@ final class RedisSettings {
         String lower = uri.toLowerCase(Locale.ROOT);
         String redacted = ConnectionString.parse(uri).requireValidPorts().toString();
         try {
-            if (lower.startsWith(CLUSTER) || lower.startsWith(CLUSTER_SECURE)) {
-                boolean tls = lower.startsWith(CLUSTER_SECURE);
-                String plain =
-                        (tls ? "rediss:" : "redis:") + uri.substring(tls ? CLUSTER_SECURE.length() : CLUSTER.length());
-                this.uris = RedisClusterURIUtil.toRedisURIs(URI.create(plain));
-                this.deployment = Deployment.CLUSTER;
-            } else {
-                if (!RedisLockBackendProvider.PREFIXES.stream().anyMatch(lower::startsWith)) {
-                    throw new IllegalArgumentException("unknown scheme");
-                }
-                RedisURI parsed = RedisURI.create(uri);
-                this.uris = List.of(parsed);
-                this.deployment = parsed.getSentinels().isEmpty() ? Deployment.STANDALONE : Deployment.SENTINEL;
+            if (!isCluster(lower) && !RedisLockBackendProvider.PREFIXES.stream().anyMatch(lower::startsWith)) {
+                throw new IllegalArgumentException("unknown scheme");
             }
+            this.uris = parse(uri);
+            this.deployment = isCluster(lower)
+                    ? Deployment.CLUSTER
+                    : uris.get(0).getSentinels().isEmpty() ? Deployment.STANDALONE : Deployment.SENTINEL;
         } catch (RuntimeException e) {
             // no cause: a parser's message may quote the URI, password and all
             throw new IllegalArgumentException(
@@ -66,6 +59,44 @@ final class RedisSettings {
         }
         this.where = redacted;
         this.rawUri = uri;
+    }
+
+    private static boolean isCluster(String lowerCaseUri) {
+        return lowerCaseUri.startsWith(CLUSTER) || lowerCaseUri.startsWith(CLUSTER_SECURE);
+    }
+
+    private static List<RedisURI> parse(String uri) {
+        String lower = uri.toLowerCase(Locale.ROOT);
+        if (isCluster(lower)) {
+            boolean tls = lower.startsWith(CLUSTER_SECURE);
+            String plain =
+                    (tls ? "rediss:" : "redis:") + uri.substring(tls ? CLUSTER_SECURE.length() : CLUSTER.length());
+            return RedisClusterURIUtil.toRedisURIs(URI.create(plain));
+        }
+        return List.of(RedisURI.create(uri));
+    }
+
+    /**
+     * The first server as a new URI without credentials, for a connection whose handshake sends
+     * nothing the server could refuse (see {@link RedisConnections}).
+     */
+    RedisURI firstTargetWithoutCredentials() {
+        RedisURI bare = parse(rawUri).get(0);
+        bare.setTimeout(commandTimeout);
+        bare.setCredentialsProvider(new StaticCredentialsProvider(null, null));
+        return bare;
+    }
+
+    /** The credentials the first server is given: this backend's user and password, else the URI's. */
+    RedisCredentials credentials() {
+        return resolve(targets().get(0).getCredentialsProvider());
+    }
+
+    /** Credentials from a URI (a Mono that is already there) or given here (static). */
+    private static RedisCredentials resolve(RedisCredentialsProvider provider) {
+        return provider instanceof RedisCredentialsProvider.ImmediateRedisCredentialsProvider immediate
+                ? immediate.resolveCredentialsNow()
+                : provider.resolveCredentials().block(Duration.ofSeconds(1));
     }
 
     void user(String user) {
@@ -106,10 +137,7 @@ final class RedisSettings {
         for (RedisURI u : uris) {
             u.setTimeout(commandTimeout);
             if (user != null || password != null) {
-                RedisCredentials inUri = u.getCredentialsProvider()
-                                instanceof RedisCredentialsProvider.ImmediateRedisCredentialsProvider immediate
-                        ? immediate.resolveCredentialsNow()
-                        : null;
+                RedisCredentials inUri = resolve(u.getCredentialsProvider());
                 String name = user != null ? user : inUri == null ? null : inUri.getUsername();
                 char[] secret = password != null ? password.clone() : inUri == null ? null : inUri.getPassword();
                 u.setCredentialsProvider(new StaticCredentialsProvider(name, secret));

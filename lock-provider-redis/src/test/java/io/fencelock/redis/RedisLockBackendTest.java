@@ -25,9 +25,12 @@ import io.fencelock.testservers.redis.RedisServer;
 import io.fencelock.testservers.redis.RedisServer.Persistence;
 import io.fencelock.testservers.redis.RedisServer.Source;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisException;
+import io.lettuce.core.SocketOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.resource.ClientResources;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -558,6 +561,40 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
                     () -> RedisLockBackend.builder().uri(own.uri()).build().close());
             assertThat(none).isInstanceOf(LockBackendException.class).hasMessageContaining("NOAUTH");
             assertThat(((LockBackendException) none).isRetryable()).isFalse();
+        }
+    }
+
+    /**
+     * When Lettuce loses the reason a handshake failed ("RedisHandshakeHandler not registered", a race
+     * in its connect), the backend asks the server on a connection whose handshake sends nothing.
+     */
+    @Test
+    void theReasonOfARefusedHandshakeIsAskedOfTheServer() {
+        try (RedisServer own = RedisServer.start(Source.BINARIES, Persistence.NONE)) {
+            String password = "pw-" + UUID.randomUUID();
+            withRedis(own, redis -> redis.configSet("requirepass", password));
+            ClientResources shared = SharedResources.acquire();
+            try {
+                SocketOptions socket = SocketOptions.builder().build();
+                RedisSettings none = new RedisSettings();
+                none.uri(own.uri());
+                assertThat(RedisConnections.handshakeRefusal(none, shared, socket))
+                        .hasMessageStartingWith("NOAUTH");
+
+                RedisSettings wrong = new RedisSettings();
+                wrong.uri(own.uri());
+                wrong.password("not-" + password);
+                RedisException refused = RedisConnections.handshakeRefusal(wrong, shared, socket);
+                assertThat(refused).hasMessageStartingWith("WRONGPASS");
+                assertThat(RedisFailures.isRetryable(refused)).isFalse();
+
+                RedisSettings right = new RedisSettings();
+                right.uri("redis://:" + password + "@" + own.uri().substring("redis://".length()));
+                assertThat(RedisConnections.handshakeRefusal(right, shared, socket))
+                        .isNull();
+            } finally {
+                SharedResources.release(shared);
+            }
         }
     }
 
