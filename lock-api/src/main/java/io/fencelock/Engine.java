@@ -58,6 +58,12 @@ final class Engine implements AutoCloseable {
     private final LockMetadata defaultMetadata;
 
     private final Map<String, ManagedLease> held = new ConcurrentHashMap<>();
+    /**
+     * This client's mutex grants by name, from the grant until the backend answered their release (or
+     * they were lost): while one stands, an attempt of this client at the name could only be refused.
+     */
+    private final Map<String, ManagedLease> mutexesHeldHere = new ConcurrentHashMap<>();
+
     private final WakeUpRegistry wakeUps; // null: no feed (a backend on the deprecated subscribe, or no signal)
     private volatile boolean closed;
 
@@ -270,6 +276,31 @@ final class Engine implements AutoCloseable {
                     throw new InterruptedException();
                 }
                 waiter.forgetSignals();
+                long ownGrantStands = ownMutexNanos(spec);
+                if (ownGrantStands > 0) {
+                    // This client holds the name: asking would only be refused, and on some backends a
+                    // refusal is a write (a queue place, a contention mark) that makes the release
+                    // signal. Its release here, or its loss, signals this line at once. For the
+                    // forecast, the wait counts as refused from now.
+                    long now = clock.getAsLong();
+                    if (forecast) {
+                        if (!missed) {
+                            missed = true;
+                            firstMiss = now;
+                            expectedSpan = forecasts.expectedSpanNanos(name);
+                        }
+                        lastMiss = now;
+                    }
+                    long left = deadline - now;
+                    if (left <= 0) {
+                        return Optional.empty();
+                    }
+                    woken = waiter.await(Math.min(left, ownGrantStands));
+                    if (woken) {
+                        misses = 0;
+                    }
+                    continue;
+                }
                 Attempt attempt;
                 long sent = clock.getAsLong();
                 try {
@@ -328,6 +359,15 @@ final class Engine implements AutoCloseable {
         }
     }
 
+    /** How long this client's own grant of the mutex {@code spec} asks for may still stand; 0 when none does. */
+    private long ownMutexNanos(AcquireSpec spec) {
+        if (spec.shared() != null || mutexesHeldHere.isEmpty()) {
+            return 0;
+        }
+        ManagedLease own = mutexesHeldHere.get(spec.name());
+        return own == null ? 0 : own.deadlineNanos() - clock.getAsLong();
+    }
+
     @SuppressWarnings("deprecation") // a backend without a feed still signals through subscribe
     private WakeUpSubscription subscribe(String name, Runnable onRelease) {
         if (!capabilities.contains(Capability.WAKE_ON_RELEASE)) {
@@ -381,6 +421,9 @@ final class Engine implements AutoCloseable {
             return Attempt.MISS;
         }
         held.put(leaseId, lease);
+        if (shared == null) {
+            mutexesHeldHere.put(name, lease);
+        }
         watchdog.watch(lease);
         return new Attempt(lease, null);
     }
@@ -410,7 +453,16 @@ final class Engine implements AutoCloseable {
                 .toList();
     }
 
+    /** The lease is no longer this client's: lost, or let go to expire. A waiter of this client may try at once. */
     void forget(ManagedLease lease) {
+        forgetReleasing(lease);
+        if (mutexesHeldHere.remove(lease.name(), lease)) {
+            waitLines.released(lease.name());
+        }
+    }
+
+    /** The lease is being released: no longer renewed, but it stands in this client's way until the release is answered. */
+    void forgetReleasing(ManagedLease lease) {
         held.remove(lease.leaseId(), lease);
     }
 
@@ -439,9 +491,15 @@ final class Engine implements AutoCloseable {
 
     /** One release round trip; when it frees the lock, a waiter of this client takes over without waiting for the backend's signal. */
     boolean releaseOnBackend(String name, String leaseId) {
-        boolean freed = backend.release(name, leaseId);
-        if (freed) {
-            waitLines.released(name);
+        boolean freed = false;
+        try {
+            freed = backend.release(name, leaseId);
+        } finally {
+            ManagedLease own = mutexesHeldHere.isEmpty() ? null : mutexesHeldHere.get(name);
+            boolean wasOwnMutex = own != null && own.leaseId().equals(leaseId) && mutexesHeldHere.remove(name, own);
+            if (freed || wasOwnMutex) {
+                waitLines.released(name);
+            }
         }
         return freed;
     }

@@ -362,7 +362,7 @@ final class ManagedLease implements Lease {
         } finally {
             lock.unlock();
         }
-        engine.forget(this);
+        engine.forgetReleasing(this);
         boolean listening = engine.events.listening();
         long releasing = listening ? engine.clock.getAsLong() : 0;
         boolean freed;

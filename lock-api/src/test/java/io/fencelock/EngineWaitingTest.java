@@ -92,6 +92,48 @@ class EngineWaitingTest {
     }
 
     @Test
+    void aWaiterOfTheHoldingClientDoesNotAskUntilItsRelease() throws Exception {
+        Lease holder = client.tryAcquire("own").orElseThrow();
+        int attemptsBefore = backend.attempts.get();
+        Thread[] waiting = new Thread[1];
+        Future<Optional<Lease>> waiter = pool.submit(() -> {
+            waiting[0] = Thread.currentThread();
+            return client.acquire("own", Duration.ofHours(1));
+        });
+        awaitTrue(
+                "the waiter asleep at the head of the line",
+                () -> waiting[0] != null
+                        && client.engine().waitLines.waiting("own") == 1
+                        && waiting[0].getState() == Thread.State.TIMED_WAITING);
+        holder.release(); // signals the line once the backend answered: the waiter's 30 s sleep ends at once
+        Lease next = waiter.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS).orElseThrow();
+        assertThat(backend.attempts.get() - attemptsBefore)
+                .as("the waiter's only attempt is the granted one: its own client held the name")
+                .isEqualTo(1);
+        assertThat(next.fencingToken()).isGreaterThan(holder.fencingToken());
+    }
+
+    @Test
+    void aLostGrantOfTheHoldingClientLetsItsWaiterAskAtOnce() throws Exception {
+        Lease holder = client.tryAcquire("lost").orElseThrow();
+        Thread[] waiting = new Thread[1];
+        Future<Optional<Lease>> waiter = pool.submit(() -> {
+            waiting[0] = Thread.currentThread();
+            return client.acquire("lost", Duration.ofHours(1));
+        });
+        awaitTrue(
+                "the waiter asleep at the head of the line",
+                () -> waiting[0] != null
+                        && client.engine().waitLines.waiting("lost") == 1
+                        && waiting[0].getState() == Thread.State.TIMED_WAITING);
+        clock.advance(TTL); // past the holder's validity deadline and the backend's expiry; not renewed
+        client.engine().watchdog.checkExpiries();
+        assertThat(holder.isValid()).isFalse();
+        Lease next = waiter.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS).orElseThrow();
+        assertThat(next.fencingToken()).isGreaterThan(holder.fencingToken());
+    }
+
+    @Test
     void anInterruptedWaiterLeavesTheLine() throws Exception {
         client.tryAcquire("i").orElseThrow();
         Future<Optional<Lease>> head = pool.submit(() -> client.acquire("i", Duration.ofHours(1)));
