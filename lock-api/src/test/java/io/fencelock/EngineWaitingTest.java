@@ -95,16 +95,7 @@ class EngineWaitingTest {
     void aWaiterOfTheHoldingClientDoesNotAskUntilItsRelease() throws Exception {
         Lease holder = client.tryAcquire("own").orElseThrow();
         int attemptsBefore = backend.attempts.get();
-        Thread[] waiting = new Thread[1];
-        Future<Optional<Lease>> waiter = pool.submit(() -> {
-            waiting[0] = Thread.currentThread();
-            return client.acquire("own", Duration.ofHours(1));
-        });
-        awaitTrue(
-                "the waiter asleep at the head of the line",
-                () -> waiting[0] != null
-                        && client.engine().waitLines.waiting("own") == 1
-                        && waiting[0].getState() == Thread.State.TIMED_WAITING);
+        Future<Optional<Lease>> waiter = asleepAtTheHead("own");
         holder.release(); // signals the line once the backend answered: the waiter's 30 s sleep ends at once
         Lease next = waiter.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS).orElseThrow();
         assertThat(backend.attempts.get() - attemptsBefore)
@@ -116,21 +107,27 @@ class EngineWaitingTest {
     @Test
     void aLostGrantOfTheHoldingClientLetsItsWaiterAskAtOnce() throws Exception {
         Lease holder = client.tryAcquire("lost").orElseThrow();
-        Thread[] waiting = new Thread[1];
-        Future<Optional<Lease>> waiter = pool.submit(() -> {
-            waiting[0] = Thread.currentThread();
-            return client.acquire("lost", Duration.ofHours(1));
-        });
-        awaitTrue(
-                "the waiter asleep at the head of the line",
-                () -> waiting[0] != null
-                        && client.engine().waitLines.waiting("lost") == 1
-                        && waiting[0].getState() == Thread.State.TIMED_WAITING);
+        Future<Optional<Lease>> waiter = asleepAtTheHead("lost");
         clock.advance(TTL); // past the holder's validity deadline and the backend's expiry; not renewed
         client.engine().watchdog.checkExpiries();
         assertThat(holder.isValid()).isFalse();
         Lease next = waiter.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS).orElseThrow();
         assertThat(next.fencingToken()).isGreaterThan(holder.fencingToken());
+    }
+
+    /** A waiter of {@code client} for {@code name}, once it sleeps at the head of the name's line. */
+    private Future<Optional<Lease>> asleepAtTheHead(String name) throws InterruptedException {
+        Thread[] waiting = new Thread[1];
+        Future<Optional<Lease>> waiter = pool.submit(() -> {
+            waiting[0] = Thread.currentThread();
+            return client.acquire(name, Duration.ofHours(1));
+        });
+        awaitTrue(
+                "the waiter asleep at the head of the line",
+                () -> waiting[0] != null
+                        && client.engine().waitLines.waiting(name) == 1
+                        && waiting[0].getState() == Thread.State.TIMED_WAITING);
+        return waiter;
     }
 
     @Test
