@@ -572,7 +572,17 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
     void theReasonOfARefusedHandshakeIsAskedOfTheServer() {
         try (RedisServer own = RedisServer.start(Source.BINARIES, Persistence.NONE)) {
             String password = "pw-" + UUID.randomUUID();
-            withRedis(own, redis -> redis.configSet("requirepass", password));
+            String userPassword = "pw-" + UUID.randomUUID();
+            withRedis(own, redis -> {
+                redis.aclSetuser(
+                        "locker",
+                        io.lettuce.core.AclSetuserArgs.Builder.on()
+                                .addPassword(userPassword)
+                                .allKeys()
+                                .allChannels()
+                                .allCommands());
+                return redis.configSet("requirepass", password);
+            });
             ClientResources shared = SharedResources.acquire();
             try {
                 SocketOptions socket = SocketOptions.builder().build();
@@ -588,10 +598,24 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
                 assertThat(refused).hasMessageStartingWith("WRONGPASS");
                 assertThat(RedisFailures.isRetryable(refused)).isFalse();
 
+                String hostPort = own.uri().substring("redis://".length());
                 RedisSettings right = new RedisSettings();
-                right.uri("redis://:" + password + "@" + own.uri().substring("redis://".length()));
+                right.uri("redis://:" + password + "@" + hostPort);
                 assertThat(RedisConnections.handshakeRefusal(right, shared, socket))
                         .isNull();
+
+                // the builder's password replaces the URI's; the URI's user stays
+                RedisSettings userInUri = new RedisSettings();
+                userInUri.uri("redis://locker:stale@" + hostPort);
+                userInUri.password(userPassword);
+                assertThat(RedisConnections.handshakeRefusal(userInUri, shared, socket))
+                        .isNull();
+                try (RedisLockBackend b = RedisLockBackend.builder()
+                        .uri("redis://locker:stale@" + hostPort)
+                        .password(userPassword)
+                        .build()) {
+                    assertThat(b.tryAcquire(name(), lease(), TTL).acquired()).isTrue();
+                }
             } finally {
                 SharedResources.release(shared);
             }
