@@ -1,8 +1,13 @@
 package io.fencelock.bench;
 
+import io.fencelock.LockBackendException;
 import java.time.Duration;
 
-/** Waiting without a release signal the simplest way: try again at once until the wait runs out. */
+/**
+ * Waiting without a release signal the simplest way: try again at once until the wait runs out. A
+ * failure the backend calls retryable (a conditional write that lost a race, a moment's outage) is
+ * tried again like a refusal, as any caller of the primitive would.
+ */
 final class BusyRetry {
     private BusyRetry() {}
 
@@ -14,9 +19,15 @@ final class BusyRetry {
     static LockContender.Held until(Duration wait, Attempt attempt) throws Exception {
         long deadline = System.nanoTime() + wait.toNanos();
         do {
-            LockContender.Held held = attempt.once();
-            if (held != null) {
-                return held;
+            try {
+                LockContender.Held held = attempt.once();
+                if (held != null) {
+                    return held;
+                }
+            } catch (LockBackendException e) {
+                if (!e.isRetryable()) {
+                    throw e;
+                }
             }
         } while (System.nanoTime() - deadline < 0 && !Thread.currentThread().isInterrupted());
         return null;
