@@ -129,6 +129,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
             }
             holds.remove(pending);
             if (code == Code.NODEEXISTS) {
+                watcher.refused(name); // a waiter's watch starts here, not before every acquire
                 return AcquireResult.held(
                         null); // ZooKeeper does not tell a session's deadline; the watch wakes waiters
             }
@@ -250,6 +251,11 @@ public final class ZooKeeperLockBackend implements LockBackend {
     @Override
     public Optional<ReleaseFeed> releaseFeed() {
         return Optional.of(watcher);
+    }
+
+    /** Whether the watch of {@code name} was registered, by a refused attempt (for tests). */
+    boolean watchRegistered(String name) {
+        return watcher.registered(name);
     }
 
     /** Whether the server has confirmed the watch of {@code name} (for tests). */

@@ -198,6 +198,9 @@ class ZooKeeperLockBackendTest {
             BlockingQueue<String> heard = new LinkedBlockingQueue<>();
             feed.open(recordingSink(heard));
             feed.watch(held);
+            assertThat(b.tryAcquire(held, id(), Duration.ofSeconds(10)).acquired())
+                    .as("a refused attempt registers the watch")
+                    .isFalse();
             awaitTrue(() -> b.watchConfirmed(held));
             control.kill();
             control.start();
@@ -298,6 +301,29 @@ class ZooKeeperLockBackendTest {
                         .renewed())
                 .isTrue();
         assertThat(next.release(name, nextLease)).isTrue();
+    }
+
+    @Test
+    void aWatchIsRegisteredByARefusedAttemptNotByAGrant() throws Exception {
+        ZooKeeperLockBackend holder = open(ZooKeeperServer.shared());
+        ZooKeeperLockBackend waiter = open(ZooKeeperServer.shared());
+        String name = name();
+        String lease = id();
+        try (WakeUpSubscription ignored = SpiChecks.subscribe(holder, name, () -> {})) {
+            assertThat(holder.tryAcquire(name, lease, Duration.ofSeconds(10)).acquired())
+                    .isTrue();
+            assertThat(holder.watchRegistered(name))
+                    .as("granted at once: no watch")
+                    .isFalse();
+        }
+        try (WakeUpSubscription ignored = SpiChecks.subscribe(waiter, name, () -> {})) {
+            assertThat(waiter.watchRegistered(name)).as("before any attempt").isFalse();
+            assertThat(waiter.tryAcquire(name, id(), Duration.ofSeconds(10)).acquired())
+                    .isFalse();
+            assertThat(waiter.watchRegistered(name)).as("after a refusal").isTrue();
+            awaitTrue(() -> waiter.watchConfirmed(name));
+        }
+        assertThat(holder.release(name, lease)).isTrue();
     }
 
     @Test
