@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
  * {@link ReleaseFeed}), so the znode's watch is registered by the first refused attempt
  * ({@link #refused}), not by {@link #watch}: an acquire that is granted at once costs no watch
  * (registering, confirming and removing one per acquire cost three requests of the control session,
- * and the engine about 120 µs of p50). Registering is asynchronous, on another session than the
+ * and the engine hundreds of µs of p50). Registering is asynchronous, on another session than the
  * attempt's: a delete between a refused attempt and the registration would be missed. So the
  * registration is followed on the same session (FIFO) by an {@code exists}:
  * if the znode is gone by then, the name is signalled at once (a spurious wake costs one attempt); if
