@@ -46,5 +46,13 @@ public enum Capability {
      * (a queue the backend keeps in one order: a sequence, a revision, a sorted set). Applies to the
      * fair mutex and to fair semaphores and read-write locks, so it comes with {@link #SHARED_LOCKS}.
      */
-    FAIR_ORDER
+    FAIR_ORDER,
+    /**
+     * A mutex grant can be handed to another lease of the same client in one atomic step
+     * ({@code LockBackend.handOver}): the holder's grant ends and the new lease is granted with a token
+     * above every earlier one, or, when the holder's grant no longer stands, nothing changes. The engine
+     * uses it when a holder releases a name a waiter of its own client waits for: one round trip per
+     * hand-over instead of a release and an acquire.
+     */
+    HAND_OVER
 }

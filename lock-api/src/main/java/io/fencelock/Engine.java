@@ -64,6 +64,9 @@ final class Engine implements AutoCloseable {
      */
     private final Map<String, ManagedLease> mutexesHeldHere = new ConcurrentHashMap<>();
 
+    /** Whether a release of this client's mutex hands it to a waiter of this client in one step ({@link Capability#HAND_OVER}). */
+    private final boolean handOvers;
+
     private final WakeUpRegistry wakeUps; // null: no feed (a backend on the deprecated subscribe, or no signal)
     private volatile boolean closed;
 
@@ -104,6 +107,7 @@ final class Engine implements AutoCloseable {
                         .map(feed -> new WakeUpRegistry(feed, name + "-wake-ups"))
                         .orElse(null)
                 : null;
+        this.handOvers = capabilities.contains(Capability.HAND_OVER);
         this.watchdog = new Watchdog(this, name, runThreads);
     }
 
@@ -261,11 +265,7 @@ final class Engine implements AutoCloseable {
             throws InterruptedException {
         String name = spec.name();
         // Without a release signal the pause follows the name's forecast release; with one, the poll is a fallback.
-        boolean forecast = !capabilities.contains(Capability.WAKE_ON_RELEASE);
-        long expectedSpan = ReleaseForecasts.NONE;
-        long firstMiss = 0;
-        long lastMiss = 0;
-        boolean missed = false;
+        ForecastWait forecast = capabilities.contains(Capability.WAKE_ON_RELEASE) ? null : new ForecastWait(name);
         boolean woken = false;
         // Subscribe before the first attempt, so a release between the attempt and the wait is not missed.
         try (WakeUpSubscription ignored = subscribe(name, waiter::signal)) {
@@ -280,22 +280,34 @@ final class Engine implements AutoCloseable {
                 if (ownGrantStands > 0) {
                     // This client holds the name: asking would only be refused, and on some backends a
                     // refusal is a write (a queue place, a contention mark) that makes the release
-                    // signal. Its release here, or its loss, signals this line at once. For the
-                    // forecast, the wait counts as refused from now.
+                    // signal. Its release here, or its loss, signals this line at once; where the backend
+                    // hands a grant over, the releasing holder asks for this waiter in the same step.
+                    // For the forecast, the wait counts as refused from now.
                     long now = clock.getAsLong();
-                    if (forecast) {
-                        if (!missed) {
-                            missed = true;
-                            firstMiss = now;
-                            expectedSpan = forecasts.expectedSpanNanos(name);
-                        }
-                        lastMiss = now;
+                    if (forecast != null) {
+                        forecast.refusedAt(now);
                     }
                     long left = deadline - now;
                     if (left <= 0) {
                         return Optional.empty();
                     }
-                    woken = waiter.await(Math.min(left, ownGrantStands));
+                    WaitLines.HandOver offer = handOvers ? waiter.offerHandOver(spec) : null;
+                    try {
+                        woken = waiter.await(Math.min(left, ownGrantStands));
+                    } catch (InterruptedException e) {
+                        ManagedLease unwanted = offer == null ? null : offer.settle();
+                        if (unwanted != null) {
+                            unwanted.close(); // handed over while this waiter was interrupted: nobody takes it
+                        }
+                        throw e;
+                    }
+                    ManagedLease handedOver = offer == null ? null : offer.settle();
+                    if (handedOver != null) {
+                        if (forecast != null) {
+                            forecast.grantedAt(clock.getAsLong(), true);
+                        }
+                        return Optional.of(handedOver);
+                    }
                     if (woken) {
                         misses = 0;
                     }
@@ -321,33 +333,25 @@ final class Engine implements AutoCloseable {
                     attempt = Attempt.MISS;
                 }
                 if (attempt.lease != null) {
-                    if (forecast && missed) {
-                        // Released just before a local release's signal, else somewhere between the last refusal
-                        // and this grant: midway is the best guess.
-                        long width = woken ? 0 : sent - lastMiss;
-                        forecasts.observed(name, sent - width / 2 - firstMiss, width);
+                    if (forecast != null) {
+                        forecast.grantedAt(sent, woken);
                     }
                     return Optional.of(attempt.lease);
                 }
-                if (forecast && attempt != Attempt.MISS) { // a holder's refusal, not a failure
-                    if (!missed) {
-                        missed = true;
-                        firstMiss = sent;
-                        expectedSpan = forecasts.expectedSpanNanos(name);
-                    }
-                    lastMiss = sent;
+                if (forecast != null && attempt != Attempt.MISS) { // a holder's refusal, not a failure
+                    forecast.refusedAt(sent);
                 }
                 long now = clock.getAsLong();
                 long left = deadline - now;
                 if (left <= 0) {
                     return Optional.empty();
                 }
-                long pause = forecast
+                long pause = forecast != null
                         ? ReleaseForecasts.pauseNanos(
                                 options,
                                 misses++,
-                                missed ? now - firstMiss : 0,
-                                missed ? expectedSpan : ReleaseForecasts.NONE,
+                                forecast.refusedFor(now),
+                                forecast.expectedSpan(),
                                 attempt.holderRemaining,
                                 ThreadLocalRandom.current().nextDouble())
                         : pollPauseNanos(options, misses++, attempt.holderRemaining);
@@ -356,6 +360,47 @@ final class Engine implements AutoCloseable {
                     misses = 0;
                 }
             }
+        }
+    }
+
+    /**
+     * One head's wait as the name's release forecast sees it: from its first refusal (or its own client's
+     * hold) to its grant. Only where no release signal wakes a waiter.
+     */
+    private final class ForecastWait {
+        private final String name;
+        private boolean missed;
+        private long firstMiss;
+        private long lastMiss;
+        private long expectedSpan = ReleaseForecasts.NONE;
+
+        ForecastWait(String name) {
+            this.name = name;
+        }
+
+        void refusedAt(long at) {
+            if (!missed) {
+                missed = true;
+                firstMiss = at;
+                expectedSpan = forecasts.expectedSpanNanos(name);
+            }
+            lastMiss = at;
+        }
+
+        /** Granted at {@code sent}: released just before a local release's signal, else midway since the last refusal. */
+        void grantedAt(long sent, boolean woken) {
+            if (missed) {
+                long width = woken ? 0 : sent - lastMiss;
+                forecasts.observed(name, sent - width / 2 - firstMiss, width);
+            }
+        }
+
+        long refusedFor(long now) {
+            return missed ? now - firstMiss : 0;
+        }
+
+        long expectedSpan() {
+            return missed ? expectedSpan : ReleaseForecasts.NONE;
         }
     }
 
@@ -381,6 +426,20 @@ final class Engine implements AutoCloseable {
     }
 
     private Attempt attempt(AcquireSpec spec) {
+        SharedRequest shared = spec.shared();
+        return attempt(
+                spec,
+                leaseId -> shared == null
+                        ? backend.tryAcquire(spec.name(), leaseId, spec.ttl(), spec.metadata())
+                        : backend.tryAcquireShared(spec.name(), leaseId, spec.ttl(), shared, spec.metadata()));
+    }
+
+    /** One backend request for a grant under a fresh lease id: {@link LockBackend#tryAcquire} or a hand-over. */
+    private interface GrantRequest {
+        AcquireResult ask(String leaseId);
+    }
+
+    private Attempt attempt(AcquireSpec spec, GrantRequest request) {
         requireOpen();
         String name = spec.name();
         Duration ttl = spec.ttl();
@@ -389,9 +448,7 @@ final class Engine implements AutoCloseable {
         AcquireResult result;
         SharedRequest shared = spec.shared();
         try {
-            result = shared == null
-                    ? backend.tryAcquire(name, leaseId, ttl, spec.metadata())
-                    : backend.tryAcquireShared(name, leaseId, ttl, shared, spec.metadata());
+            result = request.ask(leaseId);
         } catch (IllegalArgumentException | UnsupportedOperationException refused) {
             throw refused; // the backend refused the request itself (another kind of lock): nothing was granted
         } catch (RuntimeException e) {
@@ -475,9 +532,38 @@ final class Engine implements AutoCloseable {
         return results;
     }
 
-    /** One release on the caller's thread, which may be interrupted: the backend never sees the interrupt. */
-    boolean release(String name, String leaseId) {
-        return withoutInterrupt(() -> releaseOnBackend(name, leaseId));
+    /**
+     * One release of a held lease on the caller's thread, which may be interrupted: the backend never sees
+     * the interrupt. A mutex the head of this client's line offers to take over is handed over to it.
+     */
+    boolean release(ManagedLease lease) {
+        String name = lease.name();
+        WaitLines.HandOver offer =
+                handOvers && !closed && mutexesHeldHere.get(name) == lease ? waitLines.claimHandOver(name) : null;
+        return withoutInterrupt(() -> offer == null ? releaseOnBackend(name, lease.leaseId()) : handOver(lease, offer));
+    }
+
+    /**
+     * One hand-over round trip: {@code from}'s grant ends and the waiting head gets its own, with a new
+     * token, or, when {@code from} no longer held the name, nothing changes and the head attempts as usual.
+     * Returns whether {@code from}'s grant ended here.
+     */
+    private boolean handOver(ManagedLease from, WaitLines.HandOver offer) {
+        String name = from.name();
+        AcquireSpec spec = offer.spec;
+        AcquireResult[] answer = new AcquireResult[1];
+        ManagedLease granted = null;
+        try {
+            granted = attempt(
+                            spec,
+                            leaseId -> answer[0] =
+                                    backend.handOver(name, from.leaseId(), leaseId, spec.ttl(), spec.metadata()))
+                    .lease;
+        } finally {
+            mutexesHeldHere.remove(name, from); // a grant replaced it already
+            offer.answer(granted);
+        }
+        return answer[0] != null && answer[0].acquired();
     }
 
     /** One downgrade round trip of a write lease to a read lease; readers of this client may enter after it. */

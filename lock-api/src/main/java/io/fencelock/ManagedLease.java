@@ -367,7 +367,7 @@ final class ManagedLease implements Lease {
         long releasing = listening ? engine.clock.getAsLong() : 0;
         boolean freed;
         try {
-            freed = engine.release(name, leaseId);
+            freed = engine.release(this);
         } catch (LockBackendException e) {
             if (e.isRetryable()) {
                 engine.releaseInBackground(name, leaseId, ttl, false);

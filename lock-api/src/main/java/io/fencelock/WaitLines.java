@@ -2,8 +2,10 @@ package io.fencelock;
 
 import java.util.ArrayDeque;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One client's local queues of waiting acquires, one per lock name, first come first served.
@@ -13,7 +15,8 @@ import java.util.concurrent.TimeUnit;
  * the head or their wait runs out, so however many threads wait for one name, the client has at
  * most one attempt in flight for it and holds at most one pooled connection for it. A release by a
  * holder in the same client wakes the head at once; the head still needs its own grant and token
- * from the backend.
+ * from the backend. Where the backend hands a grant over in one step, the head offers to take its own
+ * client's grant over ({@link HandOver}) and the releasing holder asks the backend for the head.
  */
 final class WaitLines {
     private final ConcurrentHashMap<String, ArrayDeque<Waiter>> lines = new ConcurrentHashMap<>();
@@ -23,6 +26,7 @@ final class WaitLines {
         private final String name;
         private final Semaphore signal = new Semaphore(0);
         private volatile boolean head;
+        private volatile HandOver handOver;
 
         private Waiter(String name) {
             this.name = name;
@@ -49,6 +53,75 @@ final class WaitLines {
          */
         boolean await(long nanos) throws InterruptedException {
             return nanos > 0 && signal.tryAcquire(nanos, TimeUnit.NANOSECONDS);
+        }
+
+        /** Offers to take over the grant its client holds of the name, for {@code spec}; see {@link HandOver}. */
+        HandOver offerHandOver(Engine.AcquireSpec spec) {
+            HandOver offer = new HandOver(spec, this);
+            handOver = offer;
+            return offer;
+        }
+    }
+
+    /**
+     * The head's standing offer, while its own client holds the name, to have that grant handed over to it:
+     * open until a releasing holder claims it (then that holder asks the backend and hands the answer
+     * over) or the head withdraws it (then no holder will). Exactly one of the two wins, so a grant the
+     * backend hands over always reaches a waiter that still takes it.
+     */
+    static final class HandOver {
+        private static final int OPEN = 0;
+        private static final int CLAIMED = 1;
+        private static final int WITHDRAWN = 2;
+
+        final Engine.AcquireSpec spec;
+        private final Waiter waiter;
+        private final AtomicInteger state = new AtomicInteger(OPEN);
+        private final CountDownLatch answered = new CountDownLatch(1);
+        private volatile ManagedLease lease;
+
+        private HandOver(Engine.AcquireSpec spec, Waiter waiter) {
+            this.spec = spec;
+            this.waiter = waiter;
+        }
+
+        /** The releasing holder's side: whether it now owes the head an answer. */
+        private boolean claim() {
+            return state.compareAndSet(OPEN, CLAIMED);
+        }
+
+        /** The claiming holder's answer: the head's new grant, or {@code null} when nothing was handed over. */
+        void answer(ManagedLease granted) {
+            lease = granted;
+            answered.countDown();
+            waiter.signal();
+        }
+
+        /**
+         * The head's side, before it attempts, leaves or gives up: withdraws the offer, or, when a holder
+         * already claimed it, waits for that holder's answer (one round trip, never interrupted: the grant
+         * must not be lost) and returns the grant it brought, if any.
+         */
+        ManagedLease settle() {
+            if (waiter.handOver == this) {
+                waiter.handOver = null;
+            }
+            if (state.compareAndSet(OPEN, WITHDRAWN)) {
+                return null;
+            }
+            boolean interrupted = false;
+            while (true) {
+                try {
+                    answered.await();
+                    break;
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+            return lease;
         }
     }
 
@@ -92,6 +165,23 @@ final class WaitLines {
             }
             return line;
         });
+    }
+
+    /** Claims the open hand-over offer of {@code name}'s head, if it has one: the caller then owes it an answer. */
+    HandOver claimHandOver(String name) {
+        if (lines.isEmpty()) {
+            return null;
+        }
+        HandOver[] claimed = new HandOver[1];
+        lines.computeIfPresent(name, (n, line) -> {
+            Waiter head = line.peekFirst();
+            HandOver offer = head == null ? null : head.handOver;
+            if (offer != null && offer.claim()) {
+                claimed[0] = offer;
+            }
+            return line;
+        });
+        return claimed[0];
     }
 
     /** How many acquires of this client wait for {@code name} (the head included). */

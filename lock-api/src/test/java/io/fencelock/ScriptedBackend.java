@@ -25,6 +25,10 @@ final class ScriptedBackend implements LockBackend {
     final AtomicInteger failingReleases = new AtomicInteger();
     /** The next acquire is applied, and then its answer is lost. */
     final AtomicBoolean loseNextAcquireAnswer = new AtomicBoolean();
+    /** Hand-overs asked (each also counts as an attempt: it asks the backend for a grant). */
+    final AtomicInteger handOvers = new AtomicInteger();
+    /** The next hand-over is applied, and then its answer is lost. */
+    final AtomicBoolean loseNextHandOverAnswer = new AtomicBoolean();
     /** The next renewal is applied, and then its answer is lost. */
     final AtomicBoolean loseNextRenewAnswer = new AtomicBoolean();
     /** Runs inside an acquire attempt before the backend answers: the attempt is slow. */
@@ -63,6 +67,24 @@ final class ScriptedBackend implements LockBackend {
             String name, String leaseId, Duration ttl, io.fencelock.spi.SharedRequest request, LockMetadata metadata) {
         attempts.incrementAndGet();
         AcquireResult r = delegate.tryAcquireShared(name, leaseId, ttl, request, metadata);
+        if (r.acquired()) {
+            grants.incrementAndGet();
+        }
+        return r;
+    }
+
+    @Override
+    public AcquireResult handOver(
+            String name, String fromLeaseId, String leaseId, Duration ttl, LockMetadata metadata) {
+        attempts.incrementAndGet();
+        handOvers.incrementAndGet();
+        if (failingReleases.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+            throw new LockBackendException("connection lost", true);
+        }
+        AcquireResult r = delegate.handOver(name, fromLeaseId, leaseId, ttl, metadata);
+        if (loseNextHandOverAnswer.getAndSet(false)) {
+            throw new LockBackendException("answer lost (the hand-over was applied)", true);
+        }
         if (r.acquired()) {
             grants.incrementAndGet();
         }

@@ -57,7 +57,8 @@ public final class InMemoryLockBackend implements LockBackend {
             Capability.METADATA,
             Capability.EXTENDABLE_TTL,
             Capability.SHARED_LOCKS,
-            Capability.FAIR_ORDER));
+            Capability.FAIR_ORDER,
+            Capability.HAND_OVER));
     private static final Map<String, Store> NAMED = new ConcurrentHashMap<>();
 
     private final Store store;
@@ -176,16 +177,38 @@ public final class InMemoryLockBackend implements LockBackend {
                 e = new Entry();
                 store.entries.put(name, e);
             }
-            e.leaseId = leaseId;
-            e.token = ++store.lastToken;
-            e.tokenIssuedAt = now;
-            e.grantedAt = now;
-            e.metadata = metadata;
-            e.expiresAt = now + ttl.toNanos();
+            grant(e, leaseId, ttl, metadata, now);
             return AcquireResult.granted(e.token, store.wall(e.expiresAt));
         } finally {
             store.lock.unlock();
         }
+    }
+
+    @Override
+    public AcquireResult handOver(
+            String name, String fromLeaseId, String leaseId, Duration ttl, LockMetadata metadata) {
+        requireOpen();
+        store.lock.lock();
+        try {
+            long now = store.clock.getAsLong();
+            Entry e = store.entries.get(name);
+            if (e == null || !Store.held(e, now) || !fromLeaseId.equals(e.leaseId)) {
+                return AcquireResult.held(e != null && Store.held(e, now) ? Duration.ofNanos(e.expiresAt - now) : null);
+            }
+            grant(e, leaseId, ttl, metadata, now);
+            return AcquireResult.granted(e.token, store.wall(e.expiresAt));
+        } finally {
+            store.lock.unlock();
+        }
+    }
+
+    private void grant(Entry e, String leaseId, Duration ttl, LockMetadata metadata, long now) {
+        e.leaseId = leaseId;
+        e.token = ++store.lastToken;
+        e.tokenIssuedAt = now;
+        e.grantedAt = now;
+        e.metadata = metadata;
+        e.expiresAt = now + ttl.toNanos();
     }
 
     @Override

@@ -84,6 +84,23 @@ public interface LockBackend extends AutoCloseable {
     List<RenewResult> renew(List<RenewRequest> requests);
 
     /**
+     * Hands the mutex grant of {@code fromLeaseId} on {@code name} to {@code leaseId} in one atomic step
+     * (only with {@link Capability#HAND_OVER}): if {@code fromLeaseId} holds the name (owner matches, not
+     * expired on the backend's clock), its grant ends and {@code leaseId} is granted as by
+     * {@link #tryAcquire(String, String, Duration, LockMetadata)}: a token above every token the name had,
+     * {@code ttl} from the backend's now, {@code metadata}; the name is never free in between, so nobody
+     * else can take it, and waiters of other clients are not signalled (it was not released). Otherwise
+     * nothing changes and the answer is a refusal. The engine calls it when a holder releases a name that a
+     * waiter of its own client waits for.
+     *
+     * @throws UnsupportedOperationException on a backend without {@link Capability#HAND_OVER}
+     */
+    default AcquireResult handOver(
+            String name, String fromLeaseId, String leaseId, Duration ttl, LockMetadata metadata) {
+        throw new UnsupportedOperationException("this backend does not declare HAND_OVER");
+    }
+
+    /**
      * Frees {@code name} if {@code leaseId} holds it, keeping the token history, and signals waiters
      * where the backend can. Returns whether this call freed it; never touches another lease's hold.
      * On a shared name, frees that one grant (the others keep holding); given a waiter id of

@@ -30,6 +30,7 @@ public final class InstrumentedBackend implements LockBackend {
     private final LockBackend delegate;
     private final AtomicInteger acquires = new AtomicInteger();
     private final AtomicInteger releases = new AtomicInteger();
+    private final AtomicInteger handOvers = new AtomicInteger();
     private final AtomicInteger reads = new AtomicInteger();
     private final List<Integer> renewBatchSizes = new CopyOnWriteArrayList<>();
     private final AtomicInteger renewsFinished = new AtomicInteger();
@@ -115,7 +116,7 @@ public final class InstrumentedBackend implements LockBackend {
 
     /** All round trips so far. */
     public int totalCalls() {
-        return acquires.get() + releases.get() + reads.get() + renewBatchSizes.size();
+        return acquires.get() + releases.get() + handOvers.get() + reads.get() + renewBatchSizes.size();
     }
 
     @Override
@@ -187,6 +188,21 @@ public final class InstrumentedBackend implements LockBackend {
             throw new LockBackendException("release cut off by the TCK (simulated lost connection)", true);
         }
         return answered(delegate.release(name, leaseId));
+    }
+
+    /** A hand-over is one round trip that both releases and acquires: counted on its own, cut off with either. */
+    @Override
+    public AcquireResult handOver(
+            String name, String fromLeaseId, String leaseId, Duration ttl, io.fencelock.LockMetadata metadata) {
+        handOvers.incrementAndGet();
+        if (acquiresCut || releasesCut) {
+            throw new LockBackendException("hand-over cut off by the TCK (simulated lost connection)", true);
+        }
+        return answered(delegate.handOver(name, fromLeaseId, leaseId, ttl, metadata));
+    }
+
+    public int handOverCalls() {
+        return handOvers.get();
     }
 
     private <T> T answered(T answer) {
