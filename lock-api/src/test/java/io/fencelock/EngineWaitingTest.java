@@ -1,12 +1,14 @@
 package io.fencelock;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fencelock.inmemory.InMemoryLockBackend;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -113,6 +115,130 @@ class EngineWaitingTest {
         assertThat(holder.isValid()).isFalse();
         Lease next = waiter.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS).orElseThrow();
         assertThat(next.fencingToken()).isGreaterThan(holder.fencingToken());
+    }
+
+    @Test
+    void aReleaseHandsTheNameToAWaiterOfItsClientInOneStep() throws Exception {
+        Lease holder = client.tryAcquire("h").orElseThrow();
+        Future<Optional<Lease>> waiter = asleepAtTheHead("h");
+        int releasesBefore = backend.releases.get();
+        assertThat(holder.release()).as("the holder's grant ended").isTrue();
+        Lease next = waiter.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS).orElseThrow();
+        assertThat(backend.handOvers.get()).as("one hand-over").isEqualTo(1);
+        assertThat(backend.releases.get())
+                .as("no release round trip of its own")
+                .isEqualTo(releasesBefore);
+        assertThat(next.fencingToken()).as("a token of its own").isGreaterThan(holder.fencingToken());
+        LockInfo seen = backend.inspect("h").orElseThrow();
+        assertThat(seen.leaseId()).isEqualTo(next.leaseId());
+        assertThat(seen.token()).isEqualTo(next.fencingToken());
+        assertThat(holder.state()).isEqualTo(LeaseState.RELEASED);
+        assertThat(client.held()).containsExactly(next);
+        assertThat(next.release())
+                .as("a release with nobody waiting frees the name")
+                .isTrue();
+        assertThat(other.tryAcquire("h")).isPresent();
+    }
+
+    @Test
+    void aHandOverWhoseAnswerIsLostLeavesNoGrantBehind() throws Exception {
+        Lease holder = client.tryAcquire("lost-answer").orElseThrow();
+        Future<Optional<Lease>> waiter = asleepAtTheHead("lost-answer");
+        backend.loseNextHandOverAnswer.set(true);
+        assertThatThrownBy(holder::release).isInstanceOf(LockBackendException.class);
+        assertThat(backend.inspect("lost-answer").orElseThrow().leaseId())
+                .as("applied: a lease nobody knows of holds the name")
+                .isNotEqualTo(holder.leaseId());
+        assertThat(waiter.isDone())
+                .as("the waiter asks for itself, and is refused by the unknown grant")
+                .isFalse();
+        // the engine sweeps the unknown grant (and the holder's) in the background, owner-checked
+        client.engine().watchdog.renewTurn();
+        Lease next = waiter.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS).orElseThrow();
+        assertThat(next.fencingToken()).isGreaterThan(holder.fencingToken());
+        assertThat(backend.inspect("lost-answer").orElseThrow().leaseId()).isEqualTo(next.leaseId());
+        assertThat(client.held()).containsExactly(next);
+    }
+
+    @Test
+    void aWaiterInterruptedDuringAHandOverLetsTheGrantGo() throws Exception {
+        Lease holder = client.tryAcquire("hi").orElseThrow();
+        Thread[] waiting = new Thread[1];
+        Future<Throwable> waiter = pool.submit(() -> {
+            waiting[0] = Thread.currentThread();
+            try {
+                client.acquire("hi", Duration.ofHours(1));
+                return null;
+            } catch (InterruptedException e) {
+                return e;
+            }
+        });
+        awaitTrue(
+                "the waiter asleep at the head of the line",
+                () -> waiting[0] != null && waiting[0].getState() == Thread.State.TIMED_WAITING);
+        CountDownLatch inHandOver = new CountDownLatch(1);
+        CountDownLatch proceed = new CountDownLatch(1);
+        backend.duringHandOver = () -> {
+            inHandOver.countDown();
+            awaitUninterruptibly(proceed);
+        };
+        Future<Boolean> released = pool.submit(holder::release);
+        assertThat(inHandOver.await(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).isTrue();
+        waiting[0].interrupt();
+        awaitTrue(
+                "the interrupted waiter waiting for the hand-over's answer",
+                () -> waiting[0].getState() == Thread.State.WAITING);
+        proceed.countDown();
+        assertThat(released.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).isTrue();
+        assertThat(waiter.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).isInstanceOf(InterruptedException.class);
+        assertThat(backend.inspect("hi").orElseThrow().held())
+                .as("the grant handed to an interrupted waiter is released")
+                .isFalse();
+        assertThat(client.held()).isEmpty();
+        assertThat(client.engine().waitLines.waiting("hi")).isZero();
+    }
+
+    @Test
+    void aWaitThatRunsOutDuringAHandOverStillTakesTheGrant() throws Exception {
+        Lease holder = client.tryAcquire("ht").orElseThrow();
+        Thread[] waiting = new Thread[1];
+        Future<Optional<Lease>> waiter = pool.submit(() -> {
+            waiting[0] = Thread.currentThread();
+            return client.acquire("ht", Duration.ofSeconds(5));
+        });
+        awaitTrue(
+                "the waiter asleep at the head of the line",
+                () -> waiting[0] != null && waiting[0].getState() == Thread.State.TIMED_WAITING);
+        CountDownLatch inHandOver = new CountDownLatch(1);
+        CountDownLatch proceed = new CountDownLatch(1);
+        backend.duringHandOver = () -> {
+            inHandOver.countDown();
+            awaitUninterruptibly(proceed);
+        };
+        Future<Boolean> released = pool.submit(holder::release);
+        assertThat(inHandOver.await(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).isTrue();
+        clock.advance(Duration.ofSeconds(6)); // the wait runs out while the backend grants it the name
+        proceed.countDown();
+        assertThat(released.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).isTrue();
+        Lease next = waiter.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS)
+                .orElseThrow(() -> new AssertionError("a grant the backend made for the waiter was dropped"));
+        assertThat(next.fencingToken()).isGreaterThan(holder.fencingToken());
+        assertThat(client.held()).containsExactly(next);
+    }
+
+    private static void awaitUninterruptibly(CountDownLatch latch) {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                latch.await();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** A waiter of {@code client} for {@code name}, once it sleeps at the head of the name's line. */
