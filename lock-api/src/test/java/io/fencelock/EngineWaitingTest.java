@@ -164,33 +164,16 @@ class EngineWaitingTest {
     void aWaiterInterruptedDuringAHandOverLetsTheGrantGo() throws Exception {
         Lease holder = client.tryAcquire("hi").orElseThrow();
         Thread[] waiting = new Thread[1];
-        Future<Throwable> waiter = pool.submit(() -> {
-            waiting[0] = Thread.currentThread();
-            try {
-                client.acquire("hi", Duration.ofHours(1));
-                return null;
-            } catch (InterruptedException e) {
-                return e;
-            }
-        });
-        awaitTrue(
-                "the waiter asleep at the head of the line",
-                () -> waiting[0] != null && waiting[0].getState() == Thread.State.TIMED_WAITING);
-        CountDownLatch inHandOver = new CountDownLatch(1);
-        CountDownLatch proceed = new CountDownLatch(1);
-        backend.duringHandOver = () -> {
-            inHandOver.countDown();
-            awaitUninterruptibly(proceed);
-        };
-        Future<Boolean> released = pool.submit(holder::release);
-        assertThat(inHandOver.await(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).isTrue();
+        Future<Optional<Lease>> waiter = asleepAtTheHead("hi", Duration.ofHours(1), waiting);
+        StalledHandOver handOver = releaseIntoAStalledHandOver(holder);
         waiting[0].interrupt();
         awaitTrue(
                 "the interrupted waiter waiting for the hand-over's answer",
                 () -> waiting[0].getState() == Thread.State.WAITING);
-        proceed.countDown();
-        assertThat(released.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).isTrue();
-        assertThat(waiter.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).isInstanceOf(InterruptedException.class);
+        handOver.proceed.countDown();
+        assertThat(handOver.released.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).isTrue();
+        assertThatThrownBy(() -> waiter.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
+                .hasCauseInstanceOf(InterruptedException.class);
         assertThat(backend.inspect("hi").orElseThrow().held())
                 .as("the grant handed to an interrupted waiter is released")
                 .isFalse();
@@ -201,14 +184,21 @@ class EngineWaitingTest {
     @Test
     void aWaitThatRunsOutDuringAHandOverStillTakesTheGrant() throws Exception {
         Lease holder = client.tryAcquire("ht").orElseThrow();
-        Thread[] waiting = new Thread[1];
-        Future<Optional<Lease>> waiter = pool.submit(() -> {
-            waiting[0] = Thread.currentThread();
-            return client.acquire("ht", Duration.ofSeconds(5));
-        });
-        awaitTrue(
-                "the waiter asleep at the head of the line",
-                () -> waiting[0] != null && waiting[0].getState() == Thread.State.TIMED_WAITING);
+        Future<Optional<Lease>> waiter = asleepAtTheHead("ht", Duration.ofSeconds(5), new Thread[1]);
+        StalledHandOver handOver = releaseIntoAStalledHandOver(holder);
+        clock.advance(Duration.ofSeconds(6)); // the wait runs out while the backend grants it the name
+        handOver.proceed.countDown();
+        assertThat(handOver.released.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).isTrue();
+        Lease next = waiter.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS)
+                .orElseThrow(() -> new AssertionError("a grant the backend made for the waiter was dropped"));
+        assertThat(next.fencingToken()).isGreaterThan(holder.fencingToken());
+        assertThat(client.held()).containsExactly(next);
+    }
+
+    /** A release in progress whose hand-over waits inside the backend until {@code proceed} counts down. */
+    private record StalledHandOver(Future<Boolean> released, CountDownLatch proceed) {}
+
+    private StalledHandOver releaseIntoAStalledHandOver(Lease holder) throws InterruptedException {
         CountDownLatch inHandOver = new CountDownLatch(1);
         CountDownLatch proceed = new CountDownLatch(1);
         backend.duringHandOver = () -> {
@@ -217,13 +207,7 @@ class EngineWaitingTest {
         };
         Future<Boolean> released = pool.submit(holder::release);
         assertThat(inHandOver.await(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).isTrue();
-        clock.advance(Duration.ofSeconds(6)); // the wait runs out while the backend grants it the name
-        proceed.countDown();
-        assertThat(released.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).isTrue();
-        Lease next = waiter.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS)
-                .orElseThrow(() -> new AssertionError("a grant the backend made for the waiter was dropped"));
-        assertThat(next.fencingToken()).isGreaterThan(holder.fencingToken());
-        assertThat(client.held()).containsExactly(next);
+        return new StalledHandOver(released, proceed);
     }
 
     private static void awaitUninterruptibly(CountDownLatch latch) {
@@ -243,10 +227,15 @@ class EngineWaitingTest {
 
     /** A waiter of {@code client} for {@code name}, once it sleeps at the head of the name's line. */
     private Future<Optional<Lease>> asleepAtTheHead(String name) throws InterruptedException {
-        Thread[] waiting = new Thread[1];
+        return asleepAtTheHead(name, Duration.ofHours(1), new Thread[1]);
+    }
+
+    /** The same, waiting up to {@code wait}; its thread in {@code waiting[0]}. */
+    private Future<Optional<Lease>> asleepAtTheHead(String name, Duration wait, Thread[] waiting)
+            throws InterruptedException {
         Future<Optional<Lease>> waiter = pool.submit(() -> {
             waiting[0] = Thread.currentThread();
-            return client.acquire(name, Duration.ofHours(1));
+            return client.acquire(name, wait);
         });
         awaitTrue(
                 "the waiter asleep at the head of the line",
