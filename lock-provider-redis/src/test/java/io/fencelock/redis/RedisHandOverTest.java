@@ -3,7 +3,7 @@ package io.fencelock.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fencelock.LockMetadata;
-import io.fencelock.tck.HandOverChecks;
+import io.fencelock.spi.MetadataCodec;
 import io.fencelock.tck.SpiChecks;
 import io.fencelock.testservers.redis.RedisServer;
 import io.lettuce.core.RedisClient;
@@ -49,30 +49,32 @@ class RedisHandOverTest {
         raw.shutdown();
     }
 
+    /** The TCK checks what inspect shows (handOverGrantsANewerTokenAndEndsTheHolder); here, the keys. */
     @Test
-    void aHandOverGrantsANewerTokenAndEndsTheOldLease() {
+    void aHandOverWritesTheAcquiresValueAndDrawsOneToken() {
         String name = name();
-        String next = HandOverChecks.handsOverAndEndsTheOldLease(backend, name);
-        assertThat(redis.exists(queue(name))).isZero();
+        String old = lease();
+        long first = backend.tryAcquire(name, old, TTL).token();
+        String next = lease();
+        LockMetadata metadata = LockMetadata.of("batch", "report", Map.of("run", "2"));
+
+        long token = backend.handOver(name, old, next, TTL, metadata).token();
+
+        String[] value = redis.get(lock(name)).split("\n", 3);
+        assertThat(value[0]).isEqualTo(next);
+        assertThat(value[2]).isEqualTo(MetadataCodec.encode(metadata));
+        assertThat(redis.pttl(lock(name))).isPositive();
+        assertThat(token).isEqualTo(first + 1);
+        assertThat(redis.hget(record(name), "n")).isEqualTo(Long.toString(token));
         assertThat(backend.release(name, next)).isTrue();
     }
 
+    /** The TCK checks that a refused hand-over grants nothing (handOverIsOwnerChecked); here, that it writes nothing. */
     @Test
-    void aHandOverFromAnExpiredLeaseChangesNothing() {
+    void aRefusedHandOverWritesNothing() {
         try (RedisLockBackend other = backend()) {
-            HandOverChecks.refusedFromAnExpiredLeaseTakenOver(backend, other, name(), RedisHandOverTest::state);
+            SpiChecks.refusedHandOversWriteNothing(backend, other, RedisHandOverTest::name, RedisHandOverTest::state);
         }
-        HandOverChecks.refusedFromAnExpiredLease(backend, name(), RedisHandOverTest::state);
-    }
-
-    @Test
-    void aHandOverFromAReleasedLeaseChangesNothingAndLeavesTheNameFree() {
-        HandOverChecks.refusedFromAReleasedLease(backend, name(), RedisHandOverTest::state);
-    }
-
-    @Test
-    void aSharedGrantIsNeverHandedOver() {
-        HandOverChecks.refusedFromASharedGrant(backend, name(), RedisHandOverTest::state);
     }
 
     /** A waiter of another client queued while the old lease held: the new holder's release wakes it. */
@@ -153,12 +155,16 @@ class RedisHandOverTest {
 
     /** Everything the scripts keep of a name: the lock's value, the token record and the wake-up queue. */
     private static Map<String, String> state(String name) {
-        String lock = "fencelock:{" + name + "}";
+        String lock = lock(name);
         return Map.of(
                 "lock", String.valueOf(redis.get(lock)),
                 "record", String.valueOf(redis.hgetall(record(name))),
                 "shared", String.valueOf(redis.hgetall(lock + ":shared")),
                 "queue", String.valueOf(redis.zrangeWithScores(queue(name), 0, -1)));
+    }
+
+    private static String lock(String name) {
+        return "fencelock:{" + name + "}";
     }
 
     private static String record(String name) {
