@@ -8,7 +8,7 @@ import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import io.fencelock.LockMetadata;
 import io.fencelock.spi.AcquireResult;
-import io.fencelock.tck.SpiChecks;
+import io.fencelock.tck.spi.HandOverProviderChecks;
 import io.fencelock.testservers.mongo.MongoServer;
 import java.time.Duration;
 import java.util.Map;
@@ -80,7 +80,8 @@ class MongoHandOverTest {
     @Test
     void aRefusedHandOverWritesNothing() {
         try (MongoLockBackend other = backend()) {
-            SpiChecks.refusedHandOversWriteNothing(backend, other, MongoHandOverTest::name, this::document);
+            HandOverProviderChecks.refusedHandOversWriteNothing(
+                    backend, other, MongoHandOverTest::name, this::document);
         }
     }
 

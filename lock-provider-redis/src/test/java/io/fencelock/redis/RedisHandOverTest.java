@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.fencelock.LockMetadata;
 import io.fencelock.spi.MetadataCodec;
 import io.fencelock.tck.SpiChecks;
+import io.fencelock.tck.spi.HandOverProviderChecks;
 import io.fencelock.testservers.redis.RedisServer;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -73,7 +74,8 @@ class RedisHandOverTest {
     @Test
     void aRefusedHandOverWritesNothing() {
         try (RedisLockBackend other = backend()) {
-            SpiChecks.refusedHandOversWriteNothing(backend, other, RedisHandOverTest::name, RedisHandOverTest::state);
+            HandOverProviderChecks.refusedHandOversWriteNothing(
+                    backend, other, RedisHandOverTest::name, RedisHandOverTest::state);
         }
     }
 

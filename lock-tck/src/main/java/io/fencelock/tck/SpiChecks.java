@@ -3,10 +3,7 @@ package io.fencelock.tck;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fencelock.LockBackendException;
-import io.fencelock.LockMetadata;
-import io.fencelock.LockMode;
 import io.fencelock.spi.LockBackend;
-import io.fencelock.spi.SharedRequest;
 import io.fencelock.spi.WakeUpRegistry;
 import io.fencelock.spi.WakeUpSubscription;
 import java.time.Duration;
@@ -17,8 +14,6 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Function;
-import java.util.function.Supplier;
 
 /**
  * Steps and checks that a provider's own tests share, at the SPI level: what the contract does
@@ -128,58 +123,6 @@ public final class SpiChecks {
                     .as("the release after the cleared mark sent none")
                     .isZero();
         }
-    }
-
-    /**
-     * A hand-over from a lease that does not hold the name writes nothing: {@code stateOf} reads all a
-     * provider stores of a name (rows, keys, a document), equal before and after a hand-over from a
-     * released lease, from an expired lease whose name {@code other} (another client) took, and from a
-     * semaphore's permit. The contract's handOverIsOwnerChecked sees only what inspect shows.
-     */
-    public static void refusedHandOversWriteNothing(
-            LockBackend backend, LockBackend other, Supplier<String> freshName, Function<String, ?> stateOf) {
-        Duration ttl = Duration.ofSeconds(30);
-        String released = freshName.get();
-        String old = lease();
-        backend.tryAcquire(released, old, ttl);
-        backend.release(released, old);
-        refusedWithoutAWrite(backend, released, old, stateOf);
-
-        String taken = freshName.get();
-        String expired = lease();
-        backend.tryAcquire(taken, expired, Duration.ofMillis(1));
-        String taker = lease();
-        long guard = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!other.tryAcquire(taken, taker, ttl).acquired()) { // the 1 ms lease expires on the backend
-            assertThat(System.nanoTime() - guard).as("the 1 ms lease expired").isNegative();
-        }
-        refusedWithoutAWrite(backend, taken, expired, stateOf);
-        assertThat(other.release(taken, taker)).isTrue();
-
-        String semaphore = freshName.get();
-        String permit = lease();
-        assertThat(backend.tryAcquireShared(
-                                semaphore,
-                                permit,
-                                ttl,
-                                new SharedRequest(LockMode.PERMITS, 1, 2, lease(), false, false),
-                                LockMetadata.NONE)
-                        .acquired())
-                .isTrue();
-        refusedWithoutAWrite(backend, semaphore, permit, stateOf);
-        assertThat(backend.release(semaphore, permit)).isTrue();
-    }
-
-    private static void refusedWithoutAWrite(
-            LockBackend backend, String name, String from, Function<String, ?> stateOf) {
-        Object before = stateOf.apply(name);
-        assertThat(backend.handOver(name, from, lease(), Duration.ofSeconds(30), LockMetadata.NONE)
-                        .acquired())
-                .as("a hand-over from %s, which does not hold %s", from, name)
-                .isFalse();
-        assertThat(stateOf.apply(name))
-                .as("what the backend stores of %s", name)
-                .isEqualTo(before);
     }
 
     private static String lease() {
