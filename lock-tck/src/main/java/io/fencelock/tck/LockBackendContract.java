@@ -213,7 +213,10 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         History history = new History();
         FencedResource resource = new FencedResource();
         LockOptions racing = options(HANG_BOUND, false);
-        List<RecordedClient> racers = List.of(recorded(1, history, racing), recorded(2, history, racing));
+        // The race needs releases that free the record: a hand-over between a client's threads keeps it held
+        // (and a purge away), so the racers' clients do not hand over.
+        List<RecordedClient> racers = List.of(
+                recorded(1, history, racing, Capability.HAND_OVER), recorded(2, history, racing, Capability.HAND_OVER));
         RecordedClient purger = recorded(3, history, racing);
         AtomicBoolean stop = new AtomicBoolean();
         AtomicInteger grants = new AtomicInteger();
@@ -1943,6 +1946,14 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
     /** A recorded client of a fresh backend, closed after the test like the others. */
     private RecordedClient recorded(int process, History history, LockOptions options) {
         RecordedClient c = new RecordedClient(process, history, fixture.openBackend(), options);
+        clients.add(c.client());
+        return c;
+    }
+
+    /** The same, on a backend that does not declare {@code withheld}. */
+    private RecordedClient recorded(int process, History history, LockOptions options, Capability withheld) {
+        LockBackend backend = new InstrumentedBackend(fixture.openBackend()).withhold(withheld);
+        RecordedClient c = new RecordedClient(process, history, backend, options);
         clients.add(c.client());
         return c;
     }
