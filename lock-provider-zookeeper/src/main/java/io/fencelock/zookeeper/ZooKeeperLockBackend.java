@@ -41,6 +41,9 @@ import org.apache.zookeeper.data.Stat;
  *       this hold's znode (owner, lease id, czxid), then its {@code delete}. Another session can
  *       delete the znode (a forced release) and a third create the path again, so the znode at the
  *       path is not always the one this session created.</li>
+ *   <li><b>Hand-over</b>: the release's read, then one {@code multi} that deletes the holder's znode by
+ *       the version read and creates the new lease's in the session of its TTL's class: never free in
+ *       between, a new czxid above every earlier one ({@link HandOvers}).</li>
  *   <li><b>Locks the engine let go</b> are deleted by the backend itself when their TTL runs out
  *       ({@link Holds} says why this provider must schedule that).</li>
  *   <li><b>Wake-ups</b>: persistent watches on the control session, which holds no locks ({@link ReleaseWatcher}).</li>
