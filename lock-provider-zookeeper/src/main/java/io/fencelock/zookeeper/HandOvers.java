@@ -51,15 +51,16 @@ final class HandOvers {
         if (holds.get(leaseId) != null) {
             return AcquireResult.held(null); // a retry of a lease id this backend knows: refused, as the SPI allows
         }
-        Hold from = holds.get(fromLeaseId);
-        boolean own = from != null && from.name().equals(name);
+        Hold known = holds.get(fromLeaseId);
+        Hold from = known != null && known.name().equals(name) ? known : null; // null: a lease granted elsewhere
         // taken out first, as a release does, so that its TTL's give-back cannot delete by version after the multi
-        if (own && (System.nanoTime() - from.due() >= 0 || !from.session().live() || !holds.remove(from))) {
+        if (from != null
+                && (System.nanoTime() - from.due() >= 0 || !from.session().live() || !holds.remove(from))) {
             return AcquireResult.held(null); // past its TTL (given back at it), its session ended, or released already
         }
         int version;
         try {
-            version = own
+            version = from != null
                     ? calls.await(OPERATION, name, reads.versionIfOwn(from, OPERATION))
                     : foreignVersion(name, fromLeaseId);
         } catch (RuntimeException e) {
