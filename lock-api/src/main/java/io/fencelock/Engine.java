@@ -426,6 +426,7 @@ final class Engine implements AutoCloseable {
     }
 
     private Attempt attempt(AcquireSpec spec) {
+        requireOpen();
         SharedRequest shared = spec.shared();
         return attempt(
                 spec,
@@ -440,7 +441,6 @@ final class Engine implements AutoCloseable {
     }
 
     private Attempt attempt(AcquireSpec spec, GrantRequest request) {
-        requireOpen();
         String name = spec.name();
         Duration ttl = spec.ttl();
         String leaseId = LeaseIds.SHARED.next();
@@ -559,6 +559,13 @@ final class Engine implements AutoCloseable {
                             leaseId -> answer[0] =
                                     backend.handOver(name, from.leaseId(), leaseId, spec.ttl(), spec.metadata()))
                     .lease;
+        } catch (IllegalArgumentException | UnsupportedOperationException refused) {
+            // the backend refused the request itself, changing nothing: the holder releases as usual
+            LOG.warn(
+                    "fencelock: hand-over of '{}' refused by the backend, releasing instead: {}",
+                    name,
+                    refused.toString());
+            return releaseOnBackend(name, from.leaseId());
         } finally {
             mutexesHeldHere.remove(name, from); // a grant replaced it already
             offer.answer(granted);

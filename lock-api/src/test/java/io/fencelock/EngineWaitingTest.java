@@ -1,12 +1,14 @@
 package io.fencelock;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fencelock.inmemory.InMemoryLockBackend;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -115,12 +117,125 @@ class EngineWaitingTest {
         assertThat(next.fencingToken()).isGreaterThan(holder.fencingToken());
     }
 
+    @Test
+    void aReleaseHandsTheNameToAWaiterOfItsClientInOneStep() throws Exception {
+        Lease holder = client.tryAcquire("h").orElseThrow();
+        Future<Optional<Lease>> waiter = asleepAtTheHead("h");
+        int releasesBefore = backend.releases.get();
+        assertThat(holder.release()).as("the holder's grant ended").isTrue();
+        Lease next = waiter.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS).orElseThrow();
+        assertThat(backend.handOvers.get()).as("one hand-over").isEqualTo(1);
+        assertThat(backend.releases.get())
+                .as("no release round trip of its own")
+                .isEqualTo(releasesBefore);
+        assertThat(next.fencingToken()).as("a token of its own").isGreaterThan(holder.fencingToken());
+        LockInfo seen = backend.inspect("h").orElseThrow();
+        assertThat(seen.leaseId()).isEqualTo(next.leaseId());
+        assertThat(seen.token()).isEqualTo(next.fencingToken());
+        assertThat(holder.state()).isEqualTo(LeaseState.RELEASED);
+        assertThat(client.held()).containsExactly(next);
+        assertThat(next.release())
+                .as("a release with nobody waiting frees the name")
+                .isTrue();
+        assertThat(other.tryAcquire("h")).isPresent();
+    }
+
+    @Test
+    void aHandOverWhoseAnswerIsLostLeavesNoGrantBehind() throws Exception {
+        Lease holder = client.tryAcquire("lost-answer").orElseThrow();
+        Future<Optional<Lease>> waiter = asleepAtTheHead("lost-answer");
+        backend.loseNextHandOverAnswer.set(true);
+        assertThatThrownBy(holder::release).isInstanceOf(LockBackendException.class);
+        assertThat(backend.inspect("lost-answer").orElseThrow().leaseId())
+                .as("applied: a lease nobody knows of holds the name")
+                .isNotEqualTo(holder.leaseId());
+        assertThat(waiter.isDone())
+                .as("the waiter asks for itself, and is refused by the unknown grant")
+                .isFalse();
+        // the engine sweeps the unknown grant (and the holder's) in the background, owner-checked
+        client.engine().watchdog.renewTurn();
+        Lease next = waiter.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS).orElseThrow();
+        assertThat(next.fencingToken()).isGreaterThan(holder.fencingToken());
+        assertThat(backend.inspect("lost-answer").orElseThrow().leaseId()).isEqualTo(next.leaseId());
+        assertThat(client.held()).containsExactly(next);
+    }
+
+    @Test
+    void aWaiterInterruptedDuringAHandOverLetsTheGrantGo() throws Exception {
+        Lease holder = client.tryAcquire("hi").orElseThrow();
+        Thread[] waiting = new Thread[1];
+        Future<Optional<Lease>> waiter = asleepAtTheHead("hi", Duration.ofHours(1), waiting);
+        StalledHandOver handOver = releaseIntoAStalledHandOver(holder);
+        waiting[0].interrupt();
+        awaitTrue(
+                "the interrupted waiter waiting for the hand-over's answer",
+                () -> waiting[0].getState() == Thread.State.WAITING);
+        handOver.proceed.countDown();
+        assertThat(handOver.released.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).isTrue();
+        assertThatThrownBy(() -> waiter.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
+                .hasCauseInstanceOf(InterruptedException.class);
+        assertThat(backend.inspect("hi").orElseThrow().held())
+                .as("the grant handed to an interrupted waiter is released")
+                .isFalse();
+        assertThat(client.held()).isEmpty();
+        assertThat(client.engine().waitLines.waiting("hi")).isZero();
+    }
+
+    @Test
+    void aWaitThatRunsOutDuringAHandOverStillTakesTheGrant() throws Exception {
+        Lease holder = client.tryAcquire("ht").orElseThrow();
+        Future<Optional<Lease>> waiter = asleepAtTheHead("ht", Duration.ofSeconds(5), new Thread[1]);
+        StalledHandOver handOver = releaseIntoAStalledHandOver(holder);
+        clock.advance(Duration.ofSeconds(6)); // the wait runs out while the backend grants it the name
+        handOver.proceed.countDown();
+        assertThat(handOver.released.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).isTrue();
+        Lease next = waiter.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS)
+                .orElseThrow(() -> new AssertionError("a grant the backend made for the waiter was dropped"));
+        assertThat(next.fencingToken()).isGreaterThan(holder.fencingToken());
+        assertThat(client.held()).containsExactly(next);
+    }
+
+    /** A release in progress whose hand-over waits inside the backend until {@code proceed} counts down. */
+    private record StalledHandOver(Future<Boolean> released, CountDownLatch proceed) {}
+
+    private StalledHandOver releaseIntoAStalledHandOver(Lease holder) throws InterruptedException {
+        CountDownLatch inHandOver = new CountDownLatch(1);
+        CountDownLatch proceed = new CountDownLatch(1);
+        backend.duringHandOver = () -> {
+            inHandOver.countDown();
+            awaitUninterruptibly(proceed);
+        };
+        Future<Boolean> released = pool.submit(holder::release);
+        assertThat(inHandOver.await(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).isTrue();
+        return new StalledHandOver(released, proceed);
+    }
+
+    private static void awaitUninterruptibly(CountDownLatch latch) {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                latch.await();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     /** A waiter of {@code client} for {@code name}, once it sleeps at the head of the name's line. */
     private Future<Optional<Lease>> asleepAtTheHead(String name) throws InterruptedException {
-        Thread[] waiting = new Thread[1];
+        return asleepAtTheHead(name, Duration.ofHours(1), new Thread[1]);
+    }
+
+    /** The same, waiting up to {@code wait}; its thread in {@code waiting[0]}. */
+    private Future<Optional<Lease>> asleepAtTheHead(String name, Duration wait, Thread[] waiting)
+            throws InterruptedException {
         Future<Optional<Lease>> waiter = pool.submit(() -> {
             waiting[0] = Thread.currentThread();
-            return client.acquire(name, Duration.ofHours(1));
+            return client.acquire(name, wait);
         });
         awaitTrue(
                 "the waiter asleep at the head of the line",

@@ -31,6 +31,8 @@ final class ScriptedBackend implements LockBackend {
     final AtomicBoolean loseNextHandOverAnswer = new AtomicBoolean();
     /** The next renewal is applied, and then its answer is lost. */
     final AtomicBoolean loseNextRenewAnswer = new AtomicBoolean();
+    /** Runs inside a hand-over before the backend applies it: the hand-over is slow. */
+    volatile Runnable duringHandOver = () -> {};
     /** Runs inside an acquire attempt before the backend answers: the attempt is slow. */
     volatile Runnable duringAcquire = () -> {};
     /** Runs inside a renewal after the backend applied it: the answer is slow. */
@@ -81,6 +83,7 @@ final class ScriptedBackend implements LockBackend {
         if (failingReleases.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
             throw new LockBackendException("connection lost", true);
         }
+        duringHandOver.run();
         AcquireResult r = delegate.handOver(name, fromLeaseId, leaseId, ttl, metadata);
         if (loseNextHandOverAnswer.getAndSet(false)) {
             throw new LockBackendException("answer lost (the hand-over was applied)", true);

@@ -1553,6 +1553,46 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
     /** The semaphore's N in the random schedules: small, so that requests of 1..N contend. */
     private static final int SHARED_LIMIT = 3;
 
+    // ------------------------------------------------------------------ hand-over (HAND_OVER)
+
+    @Test
+    void handOverGrantsANewerTokenAndEndsTheHolder() {
+        requireClaim(Capability.HAND_OVER);
+        new HandOverChecks(fixture, this::freshName).grantsANewerTokenAndEndsTheHolder();
+    }
+
+    @Test
+    void handOverIsOwnerChecked() throws Exception {
+        requireClaim(Capability.HAND_OVER);
+        new HandOverChecks(fixture, this::freshName).isOwnerChecked();
+    }
+
+    @Test
+    void handOversKeepExclusionUnderFaults() throws Exception {
+        requireClaim(Capability.HAND_OVER);
+        String property = HandOverChecks.KEEPS_EXCLUSION_UNDER_FAULTS;
+        try {
+            List<SharedChecks.Hold> holds =
+                    new HandOverChecks(fixture, this::freshName).randomRunUnderFaults(sharedSeed());
+            matrix.record(
+                    property,
+                    HandOverChecks.RANDOM_RUN_FAULTS,
+                    true,
+                    Outcome.HELD,
+                    holds.size() + " grants judged",
+                    null);
+        } catch (AssertionError e) {
+            matrix.record(
+                    property,
+                    HandOverChecks.RANDOM_RUN_FAULTS,
+                    true,
+                    Outcome.VIOLATED,
+                    e.getMessage().lines().findFirst().orElse(""),
+                    e.getMessage());
+            throw e;
+        }
+    }
+
     private List<SharedChecks.Hold> permitHolds;
     private List<SharedChecks.Hold> readWriteHolds;
 

@@ -1,9 +1,11 @@
 package io.fencelock.tck;
 
 import io.fencelock.Lease;
+import io.fencelock.LockBackendException;
 import io.fencelock.LockClient;
 import io.fencelock.LockMode;
 import io.fencelock.LockOptions;
+import io.fencelock.LockRequest;
 import io.fencelock.ReadWriteLockHandle;
 import io.fencelock.SemaphoreHandle;
 import java.time.Duration;
@@ -33,7 +35,7 @@ import java.util.function.Supplier;
  */
 public final class SharedChecks implements AutoCloseable {
     private static final Duration HANG_BOUND = Duration.ofSeconds(20);
-    private static final int THREADS_PER_CLIENT = 2;
+    static final int THREADS_PER_CLIENT = 2;
     private static final int CLIENTS = 3;
     private static final int STEPS = 8;
 
@@ -103,23 +105,48 @@ public final class SharedChecks implements AutoCloseable {
         Request make(LockClient client, Random random);
     }
 
+    /**
+     * A mutex under random TTLs, renewal, holds past the TTL and releases, by {@link #THREADS_PER_CLIENT}
+     * threads of each of {@code clients} clients from {@code open} (closed afterwards): a holder's release
+     * with a waiter of its own client is a hand-over where the backend claims it. Grants and releases that
+     * fail (an injected fault) count as not granted and as let go.
+     */
+    public List<Hold> randomMutex(long seed, List<LockClient> clients) throws Exception {
+        String name = freshName.get();
+        return runSchedule(seed, clients, (client, random) -> {
+            Duration ttl = Duration.ofMillis(150 + random.nextInt(250));
+            LockRequest request = client.lock(name).ttl(ttl).autoRenew(random.nextInt(3) > 0);
+            return new Request(request::acquire, ttl, null);
+        });
+    }
+
     private List<Hold> runSchedule(long seed, RequestMaker maker) throws Exception {
         List<LockClient> own = new ArrayList<>();
         for (int c = 0; c < CLIENTS; c++) {
             own.add(client());
         }
+        return runSchedule(seed, own, maker);
+    }
+
+    private List<Hold> runSchedule(long seed, List<LockClient> own, RequestMaker maker) throws Exception {
+        int clientCount = own.size();
         List<Hold> holds = new CopyOnWriteArrayList<>();
-        ExecutorService pool = Executors.newFixedThreadPool(CLIENTS * THREADS_PER_CLIENT);
+        ExecutorService pool = Executors.newFixedThreadPool(clientCount * THREADS_PER_CLIENT);
         try {
             List<Future<?>> tasks = new ArrayList<>();
-            for (int t = 0; t < CLIENTS * THREADS_PER_CLIENT; t++) {
-                LockClient client = own.get(t % CLIENTS);
+            for (int t = 0; t < clientCount * THREADS_PER_CLIENT; t++) {
+                LockClient client = own.get(t % clientCount);
                 Random random = new Random(seed * 31 + t);
                 tasks.add(pool.submit(() -> {
                     for (int step = 0; step < STEPS; step++) {
                         Request r = maker.make(client, random);
                         long invoked = System.nanoTime();
-                        Optional<Lease> got = r.acquire().acquire(Duration.ofSeconds(2));
+                        Optional<Lease> got;
+                        try {
+                            got = r.acquire().acquire(Duration.ofSeconds(2));
+                        } catch (LockBackendException faulted) {
+                            got = Optional.empty(); // an injected fault: not known to hold
+                        }
                         if (got.isEmpty()) {
                             continue;
                         }
@@ -145,7 +172,11 @@ public final class SharedChecks implements AutoCloseable {
                         }
                         long releasing = System.nanoTime();
                         long end = lease.isValid() ? releasing : Math.min(releasing, bound);
-                        lease.release();
+                        try {
+                            lease.release();
+                        } catch (LockBackendException faulted) {
+                            // an injected fault: the engine releases in the background; the hold ended here
+                        }
                         holds.add(new Hold(
                                 lease.leaseId(),
                                 r.downgradeBy() != null ? LockMode.WRITE : lease.mode(),

@@ -117,6 +117,24 @@ class BrokenBackendsAreCaughtTest {
     }
 
     @Test
+    void aHandOverKeepingTheTokenIsCaught() {
+        Events events = run(HandOverKeepsToken.class, "handOverGrantsANewerTokenAndEndsTheHolder");
+        assertThat(events.failed().count())
+                .as("handOverGrantsANewerTokenAndEndsTheHolder on HandOverKeepsToken")
+                .isEqualTo(1);
+        assertThat(failure(events).getMessage()).contains("is not above the holder's");
+    }
+
+    @Test
+    void aHandOverWithoutOwnerCheckIsCaught() {
+        Events events = run(HandOverWithoutOwnerCheck.class, "handOverIsOwnerChecked");
+        assertThat(events.failed().count())
+                .as("handOverIsOwnerChecked on HandOverWithoutOwnerCheck")
+                .isEqualTo(1);
+        assertThat(failure(events).getMessage()).contains("the hand-over of an expired lease");
+    }
+
+    @Test
     void missingMutualExclusionIsCaughtByTheRandomSchedules() {
         Events events = run(NoMutualExclusion.class, "certainHoldsNeverOverlap");
         assertThat(events.failed().count()).as("failed tests").isEqualTo(1);
@@ -140,14 +158,17 @@ class BrokenBackendsAreCaughtTest {
                         selectMethod(NoFlaw.class, "interruptedAcquireLeavesNoGrantBehind"),
                         selectMethod(NoFlaw.class, "releaseWorksOnAnInterruptedThread"),
                         selectMethod(NoFlaw.class, "metadataRoundTrips"),
-                        selectMethod(NoFlaw.class, "shortenedLeaseIsFreeWhenItsNewTtlEnds"))
+                        selectMethod(NoFlaw.class, "shortenedLeaseIsFreeWhenItsNewTtlEnds"),
+                        selectMethod(NoFlaw.class, "handOverGrantsANewerTokenAndEndsTheHolder"),
+                        selectMethod(NoFlaw.class, "handOverIsOwnerChecked"),
+                        selectMethod(NoFlaw.class, "handOversKeepExclusionUnderFaults"))
                 .configurationParameter(MatrixRecorder.DIRECTORY_PARAMETER, FLAWED_MATRICES)
                 .execute()
                 .testEvents();
         assertThat(events.failed().count())
                 .as("failures on the sound variant: " + failures(events))
                 .isZero();
-        assertThat(events.succeeded().count()).isEqualTo(8);
+        assertThat(events.succeeded().count()).isEqualTo(11);
     }
 
     private static Throwable failure(Events events) {
@@ -217,6 +238,18 @@ class BrokenBackendsAreCaughtTest {
     static class ReleaseWithoutOwnerCheck extends FlawedContract {
         FlawedTableBackend.Flaw flaw() {
             return FlawedTableBackend.Flaw.RELEASE_WITHOUT_OWNER_CHECK;
+        }
+    }
+
+    static class HandOverKeepsToken extends FlawedContract {
+        FlawedTableBackend.Flaw flaw() {
+            return FlawedTableBackend.Flaw.HAND_OVER_KEEPS_TOKEN;
+        }
+    }
+
+    static class HandOverWithoutOwnerCheck extends FlawedContract {
+        FlawedTableBackend.Flaw flaw() {
+            return FlawedTableBackend.Flaw.HAND_OVER_WITHOUT_OWNER_CHECK;
         }
     }
 

@@ -76,7 +76,11 @@ final class FlawedTableBackend implements LockBackend {
          * A renewal keeps the later of the current and the new expiry ({@code GREATEST}, the tempting
          * "a renewal never takes time away"): a lease renewed to a shorter TTL stays held to the old one.
          */
-        RENEW_NEVER_SHORTENS
+        RENEW_NEVER_SHORTENS,
+        /** A hand-over moves the grant to the new lease and keeps its token (the tempting "it never was free"). */
+        HAND_OVER_KEEPS_TOKEN,
+        /** A hand-over moves the name's grant to the new lease whoever holds it, or after it expired. */
+        HAND_OVER_WITHOUT_OWNER_CHECK
     }
 
     /** How late a release that is not awaited reaches the table. */
@@ -188,6 +192,37 @@ final class FlawedTableBackend implements LockBackend {
     }
 
     @Override
+    public AcquireResult handOver(
+            String name, String fromLeaseId, String leaseId, Duration ttl, LockMetadata metadata) {
+        String token = flaw == Flaw.HAND_OVER_KEEPS_TOKEN
+                ? "token"
+                : flaw == Flaw.PURGE_WITHOUT_GUARD ? "nextval('" + sequence + "')" : "token + 1";
+        boolean ownerChecked = flaw != Flaw.HAND_OVER_WITHOUT_OWNER_CHECK;
+        String data = metadata.data().isEmpty() ? null : MetadataCodec.encodeData(metadata.data());
+        return query(
+                "UPDATE " + table + " SET lease_id = ?, token = " + token
+                        + ", expires_at = clock_timestamp() + ? * interval '1 millisecond', lock_owner = ?,"
+                        + " lock_type = ?, lock_data = ?, granted_at = clock_timestamp() WHERE name = ?"
+                        + (ownerChecked ? " AND lease_id = ? AND expires_at > clock_timestamp()" : "")
+                        + " RETURNING token, expires_at",
+                ps -> {
+                    ps.setString(1, leaseId);
+                    ps.setLong(2, ttl.toMillis());
+                    ps.setString(3, metadata.owner());
+                    ps.setString(4, metadata.type());
+                    ps.setString(5, data);
+                    ps.setString(6, name);
+                    if (ownerChecked) {
+                        ps.setString(7, fromLeaseId);
+                    }
+                },
+                rs -> rs.next()
+                        ? AcquireResult.granted(
+                                rs.getLong(1), rs.getTimestamp(2).toInstant())
+                        : AcquireResult.held(null));
+    }
+
+    @Override
     public List<RenewResult> renew(List<RenewRequest> requests) {
         List<RenewResult> results = new ArrayList<>();
         String expiry = flaw == Flaw.RENEW_IGNORES_EXPIRY ? "" : " AND expires_at > clock_timestamp()";
@@ -288,9 +323,14 @@ final class FlawedTableBackend implements LockBackend {
                         Capability.SERVER_TIME,
                         Capability.PURGE_FREE,
                         Capability.METADATA,
-                        Capability.EXTENDABLE_TTL)
+                        Capability.EXTENDABLE_TTL,
+                        Capability.HAND_OVER)
                 : EnumSet.of(
-                        Capability.FENCING, Capability.SERVER_TIME, Capability.METADATA, Capability.EXTENDABLE_TTL);
+                        Capability.FENCING,
+                        Capability.SERVER_TIME,
+                        Capability.METADATA,
+                        Capability.EXTENDABLE_TTL,
+                        Capability.HAND_OVER);
     }
 
     @Override
