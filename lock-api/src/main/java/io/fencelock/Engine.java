@@ -243,12 +243,13 @@ final class Engine implements AutoCloseable {
         }
         // Callers of this client that wait for one name queue here: only the head of the line talks to the
         // backend, so a crowd of waiters neither floods the backend nor queues for pooled connections.
-        WaitLines.Waiter waiter = waitLines.join(name);
+        WaitLines.Waiter waiter = waitLines.join(name, handOvers && spec.shared() == null ? spec : null);
         try {
             while (!waiter.isHead()) {
                 long left = deadline - clock.getAsLong();
                 if (left <= 0) {
-                    return Optional.empty();
+                    // made head just now, a holder may have handed the name over already: a grant is not dropped
+                    return Optional.ofNullable(waiter.settleHandOver());
                 }
                 waiter.await(left);
             }
@@ -257,6 +258,12 @@ final class Engine implements AutoCloseable {
             throw new InterruptedException("interrupted while waiting for lock '" + name + "'");
         } finally {
             waitLines.leave(waiter);
+            // Out of the line, no holder can claim an offer any more: a grant handed over to it as it left (an
+            // interrupt, a wait that ran out, a failure) is let go here.
+            ManagedLease stray = waiter.settleHandOver();
+            if (stray != null) {
+                stray.close();
+            }
         }
     }
 
@@ -272,6 +279,13 @@ final class Engine implements AutoCloseable {
             int misses = 0;
             boolean answered = false;
             while (true) {
+                ManagedLease handedOver = waiter.settleHandOver();
+                if (handedOver != null) {
+                    if (forecast != null) {
+                        forecast.grantedAt(clock.getAsLong(), true);
+                    }
+                    return Optional.of(handedOver);
+                }
                 if (Thread.interrupted()) {
                     throw new InterruptedException();
                 }
@@ -291,23 +305,9 @@ final class Engine implements AutoCloseable {
                     if (left <= 0) {
                         return Optional.empty();
                     }
-                    WaitLines.HandOver offer = handOvers ? waiter.offerHandOver(spec) : null;
-                    try {
-                        woken = waiter.await(Math.min(left, ownGrantStands));
-                    } catch (InterruptedException e) {
-                        ManagedLease unwanted = offer == null ? null : offer.settle();
-                        if (unwanted != null) {
-                            unwanted.close(); // handed over while this waiter was interrupted: nobody takes it
-                        }
-                        throw e;
-                    }
-                    ManagedLease handedOver = offer == null ? null : offer.settle();
-                    if (handedOver != null) {
-                        if (forecast != null) {
-                            forecast.grantedAt(clock.getAsLong(), true);
-                        }
-                        return Optional.of(handedOver);
-                    }
+                    waiter.offerHandOver();
+                    woken = waiter.await(
+                            Math.min(left, ownGrantStands)); // an interrupt settles the offer in waitInLine
                     if (woken) {
                         misses = 0;
                     }

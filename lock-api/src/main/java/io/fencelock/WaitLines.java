@@ -25,11 +25,15 @@ final class WaitLines {
     static final class Waiter {
         private final String name;
         private final Semaphore signal = new Semaphore(0);
+        /** What this waiter asks for, where a holder of its client can hand the name over to it; else null. */
+        private final Engine.AcquireSpec handOverSpec;
+
         private volatile boolean head;
         private volatile HandOver handOver;
 
-        private Waiter(String name) {
+        private Waiter(String name, Engine.AcquireSpec handOverSpec) {
             this.name = name;
+            this.handOverSpec = handOverSpec;
         }
 
         boolean isHead() {
@@ -55,11 +59,26 @@ final class WaitLines {
             return nanos > 0 && signal.tryAcquire(nanos, TimeUnit.NANOSECONDS);
         }
 
-        /** Offers to take over the grant its client holds of the name, for {@code spec}; see {@link HandOver}. */
-        HandOver offerHandOver(Engine.AcquireSpec spec) {
-            HandOver offer = new HandOver(spec, this);
+        /**
+         * Offers to take over the grant its client holds of the name; see {@link HandOver}. Null where no
+         * holder can hand over to this waiter.
+         */
+        HandOver offerHandOver() {
+            if (handOverSpec == null) {
+                return null;
+            }
+            HandOver offer = new HandOver(handOverSpec, this);
             handOver = offer;
             return offer;
+        }
+
+        /**
+         * Settles the offer this waiter may have standing (one made for it when it became head): the
+         * grant a holder handed over to it, or null. Called before it asks the backend and when it leaves.
+         */
+        ManagedLease settleHandOver() {
+            HandOver offer = handOver;
+            return offer == null ? null : offer.settle();
         }
     }
 
@@ -125,9 +144,13 @@ final class WaitLines {
         }
     }
 
-    /** Puts a new waiter at the end of {@code name}'s line (at its head when the line was empty). */
-    Waiter join(String name) {
-        Waiter waiter = new Waiter(name);
+    /**
+     * Puts a new waiter at the end of {@code name}'s line (at its head when the line was empty);
+     * {@code handOverSpec} is what it asks for where a holder of this client may hand the name over to it
+     * (null: no hand-over).
+     */
+    Waiter join(String name, Engine.AcquireSpec handOverSpec) {
+        Waiter waiter = new Waiter(name, handOverSpec);
         lines.compute(name, (n, line) -> {
             ArrayDeque<Waiter> l = line == null ? new ArrayDeque<>() : line;
             l.addLast(waiter);
@@ -147,6 +170,9 @@ final class WaitLines {
             Waiter next = line.peekFirst();
             if (wasHead && next != null) {
                 next.head = true;
+                // The leaving head often holds the name now and releases it before the next head is awake:
+                // an offer standing from the promotion on lets that release hand the name over to it.
+                next.offerHandOver();
                 next.signal();
             }
             return line.isEmpty() ? null : line;

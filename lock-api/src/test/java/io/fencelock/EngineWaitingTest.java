@@ -141,6 +141,26 @@ class EngineWaitingTest {
     }
 
     @Test
+    void aReleaseHandsOverToTheNextInLineEvenBeforeItWakes() throws Exception {
+        Lease holder = client.tryAcquire("n").orElseThrow();
+        Future<Optional<Lease>> second = asleepAtTheHead("n");
+        Future<Optional<Lease>> third = pool.submit(() -> client.acquire("n", Duration.ofHours(1)));
+        awaitTrue("the third in line", () -> client.engine().waitLines.waiting("n") == 2);
+        int releasesBefore = backend.releases.get();
+        holder.release();
+        Lease secondLease = second.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS).orElseThrow();
+        // the third became head as the second left the line, with an offer standing: asleep or not, it
+        // takes this release's hand-over
+        assertThat(secondLease.release()).isTrue();
+        Lease thirdLease = third.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS).orElseThrow();
+        assertThat(backend.handOvers.get()).as("both releases handed over").isEqualTo(2);
+        assertThat(backend.releases.get()).isEqualTo(releasesBefore);
+        assertThat(thirdLease.fencingToken()).isGreaterThan(secondLease.fencingToken());
+        assertThat(secondLease.fencingToken()).isGreaterThan(holder.fencingToken());
+        assertThat(client.held()).containsExactly(thirdLease);
+    }
+
+    @Test
     void aHandOverWhoseAnswerIsLostLeavesNoGrantBehind() throws Exception {
         Lease holder = client.tryAcquire("lost-answer").orElseThrow();
         Future<Optional<Lease>> waiter = asleepAtTheHead("lost-answer");

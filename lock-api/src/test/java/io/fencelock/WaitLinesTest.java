@@ -9,9 +9,9 @@ class WaitLinesTest {
 
     @Test
     void theFirstWaiterIsTheHeadAndTheOthersQueueInOrder() throws InterruptedException {
-        WaitLines.Waiter first = lines.join("a");
-        WaitLines.Waiter second = lines.join("a");
-        WaitLines.Waiter third = lines.join("a");
+        WaitLines.Waiter first = lines.join("a", null);
+        WaitLines.Waiter second = lines.join("a", null);
+        WaitLines.Waiter third = lines.join("a", null);
         assertThat(first.isHead()).isTrue();
         assertThat(second.isHead()).isFalse();
         assertThat(lines.waiting("a")).isEqualTo(3);
@@ -31,9 +31,9 @@ class WaitLinesTest {
 
     @Test
     void aWaiterLeavingFromTheMiddleDoesNotPromoteAnyone() {
-        WaitLines.Waiter head = lines.join("a");
-        WaitLines.Waiter middle = lines.join("a");
-        WaitLines.Waiter last = lines.join("a");
+        WaitLines.Waiter head = lines.join("a", null);
+        WaitLines.Waiter middle = lines.join("a", null);
+        WaitLines.Waiter last = lines.join("a", null);
         lines.leave(middle); // its wait ran out, or it was interrupted
         assertThat(head.isHead()).isTrue();
         assertThat(last.isHead()).isFalse();
@@ -43,16 +43,16 @@ class WaitLinesTest {
 
     @Test
     void namesHaveLinesOfTheirOwn() {
-        WaitLines.Waiter a = lines.join("a");
-        WaitLines.Waiter b = lines.join("b");
+        WaitLines.Waiter a = lines.join("a", null);
+        WaitLines.Waiter b = lines.join("b", null);
         assertThat(a.isHead()).isTrue();
         assertThat(b.isHead()).isTrue();
     }
 
     @Test
     void aLocalReleaseWakesOnlyTheHead() throws InterruptedException {
-        WaitLines.Waiter head = lines.join("a");
-        WaitLines.Waiter behind = lines.join("a");
+        WaitLines.Waiter head = lines.join("a", null);
+        WaitLines.Waiter behind = lines.join("a", null);
         lines.released("a");
         lines.released("b"); // nobody waits for b: nothing happens
         assertThat(head.await(1_000_000_000L)).isTrue();

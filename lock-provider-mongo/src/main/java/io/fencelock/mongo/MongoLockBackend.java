@@ -80,6 +80,15 @@ public final class MongoLockBackend implements LockBackend {
             .append(GRANTED_AT, 1)
             .append(TTL_MS, 1)
             .append(RENEWED_BY, 1);
+    /** A grant's findOneAndUpdate returns the document after the update, only what the answer needs (read-only once built). */
+    private static final FindOneAndUpdateOptions GRANT =
+            new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER).projection(PROJECTION);
+    /** An acquire's: the same, inserting the name's document when it has none. */
+    private static final FindOneAndUpdateOptions GRANT_OR_INSERT = new FindOneAndUpdateOptions()
+            .upsert(true)
+            .returnDocument(ReturnDocument.AFTER)
+            .projection(PROJECTION);
+
     private static final Document RENEWAL_PROJECTION =
             new Document(PROJECTION).append(MongoSharedState.HOLDERS, 1).append(MongoSharedState.VER, 1);
 
@@ -127,23 +136,8 @@ public final class MongoLockBackend implements LockBackend {
                                 new Document(OWNER, leaseId),
                                 new Document("$expr", EXPIRED)))
                 .append("$expr", MongoShared.SHARED_FREE);
-        Document update = new Document(
-                        "$set",
-                        new Document(OWNER, leaseId)
-                                .append(TTL_MS, millis(ttl))
-                                .append(META, MongoRecords.meta(metadata)))
-                .append(
-                        "$currentDate",
-                        new Document(GRANTED_AT, true).append(TOKEN_AT, true).append(HELD_SINCE, true))
-                .append("$inc", new Document(TOKEN, 1L));
         try {
-            Document doc = locks.findOneAndUpdate(
-                    filter,
-                    update,
-                    new FindOneAndUpdateOptions()
-                            .upsert(true)
-                            .returnDocument(ReturnDocument.AFTER)
-                            .projection(PROJECTION));
+            Document doc = locks.findOneAndUpdate(filter, grant(leaseId, ttl, metadata), GRANT_OR_INSERT);
             if (doc == null) {
                 throw new LockBackendException(
                         "MongoDB tryAcquire of '" + name + "' on " + where + ": the upsert returned no document",
@@ -160,6 +154,48 @@ public final class MongoLockBackend implements LockBackend {
         } catch (MongoException e) {
             throw failure("tryAcquire of '" + name + "'", e);
         }
+    }
+
+    /**
+     * One {@code findOneAndUpdate} without upsert: the document is updated to {@code leaseId}'s grant, as
+     * {@link #tryAcquire} writes it (token {@code $inc}-ed, times from the server's clock), only when
+     * {@code fromLeaseId} is its owner and the grant is live on the server's clock, under the same
+     * condition on shared entries as an acquire; the owner field is never empty in between. When nothing
+     * matched, nothing was written, and the refusal says no more (held with no remaining time): the
+     * engine's waiter attempts next and learns it then.
+     */
+    @Override
+    public AcquireResult handOver(
+            String name, String fromLeaseId, String leaseId, Duration ttl, LockMetadata metadata) {
+        if (fromLeaseId == null || leaseId == null) {
+            // a null owner would match a free document's
+            throw new IllegalArgumentException("hand-over of '" + name + "' from lease " + fromLeaseId + " to "
+                    + leaseId + ": both lease ids are required");
+        }
+        Document filter = new Document("_id", name)
+                .append(OWNER, fromLeaseId)
+                .append("$expr", new Document("$and", List.of(LIVE, MongoShared.SHARED_FREE)));
+        try {
+            Document doc = locks.findOneAndUpdate(filter, grant(leaseId, ttl, metadata), GRANT);
+            return doc == null
+                    ? AcquireResult.held(null)
+                    : AcquireResult.granted(doc.get(TOKEN, Number.class).longValue(), expiry(doc));
+        } catch (MongoException e) {
+            throw failure("handOver of '" + name + "'", e);
+        }
+    }
+
+    /** The update of a mutex grant: owner, TTL and metadata; grant, token and hold times from the server; the next token. */
+    private static Document grant(String leaseId, Duration ttl, LockMetadata metadata) {
+        return new Document(
+                        "$set",
+                        new Document(OWNER, leaseId)
+                                .append(TTL_MS, millis(ttl))
+                                .append(META, MongoRecords.meta(metadata)))
+                .append(
+                        "$currentDate",
+                        new Document(GRANTED_AT, true).append(TOKEN_AT, true).append(HELD_SINCE, true))
+                .append("$inc", new Document(TOKEN, 1L));
     }
 
     /** A semaphore's permits, a reader, a writer or a fair mutex: see {@link MongoShared#acquire}. */

@@ -37,7 +37,8 @@ record MongoServerFacts(String product, String topology, Boolean persistent, boo
                 Capability.METADATA,
                 Capability.EXTENDABLE_TTL,
                 Capability.SHARED_LOCKS,
-                Capability.FAIR_ORDER);
+                Capability.FAIR_ORDER,
+                Capability.HAND_OVER);
         if (durable()) {
             caps.add(Capability.DURABLE_TOKENS);
         }

@@ -91,7 +91,8 @@ public final class MySqlLockBackend implements LockBackend {
                 Capability.METADATA,
                 Capability.EXTENDABLE_TTL,
                 Capability.SHARED_LOCKS,
-                Capability.FAIR_ORDER);
+                Capability.FAIR_ORDER,
+                Capability.HAND_OVER);
         if (facts.durableCommits()) {
             caps.add(Capability.DURABLE_TOKENS);
         }
@@ -168,6 +169,33 @@ public final class MySqlLockBackend implements LockBackend {
                             + ")",
                     e,
                     false);
+        }
+    }
+
+    /**
+     * One UPDATE of the name's row (see {@link Statements}): the holder's grant becomes the new lease's, with
+     * the row's next token. A lock conflict is a failure here, not a refusal: the holder may still hold.
+     */
+    @Override
+    public AcquireResult handOver(
+            String name, String fromLeaseId, String leaseId, Duration ttl, LockMetadata metadata) {
+        long ttlMicros = SqlTime.micros(ttl);
+        Instant sent = serverClock.now();
+        try (Connection c = connections.connection();
+                PreparedStatement ps = c.prepareStatement(sql.handOver, Statement.RETURN_GENERATED_KEYS)) {
+            Statements.bindHandOver(ps, name, fromLeaseId, leaseId, ttlMicros, metadata);
+            if (ps.executeUpdate() == 0) {
+                return AcquireResult.held(null);
+            }
+            try (ResultSet keys = ps.getGeneratedKeys()) {
+                if (!keys.next()) {
+                    throw new SQLException("the hand-over changed the row but reported no token", "HY000");
+                }
+                // as for a grant by tryAcquire: the server's time when the statement started, plus the TTL
+                return AcquireResult.granted(Long.parseUnsignedLong(keys.getString(1)), sent.plus(ttl));
+            }
+        } catch (SQLException e) {
+            throw failures.failure("hand-over of '" + name + "'", e);
         }
     }
 

@@ -23,6 +23,8 @@ final class Statements {
     final String acquire;
     /** name, lease id. */
     final String release;
+    /** See {@link #bindHandOver}. */
+    final String handOver;
 
     Statements(LockTable table) {
         String t = table.qualifiedTable;
@@ -68,10 +70,35 @@ final class Statements {
                 + " expires_at = IF(lease_id = ?, " + NOW + " + INTERVAL ? MICROSECOND, expires_at)"
                 + granted
                 + ", granted_at = IF(lease_id = ?, " + NOW + ", granted_at)";
+        // A hand-over: the holder's grant becomes the new lease's in one UPDATE of the row, which holds the
+        // row lock from its read to its commit, so the name is never free. The token is the row's counter
+        // plus one, as a takeover's, and LAST_INSERT_ID carries it back in the OK packet; an UPDATE that
+        // matches nothing (the holder no longer holds as the acquire would see it) changes nothing.
+        this.handOver = "UPDATE " + t + " SET token = LAST_INSERT_ID(token + 1), token_issued_at = " + NOW
+                + ", lease_id = ?, expires_at = " + NOW + " + INTERVAL ? MICROSECOND, lock_owner = ?, lock_type = ?,"
+                + " lock_data = ?, granted_at = " + NOW
+                + " WHERE name = ? AND lease_id = ? AND expires_at > " + NOW + " AND NOT " + otherKind + " AND NOT "
+                + fairHeld;
         // the row stays: it carries the name's token history, and none of the holder's metadata
         this.release = "UPDATE " + t + " SET lease_id = NULL, expires_at = " + NOW
                 + ", lock_owner = NULL, lock_type = NULL, lock_data = NULL, granted_at = NULL"
                 + " WHERE name = ? AND lease_id = ? AND expires_at > " + NOW;
+    }
+
+    /** Binds {@link #handOver}'s parameters: the new lease's values, then the row and its holder. */
+    static void bindHandOver(
+            PreparedStatement ps,
+            String name,
+            String fromLeaseId,
+            String leaseId,
+            long ttlMicros,
+            LockMetadata metadata)
+            throws SQLException {
+        ps.setString(1, leaseId);
+        ps.setLong(2, ttlMicros);
+        int i = LockInfoRows.bindMetadata(ps, 3, metadata);
+        ps.setString(i++, name);
+        ps.setString(i, fromLeaseId);
     }
 
     /** Binds {@link #acquire}'s parameters: the new row's values, then the update's, in the SQL's order. */

@@ -974,7 +974,8 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
                         Capability.METADATA,
                         Capability.EXTENDABLE_TTL,
                         Capability.SHARED_LOCKS,
-                        Capability.FAIR_ORDER);
+                        Capability.FAIR_ORDER,
+                        Capability.HAND_OVER);
         assertThat(backend.capabilities()).doesNotContain(Capability.WAKE_ON_RELEASE);
 
         LockBackendProvider provider = ServiceLoader.load(LockBackendProvider.class).stream()

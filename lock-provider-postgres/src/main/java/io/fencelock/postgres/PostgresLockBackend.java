@@ -67,7 +67,8 @@ public final class PostgresLockBackend implements LockBackend {
             Capability.METADATA,
             Capability.EXTENDABLE_TTL,
             Capability.SHARED_LOCKS,
-            Capability.FAIR_ORDER));
+            Capability.FAIR_ORDER,
+            Capability.HAND_OVER));
     private static final SqlTime.Reader TIME = SqlTime.TIMESTAMPTZ;
     /** Connection trouble, a serialization failure or deadlock, a cancelled statement, a server going down or full. */
     private static final JdbcFailures.Retryable RETRYABLE = new JdbcFailures.Retryable(
@@ -133,6 +134,37 @@ public final class PostgresLockBackend implements LockBackend {
             }
         } catch (SQLException e) {
             throw failures.failure("tryAcquire of '" + name + "'", e);
+        }
+    }
+
+    /**
+     * One conditional update of the name's row (see Statements): the holder's grant becomes the new lease's,
+     * with a new token from the sequence; no NOTIFY, since the name was never free.
+     */
+    @Override
+    public AcquireResult handOver(
+            String name, String fromLeaseId, String leaseId, Duration ttl, LockMetadata metadata) {
+        long ttlMicros = SqlTime.micros(ttl);
+        try (Connection c = connections.connection();
+                PreparedStatement ps = c.prepareStatement(sql.handOver)) {
+            ps.setString(1, leaseId);
+            ps.setLong(2, ttlMicros);
+            int next = LockInfoRows.bindMetadata(ps, 3, metadata);
+            LockInfoRows.bindText(ps, next, listener.waiterFor(name));
+            ps.setString(next + 1, name);
+            ps.setString(next + 2, fromLeaseId);
+            ps.setString(next + 3, name);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    return AcquireResult.held(null);
+                }
+                if (rs.getBoolean(1)) {
+                    return AcquireResult.granted(rs.getLong(2), TIME.read(rs, 3));
+                }
+                return AcquireResult.held(SharedRows.remaining(rs, 4));
+            }
+        } catch (SQLException e) {
+            throw failures.failure("hand-over of '" + name + "'", e);
         }
     }
 

@@ -20,6 +20,11 @@ final class Statements {
     final String renew;
     /** name, lease id, the NOTIFY channel twice, then name, id, channel, name, id (a shared grant or waiter): freed. */
     final String release;
+    /**
+     * new lease id, ttl µs, owner, lock type, data (JSON text), waiter (the client's listener, or null), name, the
+     * holder's lease id, name (the refusal's hint): granted, token, expiry, remaining µs.
+     */
+    final String handOver;
     /** name: the columns of lock-jdbc's LockInfoRows, then shared kind, limit and holder columns (SharedRows). */
     final String inspect;
     /** prefix: the same columns, held locks only, in Java's order of the names. */
@@ -51,9 +56,8 @@ final class Statements {
         // summary says so, kept under the row lock by every shared operation (SharedFunctions): this
         // statement reads no other table, whose rows it would see as of its start, not as of the lock.
         String now = "EXCLUDED.token_issued_at";
-        String otherKind = "coalesce(l.shared_until > " + now + " AND l.shared_kind <> 'EXCLUSIVE', false)";
-        String free = "((l.lease_id IS NULL OR l.expires_at <= " + now + ") AND NOT coalesce(l.shared_held_until > "
-                + now + ", false) AND NOT " + otherKind + ")";
+        String otherKind = otherKind(now);
+        String free = "((l.lease_id IS NULL OR l.expires_at <= " + now + ") AND " + noSharedHold(now) + ")";
         // what a grant writes and a refusal keeps: the grant's metadata and time ride along in the
         // same statement, so no reader ever sees a grant without them (or with the last holder's)
         StringBuilder granted = new StringBuilder();
@@ -121,6 +125,25 @@ final class Statements {
                 + " NULL, NULL"
                 + " FROM " + t + " h, c WHERE h.name = ? AND NOT EXISTS (SELECT 1 FROM acquired)"
                 + " AND (h.lease_id IS NOT NULL AND h.expires_at > c.now OR h.shared_held_until > c.now)";
+        // A hand-over: the holder's grant ends and the new lease's begins in one update of the row, so the
+        // name is never free and nothing is signalled. The token is drawn in SET, after the row lock (a
+        // concurrent change of the row makes the update re-read it and draw again), as a renewal's is. The
+        // waiter queue and the contention mark stay as they are: the waiters of other clients were refused
+        // by a holder the new one replaces without a release, and its release must still wake them; only
+        // the grantee's own waiter leaves the queue, as on any grant. The holder must hold as the acquire
+        // would see it: a mutex grant of the lease, live, and no shared grant or other kind on the name.
+        this.handOver = "WITH c AS MATERIALIZED (SELECT clock_timestamp() AS now),"
+                + " handed AS (UPDATE " + t + " AS l SET lease_id = ?, token = " + nextToken
+                + ", token_issued_at = c.now,"
+                + " expires_at = c.now + ?" + MICROS + ", lock_owner = ?, lock_type = ?, lock_data = ?::jsonb,"
+                + " granted_at = c.now, waiters = array_remove(l.waiters, ?::text)"
+                + " FROM c WHERE l.name = ? AND l.lease_id = ? AND l.expires_at > c.now AND " + noSharedHold("c.now")
+                + " RETURNING l.token, l.expires_at)"
+                + " SELECT true, a.token, a.expires_at, NULL::bigint FROM handed a"
+                // refused: the holder's remaining time, as the statement's snapshot shows it (a hint)
+                + " UNION ALL SELECT false, NULL, NULL, (extract(epoch FROM h.expires_at - c.now) * 1000000)::bigint"
+                + " FROM " + t + " h, c WHERE h.name = ? AND NOT EXISTS (SELECT 1 FROM handed)"
+                + " AND h.lease_id IS NOT NULL AND h.expires_at > c.now";
         // one "now" per statement, so the expiry check, the new expiry and the token age agree; the
         // grant's metadata and granted_at are not touched: a renewal keeps them
         String due = "req.period_us > 0 AND l.token_issued_at + req.period_us" + MICROS + " <= c.now";
@@ -190,5 +213,15 @@ final class Statements {
                 + " RETURNING l.name),"
                 + " gone_shared AS (DELETE FROM " + shared.qualifiedShared + " s USING gone WHERE s.name = gone.name)"
                 + " SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM batch), (SELECT max(name) FROM batch)";
+    }
+
+    /** Live shared grants or waiters of another kind than the mutex on row {@code l} at {@code now}. */
+    private static String otherKind(String now) {
+        return "coalesce(l.shared_until > " + now + " AND l.shared_kind <> 'EXCLUSIVE', false)";
+    }
+
+    /** Nothing shared keeps row {@code l}'s name from the mutex at {@code now}: no live shared grant, nothing of another kind. */
+    private static String noSharedHold(String now) {
+        return "NOT coalesce(l.shared_held_until > " + now + ", false) AND NOT " + otherKind(now);
     }
 }

@@ -931,7 +931,8 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
                         Capability.METADATA,
                         Capability.EXTENDABLE_TTL,
                         Capability.SHARED_LOCKS,
-                        Capability.FAIR_ORDER);
+                        Capability.FAIR_ORDER,
+                        Capability.HAND_OVER);
     }
 
     private static void execute(String... statements) throws SQLException {

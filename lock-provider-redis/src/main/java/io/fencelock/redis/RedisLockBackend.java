@@ -119,20 +119,7 @@ public final class RedisLockBackend implements LockBackend {
     @Override
     public AcquireResult tryAcquire(String name, String leaseId, Duration ttl, LockMetadata metadata) {
         RedisSharedLocks.requireId(leaseId);
-        List<Object> r = await(
-                "tryAcquire of '",
-                name,
-                eval(
-                        connection.current(),
-                        Scripts.ACQUIRE,
-                        ScriptOutputType.MULTI,
-                        keys.mutexKeysOf(name),
-                        leaseId,
-                        Long.toString(millis(ttl)),
-                        HeldValue.json(metadata),
-                        subscriber.waiterFor(name),
-                        subscriber.placeIn(name),
-                        QUEUE_SLACK));
+        List<Object> r = mutexGrant("tryAcquire of '", Scripts.ACQUIRE, name, leaseId, ttl, metadata, QUEUE_SLACK);
         AcquireResult result = RedisSharedLocks.acquired(name, r, LockMode.EXCLUSIVE, 0);
         if (result.acquired()) {
             subscriber.granted(name);
@@ -140,6 +127,49 @@ public final class RedisLockBackend implements LockBackend {
             subscriber.refused(name, number(r, 2));
         }
         return result;
+    }
+
+    /**
+     * One script call ({@link Scripts#HAND_OVER}): overwrites the lock's value, when it is still a grant of
+     * {@code fromLeaseId}, with {@code leaseId}'s grant and draws the next token; otherwise writes nothing.
+     * A refusal leaves the queue place alone: the waiter was not refused by a holder, it attempts next.
+     */
+    @Override
+    public AcquireResult handOver(
+            String name, String fromLeaseId, String leaseId, Duration ttl, LockMetadata metadata) {
+        RedisSharedLocks.requireId(fromLeaseId);
+        RedisSharedLocks.requireId(leaseId);
+        List<Object> r = mutexGrant("handOver of '", Scripts.HAND_OVER, name, leaseId, ttl, metadata, fromLeaseId);
+        AcquireResult result = RedisSharedLocks.acquired(name, r, LockMode.EXCLUSIVE, 0);
+        if (result.acquired()) {
+            subscriber.granted(name);
+        }
+        return result;
+    }
+
+    /** A mutex grant's script call: ARGV lease id, ttl, metadata, this client's waiter id and place, then {@code last}. */
+    private List<Object> mutexGrant(
+            String operation,
+            Scripts.Script script,
+            String name,
+            String leaseId,
+            Duration ttl,
+            LockMetadata metadata,
+            String last) {
+        return await(
+                operation,
+                name,
+                eval(
+                        connection.current(),
+                        script,
+                        ScriptOutputType.MULTI,
+                        keys.mutexKeysOf(name),
+                        leaseId,
+                        Long.toString(millis(ttl)),
+                        HeldValue.json(metadata),
+                        subscriber.waiterFor(name),
+                        subscriber.placeIn(name),
+                        last));
     }
 
     /**

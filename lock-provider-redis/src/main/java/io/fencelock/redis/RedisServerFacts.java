@@ -52,7 +52,8 @@ record RedisServerFacts(Set<Capability> capabilities, String persistence) {
                 Capability.METADATA,
                 Capability.EXTENDABLE_TTL,
                 Capability.SHARED_LOCKS, // one script reads and writes all of a name's keys, in one slot
-                Capability.FAIR_ORDER); // queue places from the name's own sequence, in that script
+                Capability.FAIR_ORDER, // queue places from the name's own sequence, in that script
+                Capability.HAND_OVER); // one script checks the holder and overwrites its grant
         String persistence;
         if (deployment == Deployment.STANDALONE) {
             declared.add(Capability.LINEARIZABLE); // one server executes one script at a time

@@ -82,6 +82,20 @@ final class Scripts {
             """);
 
     /**
+     * The value and expiry of a grant, as ACQUIRE and HAND_OVER write it (ARGV: lease id, ttl ms, metadata
+     * JSON): the time is cut from {@code TIME}'s strings (seconds, then the first three of the six
+     * microsecond digits), so there is no number formatting on the grant path but the expiry's.
+     */
+    private static final String GRANT_VALUE = """
+            local t = redis.call('TIME')
+            local ms = t[1] .. string.sub('00000' .. t[2], -6, -4)
+            local nowMs = tonumber(ms)
+            local expiry = nowMs + tonumber(ARGV[2])
+            local value = ARGV[1] .. '\\n' .. ms .. '\\n' .. ARGV[3]
+            local px = string.format('%.0f', expiry)
+            """;
+
+    /**
      * KEYS: lock, token record, shared record, wake-up queue. ARGV: lease id, ttl (ms), metadata JSON ('' for
      * none), waiter id ('' when the client has no waiter for the name), the waiter's place in the queue
      * ('' when it has none yet), queue slack (ms, {@link #QUEUE_SLACK_MS}).
@@ -104,13 +118,7 @@ final class Scripts {
      * 1, which shared releases look for), and where only fair mutex waiters live, the mutex takes the
      * name (it does not wait in their queue).
      */
-    static final Script ACQUIRE = new Script("acquire", """
-            local t = redis.call('TIME')
-            local ms = t[1] .. string.sub('00000' .. t[2], -6, -4)
-            local nowMs = tonumber(ms)
-            local expiry = nowMs + tonumber(ARGV[2])
-            local value = ARGV[1] .. '\\n' .. ms .. '\\n' .. ARGV[3]
-            local px = string.format('%.0f', expiry)
+    static final Script ACQUIRE = new Script("acquire", GRANT_VALUE + """
             if redis.call('SET', KEYS[1], value, 'NX', 'PXAT', px) then
               if ARGV[5] ~= '' then redis.call('ZREM', KEYS[4], ARGV[4]) end
               return {1, redis.call('HINCRBY', KEYS[2], 'n', 1), expiry}
@@ -143,6 +151,30 @@ final class Scripts {
               redis.call('HSET', KEYS[2], 'w', mark)
             end
             return {0, left, nowMs}
+            """);
+
+    /**
+     * KEYS: lock, token record, shared record (unused), wake-up queue. ARGV: the new lease id, ttl (ms),
+     * metadata JSON, waiter id, the waiter's place ('' when none), as ACQUIRE's, then the lease id handing
+     * over. Only when the lock's value is a grant of that lease (HOLDS: a key past its expiry reads as
+     * absent, and the shared marker holds no lease) is it overwritten with the new lease's grant, as
+     * ACQUIRE writes it, and the token drawn: the key is never absent in between, so nobody else can take
+     * the name. A contention mark naming the old lease moves to the new one, so that the new holder's
+     * release publishes to the waiters that refused attempts saw; the wake-up queue stays for that release
+     * too, less this client (its waiter is the one granted, as in ACQUIRE). Nothing is published: nothing
+     * was freed. Returns ACQUIRE's {1, token, expiry ms}, or, writing nothing, {0, the holder's PTTL (ms;
+     * -1 when free or shared)}.
+     */
+    static final Script HAND_OVER = new Script("handOver", HOLDS + """
+            local held = redis.call('GET', KEYS[1])
+            if not holds(held, ARGV[6]) then
+              return {0, (held and held ~= '\\n') and redis.call('PTTL', KEYS[1]) or -1}
+            end
+            """ + GRANT_VALUE + """
+            redis.call('SET', KEYS[1], value, 'PXAT', px)
+            if ARGV[5] ~= '' then redis.call('ZREM', KEYS[4], ARGV[4]) end
+            if redis.call('HGET', KEYS[2], 'w') == ARGV[6] then redis.call('HSET', KEYS[2], 'w', ARGV[1]) end
+            return {1, redis.call('HINCRBY', KEYS[2], 'n', 1), expiry}
             """);
 
     /**

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fencelock.Capability;
 import io.fencelock.LockInfo;
+import io.fencelock.LockMetadata;
 import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
@@ -71,7 +72,8 @@ class RedisClusterTest {
                         Capability.METADATA,
                         Capability.EXTENDABLE_TTL,
                         Capability.SHARED_LOCKS,
-                        Capability.FAIR_ORDER);
+                        Capability.FAIR_ORDER,
+                        Capability.HAND_OVER);
     }
 
     @Test
@@ -109,11 +111,12 @@ class RedisClusterTest {
         assertThat(listed).extracting(LockInfo::name).isSorted();
     }
 
+    /** Every other name is handed over before its release: the new holder's release wakes the waiter. */
     @Test
     void tokensRiseAndReleasesWakeWaitersWhereverTheNameLives() throws InterruptedException {
         try (RedisLockBackend waiterSide =
                 RedisLockBackend.builder().uri(clusterUri(cluster)).build()) {
-            for (int i = 0; i < 6; i++) {
+            for (int i = 0; i < 8; i++) {
                 String name = "wake-" + UUID.randomUUID();
                 String holder = lease();
                 long first = backend.tryAcquire(name, holder, TTL).token();
@@ -122,6 +125,14 @@ class RedisClusterTest {
                 assertThat(waiterSide.tryAcquire(name, lease(), TTL).acquired())
                         .as("a waiter's refused attempt")
                         .isFalse();
+                if (i % 2 == 1) {
+                    String old = holder;
+                    holder = lease();
+                    AcquireResult handed = backend.handOver(name, old, holder, TTL, LockMetadata.NONE);
+                    assertThat(handed.token()).as("%s handed over", name).isGreaterThan(first);
+                    first = handed.token();
+                    assertThat(backend.release(name, old)).isFalse();
+                }
                 assertThat(backend.release(name, holder)).isTrue();
                 assertThat(released.await(30, TimeUnit.SECONDS))
                         .as("woken for %s", name)

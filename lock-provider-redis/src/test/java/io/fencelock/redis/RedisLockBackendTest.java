@@ -297,6 +297,7 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
                 Capability.EXTENDABLE_TTL,
                 Capability.SHARED_LOCKS,
                 Capability.FAIR_ORDER,
+                Capability.HAND_OVER,
                 Capability.LINEARIZABLE);
         if (server.source() != Source.ENV) {
             assertThat(backend.capabilities())

@@ -37,7 +37,8 @@ class RedisSentinelTest {
                             Capability.METADATA,
                             Capability.EXTENDABLE_TTL,
                             Capability.SHARED_LOCKS,
-                            Capability.FAIR_ORDER);
+                            Capability.FAIR_ORDER,
+                            Capability.HAND_OVER);
 
             String name = "sentinel/" + UUID.randomUUID();
             String holder = UUID.randomUUID().toString();
