@@ -9,6 +9,7 @@ import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.WakeUpSubscription;
 import io.fencelock.tck.SpiChecks;
+import io.fencelock.tck.spi.HandOverProviderChecks;
 import io.fencelock.testservers.zookeeper.ZooKeeperServer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -188,6 +189,19 @@ class ZooKeeperHandOverTest {
             assertThat(next.acquired()).isTrue();
             assertThat(next.token()).isGreaterThan(handed.token());
         }
+    }
+
+    /**
+     * Through the engine: the holder's release hands the name to its own client's waiter in one hand-over (no
+     * release, no acquire), while another client's waiter waits on and gets it after the new holder's release.
+     */
+    @Test
+    void throughTheEngineAWaiterOfAnotherClientGetsTheNameAfterAHandOver() throws Exception {
+        ZooKeeperLockBackendProvider provider = new ZooKeeperLockBackendProvider();
+        String url = ZooKeeperServer.shared().url();
+        // each client closes its own backend
+        HandOverProviderChecks.assertAWaiterOfAnotherClientGetsTheNameAfterAHandOver(
+                provider.open(url, Map.of()), provider.open(url, Map.of()), name());
     }
 
     private static void assertUnchanged(ZooKeeperLockBackend holderBackend, String name, String lease, long token) {
