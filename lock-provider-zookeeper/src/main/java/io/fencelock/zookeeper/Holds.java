@@ -80,13 +80,19 @@ final class Holds {
         timer.setRemoveOnCancelPolicy(true);
     }
 
-    /** Records an acquire about to be sent, given back at its due time unless confirmed and renewed; false when its lease id is known here. */
-    boolean begin(Hold pending) {
-        if (byLease.putIfAbsent(pending.leaseId(), pending) != null) {
-            return false;
+    /**
+     * Records a grant of {@code ttl} about to be sent in {@code s} (an acquire's create, a hand-over's
+     * {@code multi}), due from now: given back at its due time unless confirmed and renewed. Null when its
+     * lease id is known here.
+     */
+    Hold begin(String name, String leaseId, Session s, Duration ttl) {
+        long t0 = System.nanoTime();
+        Hold pending = new Hold(name, leaseId, s, t0 + ttl.toNanos(), false, 0, 0, t0);
+        if (byLease.putIfAbsent(leaseId, pending) != null) {
+            return null;
         }
         expireAt(pending);
-        return true;
+        return pending;
     }
 
     /** The create succeeded; false when the hold was given back meanwhile. */

@@ -22,10 +22,10 @@ final class Znodes {
         this.calls = calls;
     }
 
-    /** Creates the base path (and its parents) once; concurrent creators are fine. */
-    void ensureBase(Session s) {
+    /** Creates the base path (and its parents) once; concurrent creators are fine. Returns {@code s}. */
+    Session ensureBase(Session s) {
         if (baseReady.get()) {
-            return;
+            return s;
         }
         StringBuilder p = new StringBuilder();
         for (String part : basePath.substring(1).split("/")) {
@@ -40,6 +40,7 @@ final class Znodes {
             }
         }
         baseReady.set(true);
+        return s;
     }
 
     /** The base path was deleted under us: created again. */

@@ -41,6 +41,9 @@ import org.apache.zookeeper.data.Stat;
  *       this hold's znode (owner, lease id, czxid), then its {@code delete}. Another session can
  *       delete the znode (a forced release) and a third create the path again, so the znode at the
  *       path is not always the one this session created.</li>
+ *   <li><b>Hand-over</b>: the release's read, then one {@code multi} that deletes the holder's znode by
+ *       the version read and creates the new lease's in the session of its TTL's class: never free in
+ *       between, a new czxid above every earlier one ({@link HandOvers}).</li>
  *   <li><b>Locks the engine let go</b> are deleted by the backend itself when their TTL runs out
  *       ({@link Holds} says why this provider must schedule that).</li>
  *   <li><b>Wake-ups</b>: persistent watches on the control session, which holds no locks ({@link ReleaseWatcher}).</li>
@@ -60,7 +63,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
             Capability.WAKE_ON_RELEASE,
             Capability.BATCH_RENEW,
             Capability.LINEARIZABLE,
-            Capability.METADATA));
+            Capability.METADATA,
+            Capability.HAND_OVER));
 
     private final Znodes znodes;
     private final String where;
@@ -70,6 +74,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
     private final ReleaseWatcher watcher;
     private final LockReads reads;
     private final Renewals renewals;
+    private final HandOvers handOvers;
 
     private ZooKeeperLockBackend(ZooKeeperSettings settings) {
         this.where = settings.connectString();
@@ -80,6 +85,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
         this.watcher = new ReleaseWatcher(sessions::control, znodes::path, where);
         this.reads = new LockReads(sessions, znodes, calls, holds);
         this.renewals = new Renewals(sessions, holds, znodes, calls);
+        this.handOvers = new HandOvers(sessions, znodes, calls, holds, reads);
     }
 
     public static Builder builder() {
@@ -98,11 +104,9 @@ public final class ZooKeeperLockBackend implements LockBackend {
     public AcquireResult tryAcquire(String name, String leaseId, Duration ttl, LockMetadata metadata) {
         sessions.requireOpen();
         for (int attempt = 0; ; attempt++) {
-            Session s = sessions.forTtl(ttl);
-            znodes.ensureBase(s);
-            long t0 = System.nanoTime();
-            Hold pending = new Hold(name, leaseId, s, t0 + ttl.toNanos(), false, 0, 0, t0);
-            if (!holds.begin(pending)) {
+            Session s = znodes.ensureBase(sessions.forTtl(ttl));
+            Hold pending = holds.begin(name, leaseId, s, ttl);
+            if (pending == null) {
                 return AcquireResult.held(null); // a retry of a lease id this backend knows: refused, as the SPI allows
             }
             // unknown outcome (timeout, lost connection): the hold stays uncertain, and is settled at its due time
@@ -117,7 +121,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
             Code code = r.code();
             if (code == Code.OK) {
                 Hold held = new Hold(
-                        name, leaseId, s, pending.due(), true, 0, r.value().getCzxid(), t0);
+                        name, leaseId, s, pending.due(), true, 0, r.value().getCzxid(), pending.sent());
                 if (!holds.confirm(pending, held)) {
                     return AcquireResult.held(null); // given back meanwhile: its TTL ran out before the answer came
                 }
@@ -151,6 +155,18 @@ public final class ZooKeeperLockBackend implements LockBackend {
         return requests.isEmpty() ? List.of() : renewals.renew(requests);
     }
 
+    /**
+     * The holder's znode read as a release reads it, then one {@code multi} that deletes it and creates the
+     * new lease's: the name is never free in between, and the new czxid is above every earlier one
+     * ({@link HandOvers}).
+     */
+    @Override
+    public AcquireResult handOver(
+            String name, String fromLeaseId, String leaseId, Duration ttl, LockMetadata metadata) {
+        sessions.requireOpen();
+        return handOvers.handOver(name, fromLeaseId, leaseId, ttl, metadata);
+    }
+
     @Override
     public boolean release(String name, String leaseId) {
         sessions.requireOpen();
@@ -173,44 +189,27 @@ public final class ZooKeeperLockBackend implements LockBackend {
     }
 
     /**
-     * Deletes the znode of {@code h} in its own session, only after reading (behind a {@code sync}) that
-     * the znode at its path is this hold's: its ephemeral owner this session, its data this lease id,
-     * and, once the create is known to have succeeded, its czxid this hold's token. A blind delete
-     * would hit whatever znode is at the path: after a forced release, another client's new grant.
-     * Completes with whether this call deleted it.
+     * Deletes the znode of {@code h} in its own session, with the version read, only when a read behind a
+     * {@code sync} shows it is this hold's ({@link LockReads#versionIfOwn}). A blind delete would hit
+     * whatever znode is at the path: after a forced release, another client's new grant. Completes with
+     * whether this call deleted it.
      */
     private CompletableFuture<Boolean> giveBack(Hold h, String operation) {
-        Session s = h.session();
-        String path = znodes.path(h.name());
-        ZooKeeperCalls.sync(s, path); // the read then shows every delete the leader applied before the sync
-        return ZooKeeperCalls.getData(s, path)
-                .thenApply(read -> {
-                    if (read.code() == Code.NONODE || read.code() == Code.SESSIONEXPIRED) {
-                        return -1;
-                    }
-                    if (read.code() != Code.OK) {
-                        throw new CompletionException(calls.failure(operation, h.name(), read.code()));
-                    }
-                    boolean ours = read.stat().getEphemeralOwner() == s.id()
-                            && h.leaseId().equals(Znodes.leaseIdOf(read.value()))
-                            && (!h.certain() || read.stat().getCzxid() == h.token());
-                    return ours
-                            ? read.stat().getVersion()
-                            : -1; // another grant's znode, or the create failed after all
-                })
+        return reads.versionIfOwn(h, operation)
                 .thenCompose(v -> v < 0
                         ? CompletableFuture.completedFuture(false)
-                        : ZooKeeperCalls.delete(s, path, v).thenApply(r -> {
-                            if (r.code() == Code.OK) {
-                                return true;
-                            }
-                            if (r.code() == Code.NONODE
-                                    || r.code() == Code.SESSIONEXPIRED
-                                    || r.code() == Code.BADVERSION) {
-                                return false;
-                            }
-                            throw new CompletionException(calls.failure(operation, h.name(), r.code()));
-                        }));
+                        : ZooKeeperCalls.delete(h.session(), znodes.path(h.name()), v)
+                                .thenApply(r -> {
+                                    if (r.code() == Code.OK) {
+                                        return true;
+                                    }
+                                    if (r.code() == Code.NONODE
+                                            || r.code() == Code.SESSIONEXPIRED
+                                            || r.code() == Code.BADVERSION) {
+                                        return false;
+                                    }
+                                    throw new CompletionException(calls.failure(operation, h.name(), r.code()));
+                                }));
     }
 
     /**

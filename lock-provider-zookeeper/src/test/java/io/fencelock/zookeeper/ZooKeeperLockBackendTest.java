@@ -492,7 +492,7 @@ class ZooKeeperLockBackendTest {
         };
     }
 
-    private static void awaitTrue(BooleanSupplier condition) throws InterruptedException {
+    static void awaitTrue(BooleanSupplier condition) throws InterruptedException {
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!condition.getAsBoolean()) {
             assertThat(System.nanoTime() - end).as("condition met within 10 s").isNegative();
