@@ -28,7 +28,8 @@ import java.util.function.Supplier;
 public final class CompareRun {
     static final String SCHEMA = "fencelock-compare/1";
 
-    private static final Map<Capability, String> WITHOUT = Map.ofEntries(
+    /** What a reviewer should know of a backend that does not claim a capability: one line each. */
+    static final Map<Capability, String> WITHOUT = Map.ofEntries(
             Map.entry(
                     Capability.FENCING,
                     "no fencing tokens: a resource cannot tell a stale holder from the current one"),
@@ -49,7 +50,14 @@ public final class CompareRun {
             Map.entry(
                     Capability.METADATA,
                     "no owner, type or data is stored with a grant: inspect and list show only lease ids"),
-            Map.entry(Capability.EXTENDABLE_TTL, "a lease cannot be renewed to a longer TTL than it was granted with"));
+            Map.entry(Capability.EXTENDABLE_TTL, "a lease cannot be renewed to a longer TTL than it was granted with"),
+            Map.entry(
+                    Capability.SHARED_LOCKS,
+                    "no semaphores or read-write locks: their handles throw UnsupportedOperationException"),
+            Map.entry(Capability.FAIR_ORDER, "no fair waiting: waiters are granted in no particular order"),
+            Map.entry(
+                    Capability.HAND_OVER,
+                    "a release to a waiter of the same client is a release and then that waiter's acquire (two round trips)"));
 
     private final BenchSettings settings;
     private final Progress progress;

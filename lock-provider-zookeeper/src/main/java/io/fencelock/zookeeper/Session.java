@@ -121,6 +121,10 @@ final class Session implements Watcher {
 
     @Override
     public String toString() {
-        return "session 0x" + Long.toHexString(id()) + " (" + requestedMillis + " ms asked)";
+        // the ZooKeeper constructor logs its watcher (this session) before the handle is assigned
+        Handle handle = zk;
+        return handle == null
+                ? "session not yet opened (" + requestedMillis + " ms asked)"
+                : "session 0x" + Long.toHexString(handle.getSessionId()) + " (" + requestedMillis + " ms asked)";
     }
 }
