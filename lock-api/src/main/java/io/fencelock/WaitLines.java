@@ -60,16 +60,13 @@ final class WaitLines {
         }
 
         /**
-         * Offers to take over the grant its client holds of the name; see {@link HandOver}. Null where no
-         * holder can hand over to this waiter.
+         * Offers to take over the grant its client holds of the name; see {@link HandOver}. Nothing where
+         * no holder can hand over to this waiter.
          */
-        HandOver offerHandOver() {
-            if (handOverSpec == null) {
-                return null;
+        void offerHandOver() {
+            if (handOverSpec != null) {
+                handOver = new HandOver(handOverSpec, this);
             }
-            HandOver offer = new HandOver(handOverSpec, this);
-            handOver = offer;
-            return offer;
         }
 
         /**
