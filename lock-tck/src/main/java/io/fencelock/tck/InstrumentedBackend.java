@@ -41,7 +41,6 @@ public final class InstrumentedBackend implements LockBackend {
     private final java.util.concurrent.atomic.AtomicBoolean interruptNextAcquire =
             new java.util.concurrent.atomic.AtomicBoolean();
     private volatile CountDownLatch renewalGate;
-    private final Set<Capability> withheld = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     public InstrumentedBackend(LockBackend delegate) {
         this.delegate = delegate;
@@ -231,25 +230,9 @@ public final class InstrumentedBackend implements LockBackend {
         return delegate.maxTtl();
     }
 
-    /**
-     * From now on, the backend does not declare {@code capability} (call before a client is made on it,
-     * which reads the capabilities once): for a property that needs the engine's other path.
-     */
-    public InstrumentedBackend withhold(Capability capability) {
-        withheld.add(capability);
-        return this;
-    }
-
     @Override
     public Set<Capability> capabilities() {
-        Set<Capability> declared = delegate.capabilities();
-        if (withheld.isEmpty()) {
-            return declared;
-        }
-        Set<Capability> left = java.util.EnumSet.noneOf(Capability.class);
-        left.addAll(declared);
-        left.removeAll(withheld);
-        return Set.copyOf(left);
+        return delegate.capabilities();
     }
 
     @Override

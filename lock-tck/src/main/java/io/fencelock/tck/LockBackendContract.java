@@ -200,7 +200,7 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
     }
 
     /**
-     * Contended acquires of one name by two clients while a third client purges free records as
+     * Contended acquires of one name by six clients while a seventh purges free records as
      * fast as it can: every holder writes its token to a fenced resource, and each write must be
      * accepted, so no holder got a token below an earlier holder's however a purge fell between an
      * acquire's start and its grant. Judged by the history checker; stops at the first rejected write.
@@ -213,11 +213,15 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         History history = new History();
         FencedResource resource = new FencedResource();
         LockOptions racing = options(HANG_BOUND, false);
-        // The race needs releases that free the record: a hand-over between a client's threads keeps it held
-        // (and a purge away), so the racers' clients do not hand over.
-        List<RecordedClient> racers = List.of(
-                recorded(1, history, racing, Capability.HAND_OVER), recorded(2, history, racing, Capability.HAND_OVER));
-        RecordedClient purger = recorded(3, history, racing);
+        // One thread per client: every racer's acquire is a backend attempt of its own in flight (a client
+        // sends one attempt per name at a time and queues its other threads), and every release frees the
+        // record (a hand-over between a client's threads would keep it held, and a purge away).
+        int threads = 6;
+        List<RecordedClient> racers = new ArrayList<>();
+        for (int i = 1; i <= threads; i++) {
+            racers.add(recorded(i, history, racing));
+        }
+        RecordedClient purger = recorded(threads + 1, history, racing);
         AtomicBoolean stop = new AtomicBoolean();
         AtomicInteger grants = new AtomicInteger();
         AtomicInteger purgesThatDeleted = new AtomicInteger();
@@ -230,12 +234,11 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
                 && grants.get() < RACE_MAX_GRANTS
                 && (System.nanoTime() - end < 0
                         || purgesThatDeleted.get() == 0 && System.nanoTime() - end < HANG_BOUND.toNanos());
-        int threads = 6;
         ExecutorService pool = Executors.newFixedThreadPool(threads + 1);
         try {
             List<Future<?>> tasks = new ArrayList<>();
             for (int i = 0; i < threads; i++) {
-                RecordedClient racer = racers.get(i % racers.size());
+                RecordedClient racer = racers.get(i);
                 tasks.add(pool.submit(() -> {
                     while (running.getAsBoolean()) {
                         Optional<Lease> lease = racer.acquire(name, HANG_BOUND);
@@ -1946,14 +1949,6 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
     /** A recorded client of a fresh backend, closed after the test like the others. */
     private RecordedClient recorded(int process, History history, LockOptions options) {
         RecordedClient c = new RecordedClient(process, history, fixture.openBackend(), options);
-        clients.add(c.client());
-        return c;
-    }
-
-    /** The same, on a backend that does not declare {@code withheld}. */
-    private RecordedClient recorded(int process, History history, LockOptions options, Capability withheld) {
-        LockBackend backend = new InstrumentedBackend(fixture.openBackend()).withhold(withheld);
-        RecordedClient c = new RecordedClient(process, history, backend, options);
         clients.add(c.client());
         return c;
     }
