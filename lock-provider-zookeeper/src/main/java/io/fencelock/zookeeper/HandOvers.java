@@ -92,7 +92,9 @@ final class HandOvers {
     /** The version of the znode of a lease this backend did not grant, when it holds that lease id; -1 otherwise. */
     private int foreignVersion(String name, String fromLeaseId) {
         Reply<byte[]> read = reads.read(sessions.control(), OPERATION, name);
-        return read != null && fromLeaseId.equals(Znodes.leaseIdOf(read.value()))
+        return read != null
+                        && fromLeaseId.equals(Znodes.leaseIdOf(read.value()))
+                        && !sessions.isOwn(read.stat().getEphemeralOwner()) // being given back here
                 ? read.stat().getVersion()
                 : -1;
     }
@@ -118,6 +120,10 @@ final class HandOvers {
         }
         Code code = r.code();
         if (code == Code.OK) {
+            if (!sessions.proven(s, pending.sent(), pending.due(), calls, OPERATION, name)) {
+                holds.remove(pending); // the session expired at the leader, and the new lock with it
+                throw calls.failure(OPERATION, name, Code.SESSIONEXPIRED);
+            }
             OpResult.CreateResult created = (OpResult.CreateResult) r.value().get(1);
             Hold held = new Hold(
                     name,

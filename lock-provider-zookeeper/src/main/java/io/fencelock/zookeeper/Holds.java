@@ -10,6 +10,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -179,6 +180,11 @@ final class Holds {
 
     /** The timer's thread, for other background work of the backend. */
     Executor background() {
+        return timer;
+    }
+
+    /** The same timer, for the sessions' heartbeats. */
+    ScheduledExecutorService timer() {
         return timer;
     }
 

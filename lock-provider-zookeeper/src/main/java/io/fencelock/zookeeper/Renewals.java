@@ -59,6 +59,7 @@ final class Renewals {
     private record Sent(
             Session session,
             List<Integer> indexes,
+            long longestTtlNanos,
             CompletableFuture<Reply<List<OpResult>>> touch,
             List<CompletableFuture<Reply<List<OpResult>>>> reads) {}
 
@@ -114,7 +115,11 @@ final class Renewals {
                             .map(i -> Op.getData(znodes.path(requests.get(i).name())))
                             .toList()));
         }
-        return new Sent(s, indexes, touch, reads);
+        long longest = indexes.stream()
+                .mapToLong(i -> requests.get(i).ttl().toNanos())
+                .max()
+                .orElse(0);
+        return new Sent(s, indexes, longest, touch, reads);
     }
 
     /** Sets {@code alive} for the holds of one session: true only for a znode that is still the hold's own. */
@@ -130,6 +135,10 @@ final class Renewals {
         // NONODE: the base path was deleted, so none of its znodes is left; the session was checked before the op
         if (touched != Code.OK && touched != Code.NONODE) {
             throw calls.failure("renew of ", batch + " lease(s)", touched);
+        }
+        if (!sessions.proven(s, t0, t0 + sent.longestTtlNanos(), calls, "renew of ", batch + " lease(s)")) {
+            sent.indexes().forEach(i -> alive[i] = false); // the session expired at the leader, its locks with it
+            return;
         }
         for (int c = 0; c < sent.reads().size(); c++) {
             Reply<List<OpResult>> read =

@@ -22,16 +22,22 @@ final class Session implements Watcher {
     private final Consumer<Session> onDeath;
     private final BiConsumer<Session, WatchedEvent> onState;
     private final AtomicBoolean live = new AtomicBoolean(true);
+    private final long lagNanos;
+    private final long asked = System.nanoTime();
     private volatile boolean isConnected;
+    /** Known once connected: the timeout is negotiated then. */
+    private volatile LeaderView view;
 
     Session(
             String connectString,
             long requestedMillis,
+            long lagNanos,
             ZKClientConfig config,
             Consumer<Session> onDeath,
             BiConsumer<Session, WatchedEvent> onState)
             throws IOException {
         this.requestedMillis = requestedMillis;
+        this.lagNanos = lagNanos;
         this.onDeath = onDeath;
         this.onState = onState;
         // ZooKeeper negotiates a session timeout no longer than its maxSessionTimeout; a longer request is capped to an
@@ -58,6 +64,13 @@ final class Session implements Watcher {
         }
         switch (event.getState()) {
             case SyncConnected, ConnectedReadOnly -> {
+                if (view == null) {
+                    long timeoutNanos = negotiatedMillis() * 1_000_000L;
+                    // lag unknown (-1): half the timeout, no less than the tick (the timeout is at least two)
+                    LeaderView v = new LeaderView(timeoutNanos, lagNanos >= 0 ? lagNanos : timeoutNanos / 2);
+                    v.opened(asked, System.nanoTime()); // the leader itself opened the session
+                    view = v;
+                }
                 isConnected = true;
                 connected.complete(this);
             }
@@ -80,6 +93,11 @@ final class Session implements Watcher {
 
     long id() {
         return zk.getSessionId();
+    }
+
+    /** What the leader has surely heard of this session; null until it is connected. */
+    LeaderView view() {
+        return view;
     }
 
     /** The timeout the server granted (known once connected). */

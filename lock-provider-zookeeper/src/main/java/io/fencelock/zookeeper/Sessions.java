@@ -8,13 +8,19 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BiConsumer;
 import java.util.function.Predicate;
+import org.apache.zookeeper.KeeperException.Code;
+import org.apache.zookeeper.Op;
 import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.client.ZKClientConfig;
 
@@ -26,10 +32,17 @@ import org.apache.zookeeper.client.ZKClientConfig;
  * a crashed, frozen or cut-off holder's session expires at most one timeout and one tick after the
  * last request that reached the server. A control session, for watches and reads, carries no lock.
  * The server's {@code maxSessionTimeout} bounds the TTLs.
+ *
+ * <p>On an ensemble the leader, which expires sessions, hears of a member's requests up to a
+ * {@code lag} late ({@link LeaderView}): a grant or renewal counts only once the session is proven
+ * alive at the leader from its send to its TTL's end ({@link #proven}). Each lock session sends a
+ * heartbeat of its own after a quiet spell, so that proof is at hand while the process runs.
  */
 final class Sessions {
     /** The control session holds no locks: its timeout only bounds how fast it notices a dead server. */
     private static final long CONTROL_SESSION_MILLIS = 10_000;
+    /** What the session that learns the server's minimum timeout asks for, per server. */
+    private static final long PROBE_MILLIS_PER_SERVER = 50;
 
     private final String connectString;
     private final ZKClientConfig config;
@@ -40,15 +53,33 @@ final class Sessions {
     private final AtomicBoolean closed = new AtomicBoolean();
     /** The longest session timeout the server granted when asked for more (0 until one was clamped). */
     private final AtomicLong serverMaxMillis = new AtomicLong();
+    /** How late the leader may hear of a member's request (nanos); -1 until learned. */
+    private volatile long lagNanos;
+
+    private final ScheduledExecutorService scheduler;
+    private final ConcurrentHashMap<Session, ScheduledFuture<?>> heartbeats = new ConcurrentHashMap<>();
+    private final AtomicLong proofs = new AtomicLong();
+    /** Every session this backend opened, live or not (one per TTL class, and those that replaced dead ones). */
+    private final java.util.Set<Long> ownIds = ConcurrentHashMap.newKeySet();
+
+    private volatile boolean heartbeatsPaused;
 
     private volatile Session control;
 
-    /** {@code controlEvents} hears the control session's state changes (for the watches on it). */
-    Sessions(ZooKeeperSettings settings, BiConsumer<Session, WatchedEvent> controlEvents) {
+    /**
+     * {@code controlEvents} hears the control session's state changes (for the watches on it); the
+     * heartbeats run on {@code scheduler} (the backend's one timer thread).
+     */
+    Sessions(
+            ZooKeeperSettings settings,
+            BiConsumer<Session, WatchedEvent> controlEvents,
+            ScheduledExecutorService scheduler) {
         this.connectString = settings.connectString();
         this.config = settings.clientConfig();
         this.timeout = settings.requestTimeout;
         this.controlEvents = controlEvents;
+        this.scheduler = scheduler;
+        this.lagNanos = settings.leaderLag == null ? -1 : settings.leaderLag.toNanos();
     }
 
     /**
@@ -82,7 +113,7 @@ final class Sessions {
             if (s != null && s.live()) {
                 return s;
             }
-            Session fresh = open(millis);
+            Session fresh = open(millis, leaderLagNanos());
             long granted = fresh.negotiatedMillis();
             if (granted < millis) {
                 serverMaxMillis.set(granted);
@@ -92,6 +123,7 @@ final class Sessions {
                 }
             }
             byClass.put(millis, fresh);
+            startHeartbeats(fresh);
             return fresh;
         } finally {
             opening.unlock();
@@ -102,7 +134,7 @@ final class Sessions {
     Duration maxTtl() {
         long max = serverMaxMillis.get();
         if (max == 0) {
-            Session probe = open(Integer.MAX_VALUE);
+            Session probe = open(Integer.MAX_VALUE, 0);
             try {
                 max = probe.negotiatedMillis();
                 serverMaxMillis.set(max);
@@ -135,24 +167,135 @@ final class Sessions {
             if (c != null && c.live()) {
                 return c;
             }
-            control = open(CONTROL_SESSION_MILLIS);
+            control = open(CONTROL_SESSION_MILLIS, 0); // carries no lock: nothing to prove
             return control;
         } finally {
             opening.unlock();
         }
     }
 
+    /**
+     * Whether a grant or renewal sent at {@code sent} in {@code s} may count on the session until {@code until}
+     * (its send plus its TTL): at once when what the leader heard of the session covers that stretch ({@link LeaderView}), else
+     * after one write the leader checks, sent {@code lag} after now. By then the leader has heard of the
+     * grant, which reached a member before its answer; a session still alive then was never expired before,
+     * so it lives one timeout past the grant. False when the session expired (with the grant's lock).
+     */
+    boolean proven(Session s, long sent, long until, ZooKeeperCalls calls, String operation, String subject) {
+        LeaderView view = s.view();
+        if (view.covers(sent, until)) {
+            return true;
+        }
+        proofs.incrementAndGet();
+        long checkAt = System.nanoTime() + view.lagNanos();
+        boolean interrupted = false;
+        for (long left; (left = checkAt - System.nanoTime()) > 0; ) {
+            LockSupport.parkNanos(left); // a grant is made: an interrupt does not undo it, it waits on
+            interrupted |= Thread.interrupted();
+        }
+        try {
+            Code code = calls.await(operation, subject, ZooKeeperCalls.multi(s, List.of(Op.check("/", -1))))
+                    .code();
+            if (code == Code.SESSIONEXPIRED) {
+                s.abandon();
+                return false;
+            }
+            if (code != Code.OK) {
+                throw calls.failure(operation, subject, code);
+            }
+            return true;
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /**
+     * How late the leader may hear of a member's request: as configured, else half the server's
+     * {@code minSessionTimeout}, which is one {@code tickTime} at ZooKeeper's defaults (members report
+     * every half tick). That is learned once, by a session that asks for {@value #PROBE_MILLIS_PER_SERVER} ms
+     * per server (the client's connect timeout is the asked timeout over the servers, so it cannot ask for
+     * less): the server raises it to its minimum, or grants it when its minimum is lower, and half of it is
+     * then still no shorter than the tick. -1 when no server answered: each session then takes half its
+     * own timeout, no shorter either.
+     */
+    long leaderLagNanos() {
+        long lag = lagNanos;
+        if (lag >= 0) {
+            return lag;
+        }
+        Session probe;
+        try {
+            probe = open(PROBE_MILLIS_PER_SERVER * servers(connectString), 0);
+        } catch (LockBackendException e) {
+            return -1;
+        }
+        try {
+            lag = TimeUnit.MILLISECONDS.toNanos(probe.negotiatedMillis()) / 2;
+            lagNanos = lag;
+            return lag;
+        } finally {
+            probe.close();
+        }
+    }
+
+    private static int servers(String connectString) {
+        int chroot = connectString.indexOf('/');
+        String hosts = chroot < 0 ? connectString : connectString.substring(0, chroot);
+        return hosts.split(",", -1).length;
+    }
+
+    /**
+     * A heartbeat (an {@code exists} of the root) whenever the session sent nothing for a third of
+     * {@code timeout - lag}: the spans the leader surely heard then overlap, so grants are proven at once.
+     * The ZooKeeper client's own pings keep the session alive too, but their answers are not seen here.
+     */
+    private void startHeartbeats(Session s) {
+        LeaderView view = s.view();
+        long every = Math.max(TimeUnit.MILLISECONDS.toNanos(1), (view.timeoutNanos() - view.lagNanos()) / 3);
+        try {
+            heartbeats.put(
+                    s,
+                    scheduler.scheduleAtFixedRate(
+                            () -> {
+                                if (!heartbeatsPaused
+                                        && s.isConnected()
+                                        && System.nanoTime() - view.lastSent() >= every) {
+                                    ZooKeeperCalls.exists(s, "/");
+                                }
+                            },
+                            every,
+                            every,
+                            TimeUnit.NANOSECONDS));
+        } catch (RejectedExecutionException e) {
+            // the backend is closing
+        }
+        if (!s.live()) {
+            stopHeartbeats(s);
+        }
+    }
+
+    private void stopHeartbeats(Session s) {
+        ScheduledFuture<?> beat = heartbeats.remove(s);
+        if (beat != null) {
+            beat.cancel(false);
+        }
+    }
+
     /** A new session, connected; a retryable failure when no server answers within the request timeout. */
-    private Session open(long millis) {
+    private Session open(long millis, long lagNanos) {
         Session s;
         try {
-            s = new Session(connectString, millis, config, this::ended, this::stateChanged);
+            s = new Session(connectString, millis, lagNanos, config, this::ended, this::stateChanged);
         } catch (IOException | RuntimeException e) {
             throw new LockBackendException(
                     "cannot open a ZooKeeper session on " + connectString + ": " + e.getMessage(), e, true);
         }
         try {
-            return s.connected.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            Session connected = s.connected.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            ownIds.add(connected.id());
+            return connected;
         } catch (InterruptedException e) {
             s.close();
             Thread.currentThread().interrupt();
@@ -166,6 +309,7 @@ final class Sessions {
 
     private void ended(Session s) {
         byClass.remove(s.requestedMillis, s);
+        stopHeartbeats(s);
     }
 
     private void stateChanged(Session s, WatchedEvent event) {
@@ -206,8 +350,29 @@ final class Sessions {
         }
     }
 
+    /**
+     * Whether {@code sessionId} is one of this backend's sessions, live or not. A znode it owns that no
+     * hold of this backend names is being settled here: its give-back is in flight, or its session was
+     * abandoned and expires on the server. A release or hand-over of a lease this backend does not know must
+     * leave such a znode alone: deleting it by its version (0, as every lock znode's) after the give-back
+     * deleted it would delete another client's znode created in between.
+     */
+    boolean isOwn(long sessionId) {
+        return ownIds.contains(sessionId);
+    }
+
     /** For tests: the sessions that carry locks, by session class (ms). */
     Map<Long, Session> byClass() {
         return new HashMap<>(byClass);
+    }
+
+    /** For tests: how many grants and renewals needed the leader's check after the lag. */
+    long proofsByCheck() {
+        return proofs.get();
+    }
+
+    /** For tests: stops (or restarts) the heartbeats, as a stalled process would. */
+    void pauseHeartbeats(boolean paused) {
+        heartbeatsPaused = paused;
     }
 }

@@ -33,44 +33,89 @@ final class ZooKeeperCalls {
     record Reply<T>(Code code, T value, Stat stat) {}
 
     static CompletableFuture<Reply<Stat>> create(Session s, String path, byte[] data, CreateMode mode) {
-        CompletableFuture<Reply<Stat>> f = new CompletableFuture<>();
+        Pending<Stat> f = new Pending<>(s);
         s.zk.create(
                 path,
                 data,
                 ZooDefs.Ids.OPEN_ACL_UNSAFE,
                 mode,
-                (rc, p, ctx, name, stat) -> f.complete(new Reply<>(Code.get(rc), stat, stat)),
+                (rc, p, ctx, name, stat) -> f.answer(rc, stat, stat),
                 null);
         return f;
     }
 
     static CompletableFuture<Reply<byte[]>> getData(Session s, String path) {
-        CompletableFuture<Reply<byte[]>> f = new CompletableFuture<>();
-        s.zk.getData(path, false, (rc, p, ctx, data, stat) -> f.complete(new Reply<>(Code.get(rc), data, stat)), null);
+        Pending<byte[]> f = new Pending<>(s);
+        s.zk.getData(path, false, (rc, p, ctx, data, stat) -> f.answer(rc, data, stat), null);
+        return f;
+    }
+
+    /** A read of whether {@code path} exists: the cheapest request, a heartbeat the backend can see answered. */
+    static CompletableFuture<Reply<Stat>> exists(Session s, String path) {
+        Pending<Stat> f = new Pending<>(s);
+        s.zk.exists(path, false, (rc, p, ctx, stat) -> f.answer(rc, stat, stat), null);
         return f;
     }
 
     static CompletableFuture<Reply<List<String>>> getChildren(Session s, String path) {
-        CompletableFuture<Reply<List<String>>> f = new CompletableFuture<>();
-        s.zk.getChildren(path, false, (rc, p, ctx, names) -> f.complete(new Reply<>(Code.get(rc), names, null)), null);
+        Pending<List<String>> f = new Pending<>(s);
+        s.zk.getChildren(path, false, (rc, p, ctx, names) -> f.answer(rc, names, null), null);
         return f;
     }
 
     static CompletableFuture<Reply<Void>> delete(Session s, String path, int version) {
-        CompletableFuture<Reply<Void>> f = new CompletableFuture<>();
-        s.zk.delete(path, version, (rc, p, ctx) -> f.complete(new Reply<>(Code.get(rc), null, null)), null);
+        Pending<Void> f = new Pending<>(s);
+        s.zk.delete(path, version, (rc, p, ctx) -> f.answer(rc, null, null), null);
         return f;
     }
 
     static CompletableFuture<Reply<List<OpResult>>> multi(Session s, List<Op> ops) {
-        CompletableFuture<Reply<List<OpResult>>> f = new CompletableFuture<>();
-        s.zk.multi(ops, (rc, p, ctx, results) -> f.complete(new Reply<>(Code.get(rc), results, null)), null);
+        Pending<List<OpResult>> f = new Pending<>(s);
+        s.zk.multi(ops, (rc, p, ctx, results) -> f.answer(rc, results, null), null);
         return f;
     }
 
     /** Sends a {@code sync}; the reads sent after it on the same session are served only once it is done. */
     static void sync(Session s, String path) {
-        s.zk.sync(path, (rc, p, ctx) -> {}, null);
+        Pending<Void> f = new Pending<>(s);
+        s.zk.sync(path, (rc, p, ctx) -> f.answer(rc, null, null), null);
+    }
+
+    /**
+     * A call in flight on one session. An answer from a server tells the session's {@link LeaderView}
+     * that a member touched the session between the send and the answer, before the caller sees it.
+     */
+    private static final class Pending<T> extends CompletableFuture<Reply<T>> {
+        private final Session session;
+        private final long sent = System.nanoTime();
+
+        Pending(Session session) {
+            this.session = session;
+            LeaderView view = session.view();
+            if (view != null) {
+                view.sending(sent);
+            }
+        }
+
+        void answer(int rc, T value, Stat stat) {
+            Code code = Code.get(rc);
+            LeaderView view = session.view();
+            if (view != null && touched(code)) {
+                view.heard(sent, System.nanoTime());
+            }
+            complete(new Reply<>(code, value, stat));
+        }
+    }
+
+    /**
+     * Answers a member gives only to a request it took in on this session (so touched it): the request's own
+     * outcome, not a lost connection, an expired or moved session, or a throttled request.
+     */
+    static boolean touched(Code code) {
+        return switch (code) {
+            case OK, NONODE, NODEEXISTS, BADVERSION, NOTEMPTY, NOCHILDRENFOREPHEMERALS, RUNTIMEINCONSISTENCY -> true;
+            default -> false;
+        };
     }
 
     <T> T await(String operation, String subject, CompletableFuture<T> call) {

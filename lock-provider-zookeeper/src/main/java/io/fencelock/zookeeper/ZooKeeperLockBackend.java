@@ -80,8 +80,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
         this.where = settings.connectString();
         this.calls = new ZooKeeperCalls(settings.requestTimeout, where);
         this.znodes = new Znodes(settings.basePath, calls);
-        this.sessions = new Sessions(settings, this::controlEvent);
         this.holds = new Holds(h -> giveBack(h, "giving back the expired lock '"), settings.requestTimeout, where);
+        this.sessions = new Sessions(settings, this::controlEvent, holds.timer());
         this.watcher = new ReleaseWatcher(sessions::control, znodes::path, where);
         this.reads = new LockReads(sessions, znodes, calls, holds);
         this.renewals = new Renewals(sessions, holds, znodes, calls);
@@ -120,6 +120,10 @@ public final class ZooKeeperLockBackend implements LockBackend {
                             CreateMode.EPHEMERAL));
             Code code = r.code();
             if (code == Code.OK) {
+                if (!sessions.proven(s, pending.sent(), pending.due(), calls, "tryAcquire of '", name)) {
+                    holds.remove(pending); // the session expired at the leader, and the lock with it
+                    throw calls.failure("tryAcquire of '", name, Code.SESSIONEXPIRED);
+                }
                 Hold held = new Hold(
                         name, leaseId, s, pending.due(), true, 0, r.value().getCzxid(), pending.sent());
                 if (!holds.confirm(pending, held)) {
@@ -219,12 +223,17 @@ public final class ZooKeeperLockBackend implements LockBackend {
      * anything but the data version, which is 0 for every lock znode: if, between the read and the
      * delete (one round trip), the holder's znode ends (its release, its expiry) and a third client
      * creates the path again, that new grant is deleted. Its holder learns of it at its next renewal.
+     * A znode of this backend's own sessions is never touched here: no hold names it only while this
+     * backend is ending it (its give-back in flight, or its abandoned session expiring), and a delete
+     * racing that end would hit the next holder's znode in the same way ({@link Sessions#isOwn}).
      */
     private boolean releaseForeign(String name, String leaseId) {
         Session c = sessions.control();
         Reply<byte[]> read = reads.read(c, "release of '", name);
-        if (read == null || !leaseId.equals(Znodes.leaseIdOf(read.value()))) {
-            return false;
+        if (read == null
+                || !leaseId.equals(Znodes.leaseIdOf(read.value()))
+                || sessions.isOwn(read.stat().getEphemeralOwner())) {
+            return false; // not this lease's, or this backend's own being given back (Sessions#isOwn)
         }
         return calls.await(
                                 "release of '",
@@ -339,6 +348,18 @@ public final class ZooKeeperLockBackend implements LockBackend {
             return this;
         }
 
+        /**
+         * How late the ensemble's leader may hear of a request a member took in (default: half the server's
+         * {@code minSessionTimeout}, asked once; one {@code tickTime} at ZooKeeper's defaults, where members
+         * report every half tick). A grant or renewal not proven by what the leader heard is checked once
+         * more after this lag; set it to the servers' {@code tickTime} when {@code minSessionTimeout} is not
+         * twice that.
+         */
+        public Builder leaderLag(Duration lag) {
+            settings.leaderLag(lag);
+            return this;
+        }
+
         /** The servers and chroot of {@code zookeeper://host:port[,host:port...][/chroot]}. */
         Builder uri(String uri) {
             settings.uri(uri);
@@ -354,5 +375,10 @@ public final class ZooKeeperLockBackend implements LockBackend {
     /** For tests: the sessions that carry locks, by session class (ms). */
     Map<Long, Session> sessions() {
         return sessions.byClass();
+    }
+
+    /** For tests: the sessions' bookkeeping (heartbeats, proofs). */
+    Sessions sessionBook() {
+        return sessions;
     }
 }

@@ -10,12 +10,13 @@ import java.util.Set;
 
 /**
  * Opens {@link ZooKeeperLockBackend}s from {@code zookeeper://host:port[,host:port...][/chroot]} URIs.
- * Properties: {@code basePath} (default {@code /fencelock}) and {@code requestTimeout} (an ISO-8601
- * duration, default {@code PT5S}).
+ * Properties: {@code basePath} (default {@code /fencelock}), {@code requestTimeout} (an ISO-8601
+ * duration, default {@code PT5S}) and {@code leaderLag} (an ISO-8601 duration, default half the
+ * server's {@code minSessionTimeout}: {@link ZooKeeperLockBackend.Builder#leaderLag}).
  */
 public final class ZooKeeperLockBackendProvider implements LockBackendProvider {
     static final String SCHEME = "zookeeper://";
-    private static final Set<String> KEYS = Set.of("basePath", "requestTimeout");
+    private static final Set<String> KEYS = Set.of("basePath", "requestTimeout", "leaderLag");
 
     @Override
     public String name() {
@@ -35,7 +36,9 @@ public final class ZooKeeperLockBackendProvider implements LockBackendProvider {
         }
         ProviderProperties settings = ProviderProperties.check(this, uri, properties, KEYS);
         ZooKeeperLockBackend.Builder builder = ZooKeeperLockBackend.builder().uri(uri);
-        settings.ifPresent("basePath", builder::basePath).ifPresentDuration("requestTimeout", builder::requestTimeout);
+        settings.ifPresent("basePath", builder::basePath)
+                .ifPresentDuration("requestTimeout", builder::requestTimeout)
+                .ifPresentDuration("leaderLag", builder::leaderLag);
         return builder.build();
     }
 }

@@ -23,6 +23,8 @@ final class ZooKeeperSettings {
     String chroot = "";
     String basePath = DEFAULT_BASE_PATH;
     Duration requestTimeout = Duration.ofSeconds(5);
+    /** How late the leader may hear of a member's request; null: half the server's minSessionTimeout. */
+    Duration leaderLag;
 
     /** {@code host:port}; the message names neither a user-info nor a password. */
     void server(String s) {
@@ -62,6 +64,10 @@ final class ZooKeeperSettings {
 
     void requestTimeout(Duration timeout) {
         this.requestTimeout = ProviderProperties.requirePositive("requestTimeout", timeout);
+    }
+
+    void leaderLag(Duration lag) {
+        this.leaderLag = ProviderProperties.requirePositive("leaderLag", lag);
     }
 
     /**

@@ -93,6 +93,101 @@ class ZooKeeperLockBackendTest {
                 .isEmpty();
     }
 
+    /**
+     * The leader may hear of a request a member took in up to a lag late, so a grant or renewal counts only
+     * when what the leader surely heard covers it from its send to its TTL's end ({@link LeaderView}). After
+     * a silence longer than the session timeout minus the lag (the heartbeats paused, as in a stalled
+     * process), a grant and a renewal are proven by a write the leader checks, sent after the lag; while the
+     * heartbeats run, none is needed.
+     */
+    @Test
+    void afterASilenceAGrantOrRenewalIsProvenByACheckAfterTheLeadersLag() throws Exception {
+        ZooKeeperLockBackend b = (ZooKeeperLockBackend)
+                new ZooKeeperLockBackendProvider().open(ZooKeeperServer.shared().url(), Map.of("leaderLag", "PT0.5S"));
+        opened.add(b);
+        Sessions sessions = b.sessionBook();
+        Duration ttl = Duration.ofSeconds(2); // a session of 2,048 ms: heartbeats every 516 ms
+        String first = id();
+        String name = name();
+        assertThat(b.tryAcquire(name, first, ttl).acquired()).isTrue();
+        assertThat(b.release(name, first)).isTrue();
+        assertThat(sessions.proofsByCheck())
+                .as("a grant right after the session opened")
+                .isZero();
+
+        sessions.pauseHeartbeats(true);
+        Thread.sleep(2_100); // past 2,048 ms since the last request of ours: the leader may have forgotten us
+        long start = System.nanoTime();
+        String second = id();
+        assertThat(b.tryAcquire(name, second, ttl).acquired()).isTrue();
+        long tookMs = (System.nanoTime() - start) / 1_000_000;
+        assertThat(sessions.proofsByCheck()).as("the grant after the silence").isEqualTo(1);
+        assertThat(tookMs).as("checked only after the lag").isGreaterThanOrEqualTo(500);
+        String third = id();
+        String other = name();
+        assertThat(b.tryAcquire(other, third, ttl).acquired()).isTrue();
+        assertThat(sessions.proofsByCheck())
+                .as("the next grant: the check began a new run")
+                .isEqualTo(1);
+        assertThat(b.release(name, second)).isTrue(); // not left to be given back at its TTL (a request)
+
+        // a renewal sent 1,700 ms after the last request: answered plus the lag lies past what the leader heard
+        Thread.sleep(1_700);
+        start = System.nanoTime();
+        assertThat(b.renew(List.of(new RenewRequest(other, third, ttl, null)))
+                        .get(0)
+                        .renewed())
+                .isTrue();
+        tookMs = (System.nanoTime() - start) / 1_000_000;
+        assertThat(sessions.proofsByCheck()).as("the renewal after the silence").isEqualTo(2);
+        assertThat(tookMs).as("checked only after the lag").isGreaterThanOrEqualTo(500);
+
+        sessions.pauseHeartbeats(false);
+        assertThat(b.release(other, third)).isTrue();
+        Thread.sleep(2_100); // the silence of the first grant's, but for the heartbeats
+        assertThat(b.tryAcquire(name, id(), ttl).acquired()).isTrue();
+        assertThat(sessions.proofsByCheck())
+                .as("with the heartbeats running, nothing needed a check")
+                .isEqualTo(2);
+    }
+
+    /**
+     * A release or hand-over of a lease this backend no longer tracks leaves a znode of its own sessions
+     * alone: that znode is being ended here (its give-back in flight, or, as here, its abandoned session
+     * expiring), and a delete by version racing that end would take the next holder's znode (every lock
+     * znode has version 0). Found by handOversKeepExclusionUnderFaults on the ensemble: an engine release
+     * of a lapsed lease read the holder's znode while the backend's give-back deleted it, a waiter of
+     * another client created the path, and the release's delete ended that waiter's grant.
+     */
+    @Test
+    void aReleaseOfALeaseNoLongerTrackedLeavesItsOwnSessionsZnodeAlone() throws Exception {
+        ZooKeeperLockBackend b = open(ZooKeeperServer.shared());
+        ZooKeeperLockBackend other = open(ZooKeeperServer.shared());
+        String name = name();
+        String lease = id();
+        Duration ttl = Duration.ofSeconds(2);
+        assertThat(b.tryAcquire(name, lease, ttl).acquired()).isTrue();
+        b.sessions().get(Sessions.sessionMillis(ttl)).abandon(); // the server expires it after its timeout
+        assertThat(b.renew(List.of(new RenewRequest(name, lease, ttl, null)))
+                        .get(0)
+                        .renewed())
+                .as("a renewal on the abandoned session (which forgets the hold)")
+                .isFalse();
+        assertThat(b.release(name, lease))
+                .as("the release of the forgotten lease")
+                .isFalse();
+        assertThat(b.handOver(name, lease, id(), ttl, LockMetadata.NONE).acquired())
+                .as("its hand-over")
+                .isFalse();
+        assertThat(other.inspect(name).orElseThrow().leaseId())
+                .as("the znode is left to the session's expiry")
+                .isEqualTo(lease);
+        awaitTrue(() -> other.inspect(name).isEmpty());
+        assertThat(other.release(name, lease))
+                .as("another backend's release after it, a stranger's")
+                .isFalse();
+    }
+
     @Test
     void tokenIsTheCreationZxidAndRisesAcrossReleaseExpiryAndTakeover() throws Exception {
         ZooKeeperLockBackend a = open(ZooKeeperServer.shared());

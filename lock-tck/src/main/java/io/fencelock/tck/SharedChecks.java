@@ -229,19 +229,41 @@ public final class SharedChecks implements AutoCloseable {
     /** permitsNeverExceeded: at no instant do certain holds take more than {@code limit} permits together. */
     public static List<String> permitsExceeded(List<Hold> holds, int limit) {
         List<String> out = new ArrayList<>();
-        List<long[]> points = new ArrayList<>(); // time, +permits / -permits (ends sort before starts)
-        for (Hold h : holds) {
-            if (h.end() > h.granted()) {
-                points.add(new long[] {h.granted(), h.permits()});
-                points.add(new long[] {h.end(), -h.permits()});
-            }
+        List<Hold> judged = holds.stream().filter(h -> h.end() > h.granted()).toList();
+        List<long[]> points = new ArrayList<>(); // time, +permits / -permits (ends sort before starts), hold index
+        for (int i = 0; i < judged.size(); i++) {
+            Hold h = judged.get(i);
+            points.add(new long[] {h.granted(), h.permits(), i});
+            points.add(new long[] {h.end(), -h.permits(), i});
         }
         points.sort(Comparator.<long[]>comparingLong(p -> p[0]).thenComparingLong(p -> p[1]));
         long held = 0;
+        java.util.Set<Integer> holding = new java.util.LinkedHashSet<>();
         for (long[] p : points) {
             held += p[1];
+            if (p[1] > 0) {
+                holding.add((int) p[2]);
+            } else {
+                holding.remove((int) p[2]);
+            }
             if (held > limit) {
-                out.add(held + " permits held together at once, of " + limit);
+                long origin = judged.stream().mapToLong(Hold::invoked).min().orElse(0);
+                StringBuilder which = new StringBuilder();
+                for (int i : holding) {
+                    Hold h = judged.get(i);
+                    which.append("\n  lease ")
+                            .append(h.leaseId())
+                            .append(" token ")
+                            .append(h.token())
+                            .append(" asked at ")
+                            .append((h.invoked() - origin) / 1_000)
+                            .append(" µs, granted at ")
+                            .append((h.granted() - origin) / 1_000)
+                            .append(" µs, certain until ")
+                            .append((h.end() - origin) / 1_000)
+                            .append(" µs");
+                }
+                out.add(held + " permits held together at once, of " + limit + ":" + which);
                 break;
             }
         }
