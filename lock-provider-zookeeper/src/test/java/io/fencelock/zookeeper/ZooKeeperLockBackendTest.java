@@ -116,7 +116,10 @@ class ZooKeeperLockBackendTest {
                 .isZero();
 
         sessions.pauseHeartbeats(true);
-        Thread.sleep(2_100); // past 2,048 ms since the last request of ours: the leader may have forgotten us
+        LeaderView view = b.sessions().get(Sessions.sessionMillis(ttl)).view();
+        long lag = view.lagNanos();
+        // silent until an answer arriving now could no longer be chained on what the leader surely heard
+        awaitTrue(() -> !view.covers(System.nanoTime(), System.nanoTime() + lag));
         long start = System.nanoTime();
         String second = id();
         assertThat(b.tryAcquire(name, second, ttl).acquired()).isTrue();
@@ -131,8 +134,8 @@ class ZooKeeperLockBackendTest {
                 .isEqualTo(1);
         assertThat(b.release(name, second)).isTrue(); // not left to be given back at its TTL (a request)
 
-        // a renewal sent 1,700 ms after the last request: answered plus the lag lies past what the leader heard
-        Thread.sleep(1_700);
+        // a renewal whose answer plus the lag lies past what the leader surely heard (about 1.55 s after the last request)
+        awaitTrue(() -> !view.covers(System.nanoTime(), System.nanoTime() + lag)); // well before the 2 s TTL ends
         start = System.nanoTime();
         assertThat(b.renew(List.of(new RenewRequest(other, third, ttl, null)))
                         .get(0)
