@@ -134,7 +134,8 @@ class ZooKeeperLockBackendTest {
                 .isEqualTo(1);
         assertThat(b.release(name, second)).isTrue(); // not left to be given back at its TTL (a request)
 
-        // a renewal whose answer plus the lag lies past what the leader surely heard (about 1.55 s after the last request)
+        // a renewal whose answer plus the lag lies past what the leader surely heard (about 1.55 s after the last
+        // request)
         awaitTrue(() -> !view.covers(System.nanoTime(), System.nanoTime() + lag)); // well before the 2 s TTL ends
         start = System.nanoTime();
         assertThat(b.renew(List.of(new RenewRequest(other, third, ttl, null)))
