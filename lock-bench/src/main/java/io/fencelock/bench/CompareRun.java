@@ -204,7 +204,7 @@ public final class CompareRun {
                                         ? " (pass " + (round + 1) + " of " + settings.throughputRounds() + ")"
                                         : ""));
                 try (LockContender c = f.open()) {
-                    measurements.warm(c);
+                    measurements.warm(c, f.label());
                     for (boolean hot : new boolean[] {false, true}) {
                         for (int clients : settings.clientCounts()) {
                             String names = hot ? "one hot name" : "independent names";

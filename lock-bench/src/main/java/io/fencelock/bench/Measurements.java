@@ -26,6 +26,9 @@ import org.HdrHistogram.Histogram;
  */
 final class Measurements {
     private static final Duration LONG_WAIT = Duration.ofSeconds(10);
+    /** How long a second thread waits for a name its client already holds, in the exclusion check. */
+    private static final Duration EXCLUSION_PROBE = Duration.ofMillis(200);
+
     private static final int LATENCY_ROUNDS = 5;
     private static final long HIGHEST_NANOS = TimeUnit.SECONDS.toNanos(60);
 
@@ -109,9 +112,34 @@ final class Measurements {
         }
     }
 
-    /** A few cycles on a fresh client before its throughput cells: connections, subscriptions, JIT. */
-    void warm(LockContender contender) throws Exception {
+    /**
+     * A few cycles on a fresh client before its throughput cells (connections, subscriptions, JIT), and
+     * a check that it is a mutual exclusion between its threads: the cells have an empty critical
+     * section, so a contender that lets two threads of one client hold a name would look fast without
+     * being a lock.
+     */
+    void warm(LockContender contender, String label) throws Exception {
         cycles(contender, "bench-warm", settings.latencyWarmup(), null);
+        String name = "bench-exclusion";
+        LockContender.Held held = contender.acquire(name, LONG_WAIT);
+        if (held == null) {
+            throw new IllegalStateException("an uncontended acquire of '" + name + "' was refused");
+        }
+        ExecutorService secondThread = Executors.newSingleThreadExecutor();
+        try {
+            LockContender.Held second = secondThread
+                    .submit(() -> contender.acquire(name, EXCLUSION_PROBE))
+                    .get(60, TimeUnit.SECONDS);
+            if (second != null) {
+                second.release();
+                throw new IllegalStateException(label + " granted '" + name
+                        + "' to a second thread of the client while the first held it: not a mutual exclusion,"
+                        + " so its throughput is not measured");
+            }
+        } finally {
+            secondThread.shutdownNow();
+            held.release();
+        }
     }
 
     /** One pass of a throughput cell: completed cycles per second and the longest wait of any thread. */

@@ -37,8 +37,10 @@ final class PeerSetups {
                         + " and RetryNTimes(3, 100 ms); one mutex object per lock path, reused, as its recipe page"
                         + " describes.";
             case "jetcd Lock" ->
-                "jetcd's Lock client (etcd's v3lock service) with one 30 s etcd lease per client, kept alive by"
-                        + " jetcd's keepAlive; a waiter's lock call blocks on the server.";
+                "jetcd's Lock client (etcd's v3lock service) with one 30 s etcd lease per thread, kept alive by"
+                        + " jetcd's keepAlive (etcd treats Lock calls with the same lease as one acquisition, so"
+                        + " threads sharing a lease would hold the lock together); a waiter's lock call blocks on"
+                        + " the server.";
             default -> null;
         };
     }
