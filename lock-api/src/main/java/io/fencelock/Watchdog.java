@@ -158,8 +158,10 @@ final class Watchdog implements AutoCloseable {
             }
             long untilDue = lease.nextRenewNanos() - now;
             anyDue |= untilDue <= 0;
-            // Leases falling due within half their interval join the round trip of one that is due now.
-            if (untilDue <= lease.renewIntervalNanos() / 2) {
+            // Leases falling due within 60% of their interval join the round trip of one that is due now.
+            // More than half: two groups half an interval apart, each sent a little after its turn,
+            // would otherwise never join each other's batch, and stay two round trips per interval.
+            if (untilDue <= lease.renewIntervalNanos() / 5 * 3) {
                 soon.add(lease);
             }
             if (untilDue > 0) {

@@ -36,14 +36,14 @@ class EngineRenewalTest {
     }
 
     @Test
-    void dueLeasesAreRenewedInOneRoundTripWithThoseDueWithinHalfAnInterval() {
+    void dueLeasesAreRenewedInOneRoundTripWithThoseDueWithinSixtyPercentOfAnInterval() {
         Duration ttl = Duration.ofMillis(2_400); // renewed every 800 ms: below the watchdog's idle second
         LockOptions shortLeases = LockOptions.builder().ttl(ttl).build();
         try (LockClient c = LockClient.withClock(backend, shortLeases, clock)) {
             Watchdog dog = c.engine().watchdog;
             Lease a = c.tryAcquire("a").orElseThrow();
             Lease b = c.tryAcquire("b").orElseThrow();
-            clock.advance(Duration.ofMillis(300)); // c falls due 300 ms after a and b: within half the interval
+            clock.advance(Duration.ofMillis(300)); // c falls due 300 ms after a and b: within 60% of the interval
             Lease third = c.tryAcquire("c").orElseThrow();
             assertThat(dog.renewTurn())
                     .as("nothing due yet: sleep until a and b are")
@@ -57,6 +57,26 @@ class EngineRenewalTest {
             }
             assertThat(dog.renewTurn())
                     .as("next renewal a renew interval after the one just sent")
+                    .isEqualTo(shortLeases.renewInterval(ttl).toNanos());
+        }
+    }
+
+    @Test
+    void twoGroupsHalfAnIntervalApartShareOneRoundTrip() {
+        Duration ttl = Duration.ofMillis(2_400); // renewed every 800 ms
+        LockOptions shortLeases = LockOptions.builder().ttl(ttl).build();
+        try (LockClient c = LockClient.withClock(backend, shortLeases, clock)) {
+            Watchdog dog = c.engine().watchdog;
+            c.tryAcquire("early").orElseThrow();
+            clock.advance(Duration.ofMillis(440)); // more than half an interval later
+            c.tryAcquire("late").orElseThrow();
+            clock.advance(Duration.ofMillis(360));
+            assertThat(dog.renewTurn()).as("the early lease is due").isEqualTo(-1);
+            assertThat(backend.renewBatches)
+                    .as("the late lease, due 440 ms on, joins: with half an interval the two stayed apart")
+                    .containsExactly(2);
+            assertThat(dog.renewTurn())
+                    .as("one round trip per interval from now on")
                     .isEqualTo(shortLeases.renewInterval(ttl).toNanos());
         }
     }
