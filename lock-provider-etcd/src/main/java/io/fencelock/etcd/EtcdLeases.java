@@ -255,8 +255,10 @@ final class EtcdLeases {
     /**
      * Moves the locks {@code which} of a renewal onto this backend's lease for their TTL (held on a
      * lease of another TTL, or of another backend), each in a transaction that puts back the value
-     * read (lease id, grant time, metadata) only if value and create revision are unchanged, so the
-     * token stays; fills in their results.
+     * read (lease id, grant time, metadata) only if value and revisions are unchanged, so the token
+     * stays: a created key keeps its create revision, and a handed-over key, whose token is the mod
+     * revision this put raises, carries that token in its value from now on
+     * ({@link EtcdRecords#movedValue}); fills in their results.
      */
     void rebind(List<RenewRequest> requests, KeyValue[] found, List<Integer> which, RenewResult[] results, long t0) {
         Map<Integer, CompletableFuture<TxnResponse>> puts = new HashMap<>();
@@ -277,10 +279,11 @@ final class EtcdLeases {
                             .If(
                                     // the value read (lease id, grant time, metadata) is put back as it was
                                     new Cmp(key, Cmp.Op.EQUAL, CmpTarget.value(found[i].getValue())),
-                                    new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(found[i].getCreateRevision())))
+                                    new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(found[i].getCreateRevision())),
+                                    new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(found[i].getModRevision())))
                             .Then(Op.put(
                                     key,
-                                    found[i].getValue(),
+                                    EtcdRecords.movedValue(found[i], q.leaseId()),
                                     PutOption.builder().withLeaseId(l.id).build()))
                             .commit());
         }
@@ -292,7 +295,9 @@ final class EtcdLeases {
             if (moved) {
                 hold(q.name(), q.leaseId(), found[i], l, t0 + q.ttl().toNanos());
             }
-            results[i] = moved ? RenewResult.renewed(found[i].getCreateRevision(), expiry(l)) : RenewResult.rejected();
+            results[i] = moved
+                    ? RenewResult.renewed(EtcdRecords.token(found[i], q.leaseId()), expiry(l))
+                    : RenewResult.rejected();
         }
     }
 

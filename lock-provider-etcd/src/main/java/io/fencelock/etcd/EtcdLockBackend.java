@@ -76,6 +76,7 @@ public final class EtcdLockBackend implements LockBackend {
             Capability.SERVER_TIME,
             Capability.WAKE_ON_RELEASE,
             Capability.BATCH_RENEW,
+            Capability.HAND_OVER,
             Capability.LINEARIZABLE,
             Capability.METADATA,
             Capability.EXTENDABLE_TTL,
@@ -138,6 +139,26 @@ public final class EtcdLockBackend implements LockBackend {
             leases.hold(name, leaseId, lease, t0 + ttl.toNanos());
             return shared.mutex(name, value, lease);
         });
+    }
+
+    /**
+     * {@link EtcdSharedGrants#handOver}: one transaction. The new grant's hold is recorded before it goes
+     * out, as an acquire's is; the old one is dropped once the hand-over is answered.
+     */
+    @Override
+    public AcquireResult handOver(
+            String name, String fromLeaseId, String leaseId, Duration ttl, LockMetadata metadata) {
+        HeldValue.requireLeaseId(fromLeaseId);
+        HeldValue.requireLeaseId(leaseId);
+        ByteSequence value = EtcdRecords.handedValue(leaseId, System.currentTimeMillis(), metadata);
+        AcquireResult r = acquire(name, leaseId, ttl, true, (lease, t0) -> {
+            leases.hold(name, leaseId, lease, t0 + ttl.toNanos());
+            return shared.handOver(name, fromLeaseId, value, lease);
+        });
+        if (r.acquired()) {
+            leases.drop(fromLeaseId);
+        }
+        return r;
     }
 
     /** Semaphores, readers, writers and the fair mutex: {@link EtcdSharedGrants#grant}. */
@@ -236,7 +257,7 @@ public final class EtcdLockBackend implements LockBackend {
             } else if (Boolean.TRUE.equals(alive.get(v.getLease()))) {
                 SharedLease l = known.get(v.getLease());
                 leases.hold(q.name(), q.leaseId(), v, l, t0 + q.ttl().toNanos());
-                results[i] = RenewResult.renewed(v.getCreateRevision(), EtcdLeases.expiry(l));
+                results[i] = RenewResult.renewed(EtcdRecords.token(v, q.leaseId()), EtcdLeases.expiry(l));
             } else if (alive.containsKey(v.getLease())) {
                 results[i] = RenewResult.rejected(); // its lease is gone (the key goes with it) or unreachable
                 leases.drop(q.leaseId());
@@ -244,7 +265,7 @@ public final class EtcdLockBackend implements LockBackend {
                 rebind.add(i); // held on a lease this backend does not keep (another backend's, or another TTL's)
             }
         }
-        // 3. rare: move such locks onto this backend's lease for their TTL, keeping their create_revision
+        // 3. rare: move such locks onto this backend's lease for their TTL, keeping their tokens
         if (!rebind.isEmpty()) {
             leases.rebind(requests, found, rebind, results, t0);
         }

@@ -35,8 +35,9 @@ import java.util.stream.Stream;
 
 /**
  * How a held lock is recorded in etcd and read back. A mutex is the key {@code <prefix><name>}: its
- * value is the holder's lease id, its grant time and metadata ({@link HeldValue}), its create
- * revision the token. A name's shared grants live beside it under {@code <prefix><name> SP} (a space
+ * value is the holder's lease id, its grant time and metadata ({@link HeldValue}); its token is the
+ * revision of the write that granted it ({@link #mutexToken}): the key's create revision, or, after a
+ * hand-over (a put on the held key), that put's revision. A name's shared grants live beside it under {@code <prefix><name> SP} (a space
  * is no name character, so this range holds no other name's keys):
  * <ul>
  *   <li>{@code h<leaseId>}: a holder (semaphore permits, reader, writer, fair mutex), on an etcd
@@ -54,6 +55,17 @@ import java.util.stream.Stream;
 final class EtcdRecords {
     /** Between a name and its shared keys. */
     static final char SHARED = ' ';
+
+    /**
+     * Ends a mutex value's grant time when a hand-over wrote it: the token is the key's mod revision (the
+     * revision of that put, above every earlier token of the name).
+     */
+    static final String HANDED = ",h";
+    /**
+     * Ends a mutex value's grant time when the key was put again without a new grant (moved to another
+     * etcd lease after a hand-over), followed by the token, which that put must not change.
+     */
+    static final String KEPT_TOKEN = ",t";
 
     /** A holder or waiter key of a shared name, read back; {@code role} is {@code h}, {@code w} or {@code x}. */
     record Shared(KeyValue kv, char role, String id, LockMode mode, int permits, int limit, boolean fair) {
@@ -157,6 +169,88 @@ final class EtcdRecords {
     boolean downgraded(KeyValue kv) {
         Shared s = kv.getVersion() > 1 ? shared(kv) : null;
         return s != null && s.holder() && s.mode() == LockMode.READ;
+    }
+
+    /** A hand-over's mutex value: {@link HeldValue} with {@link #HANDED} after the grant time. */
+    static ByteSequence handedValue(String leaseId, long grantMillis, LockMetadata metadata) {
+        return bytes(
+                leaseId + HeldValue.SEPARATOR + grantMillis + HANDED + HeldValue.SEPARATOR + HeldValue.json(metadata));
+    }
+
+    /** Where the grant time that begins at {@code grantStart} ends (its mark included): the next line feed, or the end. */
+    private static int grantEnd(String v, int grantStart) {
+        int end = v.indexOf(HeldValue.SEPARATOR, grantStart);
+        return end < 0 ? v.length() : end;
+    }
+
+    /**
+     * The token of a mutex key {@code kv} held with the value of a grant ({@code leaseId LF grant ...}):
+     * the revision of the grant's write. A created key's create revision; a handed-over key's mod revision
+     * (the hand-over's put); a key moved since, the token its value carries.
+     */
+    static long mutexToken(KeyValue kv) {
+        String v = kv.getValue().toString(StandardCharsets.UTF_8);
+        int start = v.indexOf(HeldValue.SEPARATOR) + 1;
+        if (start == 0) {
+            return kv.getCreateRevision();
+        }
+        String grant = v.substring(start, grantEnd(v, start));
+        if (grant.endsWith(HANDED)) {
+            return kv.getModRevision();
+        }
+        int kept = grant.indexOf(KEPT_TOKEN);
+        if (kept >= 0) {
+            try {
+                return Long.parseLong(grant.substring(kept + KEPT_TOKEN.length()));
+            } catch (NumberFormatException unreadable) {
+                return kv.getCreateRevision();
+            }
+        }
+        return kv.getCreateRevision();
+    }
+
+    /**
+     * The token of the key a renewal of {@code leaseId} found: a mutex key's ({@link #mutexToken}), or a
+     * shared holder key's create revision. A mutex value begins with the lease id and a line feed, a shared
+     * holder's with its mode.
+     */
+    static long token(KeyValue kv, String leaseId) {
+        return HeldValue.heldBy(kv.getValue().toString(StandardCharsets.UTF_8), leaseId)
+                ? mutexToken(kv)
+                : kv.getCreateRevision();
+    }
+
+    /**
+     * The value to put back when a key found by a renewal moves to another etcd lease: as it was, but
+     * a handed-over mutex's value carries its token from now on, since the put raises the mod revision.
+     */
+    static ByteSequence movedValue(KeyValue kv, String leaseId) {
+        String v = kv.getValue().toString(StandardCharsets.UTF_8);
+        if (!HeldValue.heldBy(v, leaseId)) {
+            return kv.getValue();
+        }
+        int start = leaseId.length() + 1;
+        int end = grantEnd(v, start);
+        String grant = v.substring(start, end);
+        if (!grant.endsWith(HANDED)) {
+            return kv.getValue(); // created (the create revision stays) or already carrying its token
+        }
+        return bytes(v.substring(0, start)
+                + grant.substring(0, grant.length() - HANDED.length())
+                + KEPT_TOKEN
+                + kv.getModRevision()
+                + v.substring(end));
+    }
+
+    /** A mutex value read back, without the token marks of its grant time. */
+    static HeldValue decodeMutex(String v) {
+        int start = v.indexOf(HeldValue.SEPARATOR) + 1;
+        if (start == 0) {
+            return HeldValue.decode(v);
+        }
+        int end = grantEnd(v, start);
+        int mark = v.indexOf(',', start);
+        return HeldValue.decode(mark < 0 || mark > end ? v : v.substring(0, mark) + v.substring(end));
     }
 
     private static HeldValue held(KeyValue kv) {
@@ -288,12 +382,12 @@ final class EtcdRecords {
                 return; // cannot be: a mutex and shared holders exclude each other
             }
             long left = Math.max(0, seconds.getOrDefault(v.getLease(), 0L));
-            HeldValue holder = HeldValue.decode(v.getValue().toString(StandardCharsets.UTF_8));
+            HeldValue holder = decodeMutex(v.getValue().toString(StandardCharsets.UTF_8));
             infos.add(new LockInfo(
                     name,
                     true,
                     holder.leaseId(),
-                    v.getCreateRevision(),
+                    mutexToken(v),
                     now.plusSeconds(left),
                     now,
                     holder.metadata(),

@@ -101,6 +101,38 @@ final class EtcdSharedGrants {
         return AcquireResult.granted(r.getHeader().getRevision(), null);
     }
 
+    /**
+     * The mutex's hand-over: {@code if the mutex key holds fromLeaseId's grant then put the new grant's
+     * value on the lease else read the key} (one round trip). The put keeps the key, so nothing is
+     * deleted (no watcher wakes: the name was not released) and the name is never free; the put's
+     * revision is the new token, above every earlier one ({@link EtcdRecords#mutexToken}). A name whose
+     * mutex key is held has no shared holders (they need the key absent), so nothing else is checked.
+     * Granted: the token, expiry unset.
+     */
+    AcquireResult handOver(String name, String fromLeaseId, ByteSequence value, SharedLease lease) {
+        ByteSequence key = records.mutexKey(name);
+        TxnResponse r = calls.await(
+                "handOver of '",
+                name,
+                kv.txn()
+                        .If(EtcdRecords.heldBy(key, fromLeaseId))
+                        .Then(Op.put(
+                                key,
+                                value,
+                                PutOption.builder().withLeaseId(lease.id).build()))
+                        .Else(Op.get(key, GetOption.DEFAULT))
+                        .commit());
+        if (r.isSucceeded()) {
+            return AcquireResult.granted(r.getHeader().getRevision(), null);
+        }
+        List<KeyValue> now = r.getGetResponses().get(0).getKvs();
+        if (!now.isEmpty() && now.get(0).getValue().equals(value) && now.get(0).getLease() == lease.id) {
+            return AcquireResult.granted(
+                    EtcdRecords.mutexToken(now.get(0)), null); // ours, from an attempt jetcd retried
+        }
+        return AcquireResult.held(null);
+    }
+
     // ------------------------------------------------------------------ shared grants
 
     /**

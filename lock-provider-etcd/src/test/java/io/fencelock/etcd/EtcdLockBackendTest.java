@@ -19,6 +19,7 @@ import io.fencelock.tck.CredentialChecks;
 import io.fencelock.tck.SpiChecks;
 import io.fencelock.tck.fault.FaultProxy;
 import io.fencelock.tck.fixture.ServerControl;
+import io.fencelock.tck.spi.HandOverProviderChecks;
 import io.fencelock.testservers.etcd.EtcdServer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -537,5 +538,85 @@ class EtcdLockBackendTest {
                     .isTrue();
             assertThat(b.list("").stream().map(LockInfo::name)).contains(name);
         }
+    }
+
+    private static final Duration HAND_OVER_TTL = Duration.ofSeconds(30);
+
+    private static RenewResult renew(EtcdLockBackend b, String name, String lease, Duration ttl) {
+        return b.renew(List.of(new RenewRequest(name, lease, ttl, null))).get(0);
+    }
+
+    /**
+     * The hand-over: one put on the held key, whose revision is the new token (the key's create revision
+     * stays), so the token is read from the value's mark and the mod revision, and must survive the put
+     * that moves the key to another etcd lease.
+     */
+    @Test
+    void aHandedOverGrantKeepsItsTokenThroughRenewalsAndAMoveToAnotherTtl() {
+        EtcdLockBackend b = open(EtcdServer.shared());
+        String name = name();
+        String holder = id();
+        AcquireResult first = b.tryAcquire(name, holder, HAND_OVER_TTL, LockMetadata.of("first", "job", Map.of()));
+        LockInfo before = b.inspect(name).orElseThrow();
+
+        String next = id();
+        LockMetadata metadata = LockMetadata.of("second", "handed", Map.of("n", "2"));
+        AcquireResult handed = b.handOver(name, holder, next, HAND_OVER_TTL, metadata);
+        assertThat(handed.acquired()).isTrue();
+        assertThat(handed.token()).as("above the holder's").isGreaterThan(first.token());
+        LockInfo info = b.inspect(name).orElseThrow();
+        assertThat(info.leaseId()).isEqualTo(next);
+        assertThat(info.token()).as("inspect reads the hand-over's token").isEqualTo(handed.token());
+        assertThat(info.metadata()).isEqualTo(metadata);
+        assertThat(info.heldSince()).as("the grant time, read past its mark").isAfterOrEqualTo(before.heldSince());
+
+        assertThat(b.handOver(name, holder, id(), HAND_OVER_TTL, LockMetadata.NONE)
+                        .acquired())
+                .as("the old lease hands over nothing")
+                .isFalse();
+        assertThat(renew(b, name, holder, HAND_OVER_TTL).renewed())
+                .as("nor renews")
+                .isFalse();
+        assertThat(renew(b, name, next, HAND_OVER_TTL).token()).isEqualTo(handed.token());
+
+        // another HAND_OVER_TTL moves the key onto another etcd lease: a put, which raises the mod revision
+        RenewResult moved = renew(b, name, next, Duration.ofSeconds(7));
+        assertThat(moved.renewed()).isTrue();
+        assertThat(moved.token()).as("the move keeps the token").isEqualTo(handed.token());
+        LockInfo afterMove = b.inspect(name).orElseThrow();
+        assertThat(afterMove.token()).isEqualTo(handed.token());
+        assertThat(afterMove.metadata()).isEqualTo(metadata);
+        assertThat(afterMove.heldSince()).isEqualTo(info.heldSince());
+        assertThat(renew(b, name, next, HAND_OVER_TTL).token())
+                .as("and moving back")
+                .isEqualTo(handed.token());
+        assertThat(b.inspect(name).orElseThrow().token()).isEqualTo(handed.token());
+
+        String third = id();
+        AcquireResult again = b.handOver(name, next, third, HAND_OVER_TTL, LockMetadata.NONE);
+        assertThat(again.token()).as("a moved key handed over again").isGreaterThan(handed.token());
+        assertThat(b.inspect(name).orElseThrow().token()).isEqualTo(again.token());
+        assertThat(b.inspect(name).orElseThrow().metadata()).isEqualTo(LockMetadata.NONE);
+        assertThat(b.release(name, third)).isTrue();
+        AcquireResult fresh = b.tryAcquire(name, id(), HAND_OVER_TTL);
+        assertThat(fresh.token()).as("a grant after the release").isGreaterThan(again.token());
+    }
+
+    /**
+     * Through the engine: the holder's release hands the name to its own client's waiter in one hand-over,
+     * while another client's waiter (watching the key for a delete) waits on and gets it after the new
+     * holder's release.
+     */
+    @Test
+    void throughTheEngineAWaiterOfAnotherClientGetsTheNameAfterAHandOver() throws Exception {
+        // each client closes its own backend
+        HandOverProviderChecks.assertAWaiterOfAnotherClientGetsTheNameAfterAHandOver(
+                EtcdLockBackend.builder()
+                        .endpoints(EtcdServer.shared().endpoints())
+                        .build(),
+                EtcdLockBackend.builder()
+                        .endpoints(EtcdServer.shared().endpoints())
+                        .build(),
+                name());
     }
 }
