@@ -279,17 +279,15 @@ final class Engine implements AutoCloseable {
             int misses = 0;
             boolean answered = false;
             while (true) {
-                ManagedLease handedOver = waiter.settleHandOver();
+                // Forgotten first: a holder that claims the offer after this look signals the wait below.
+                waiter.forgetSignals();
+                ManagedLease handedOver = waiter.takeHandedOver();
                 if (handedOver != null) {
-                    if (forecast != null) {
-                        forecast.grantedAt(clock.getAsLong(), true);
-                    }
-                    return Optional.of(handedOver);
+                    return handedOver(handedOver, forecast);
                 }
                 if (Thread.interrupted()) {
                     throw new InterruptedException();
                 }
-                waiter.forgetSignals();
                 long ownGrantStands = ownMutexNanos(spec);
                 if (ownGrantStands > 0) {
                     // This client holds the name: asking would only be refused, and on some backends a
@@ -303,8 +301,11 @@ final class Engine implements AutoCloseable {
                     }
                     long left = deadline - now;
                     if (left <= 0) {
-                        return Optional.empty();
+                        // a holder may have claimed the offer as the wait ran out: a grant is not dropped
+                        return Optional.ofNullable(waiter.settleHandOver());
                     }
+                    // The offer stands across wake-ups that are not this release (on some backends, every
+                    // change of another client's waiting), so the release always finds it.
                     waiter.offerHandOver();
                     woken = waiter.await(
                             Math.min(left, ownGrantStands)); // an interrupt settles the offer in waitInLine
@@ -312,6 +313,10 @@ final class Engine implements AutoCloseable {
                         misses = 0;
                     }
                     continue;
+                }
+                handedOver = waiter.settleHandOver(); // withdrawn before asking: no holder asks for it meanwhile
+                if (handedOver != null) {
+                    return handedOver(handedOver, forecast);
                 }
                 Attempt attempt;
                 long sent = clock.getAsLong();
@@ -361,6 +366,13 @@ final class Engine implements AutoCloseable {
                 }
             }
         }
+    }
+
+    private Optional<Lease> handedOver(ManagedLease lease, ForecastWait forecast) {
+        if (forecast != null) {
+            forecast.grantedAt(clock.getAsLong(), true);
+        }
+        return Optional.of(lease);
     }
 
     /**

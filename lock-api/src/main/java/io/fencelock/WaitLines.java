@@ -6,6 +6,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * One client's local queues of waiting acquires, one per lock name, first come first served.
@@ -29,7 +30,8 @@ final class WaitLines {
         private final Engine.AcquireSpec handOverSpec;
 
         private volatile boolean head;
-        private volatile HandOver handOver;
+        /** The offer standing for this waiter, open or claimed by a releasing holder; null when none. */
+        private final AtomicReference<HandOver> handOver = new AtomicReference<>();
 
         private Waiter(String name, Engine.AcquireSpec handOverSpec) {
             this.name = name;
@@ -60,21 +62,31 @@ final class WaitLines {
         }
 
         /**
-         * Offers to take over the grant its client holds of the name; see {@link HandOver}. Nothing where
-         * no holder can hand over to this waiter.
+         * Offers to take over the grant its client holds of the name; see {@link HandOver}. An offer already
+         * standing stays: withdrawing it to offer again would leave a moment in which a release finds none.
+         * Nothing where no holder can hand over to this waiter.
          */
         void offerHandOver() {
-            if (handOverSpec != null) {
-                handOver = new HandOver(handOverSpec, this);
+            if (handOverSpec != null && handOver.get() == null) {
+                handOver.compareAndSet(null, new HandOver(handOverSpec, this));
             }
         }
 
         /**
-         * Settles the offer this waiter may have standing (one made for it when it became head): the
-         * grant a holder handed over to it, or null. Called before it asks the backend and when it leaves.
+         * The grant a releasing holder handed over to this waiter, once one claimed its offer (waiting for
+         * that holder's answer), or null; an open offer stays open. Called whenever the waiter wakes.
+         */
+        ManagedLease takeHandedOver() {
+            HandOver offer = handOver.get();
+            return offer == null || offer.isOpen() ? null : offer.settle();
+        }
+
+        /**
+         * Settles the offer this waiter may have standing: the grant a holder handed over to it, or null
+         * after withdrawing an open offer. Called before it asks the backend itself and when it leaves.
          */
         ManagedLease settleHandOver() {
-            HandOver offer = handOver;
+            HandOver offer = handOver.get();
             return offer == null ? null : offer.settle();
         }
     }
@@ -101,6 +113,10 @@ final class WaitLines {
             this.waiter = waiter;
         }
 
+        private boolean isOpen() {
+            return state.get() == OPEN;
+        }
+
         /** The releasing holder's side: whether it now owes the head an answer. */
         private boolean claim() {
             return state.compareAndSet(OPEN, CLAIMED);
@@ -119,9 +135,7 @@ final class WaitLines {
          * must not be lost) and returns the grant it brought, if any.
          */
         ManagedLease settle() {
-            if (waiter.handOver == this) {
-                waiter.handOver = null;
-            }
+            waiter.handOver.compareAndSet(this, null);
             if (state.compareAndSet(OPEN, WITHDRAWN)) {
                 return null;
             }
@@ -198,7 +212,7 @@ final class WaitLines {
         HandOver[] claimed = new HandOver[1];
         lines.computeIfPresent(name, (n, line) -> {
             Waiter head = line.peekFirst();
-            HandOver offer = head == null ? null : head.handOver;
+            HandOver offer = head == null ? null : head.handOver.get();
             if (offer != null && offer.claim()) {
                 claimed[0] = offer;
             }

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -158,6 +159,26 @@ class EngineWaitingTest {
         assertThat(thirdLease.fencingToken()).isGreaterThan(secondLease.fencingToken());
         assertThat(secondLease.fencingToken()).isGreaterThan(holder.fencingToken());
         assertThat(client.held()).containsExactly(thirdLease);
+    }
+
+    @Test
+    void aWakeUpThatIsNoReleaseKeepsTheHandOverOfferStanding() throws Exception {
+        Lease holder = client.tryAcquire("w").orElseThrow();
+        Thread[] waiting = new Thread[1];
+        Future<Optional<Lease>> waiter = asleepAtTheHead("w", Duration.ofHours(1), waiting);
+        CompletableFuture<Boolean> released = new CompletableFuture<>();
+        // The holder releases while the woken waiter looks at its client's hold again (its first clock read).
+        clock.onNextReadBy(waiting[0], () -> released.complete(holder.release()));
+        // Woken by something that is not the holder's release: on ZooKeeper, any change of the name's
+        // waiting znodes fires the watch.
+        client.engine().waitLines.released("w");
+        assertThat(released.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).isTrue();
+        Lease next = waiter.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS).orElseThrow();
+        assertThat(backend.handOvers.get())
+                .as("the release found the offer standing and handed over")
+                .isEqualTo(1);
+        assertThat(next.fencingToken()).isGreaterThan(holder.fencingToken());
+        assertThat(client.held()).containsExactly(next);
     }
 
     @Test

@@ -177,10 +177,23 @@ final class EtcdRecords {
                 leaseId + HeldValue.SEPARATOR + grantMillis + HANDED + HeldValue.SEPARATOR + HeldValue.json(metadata));
     }
 
-    /** Where the grant time that begins at {@code grantStart} ends (its mark included): the next line feed, or the end. */
-    private static int grantEnd(String v, int grantStart) {
-        int end = v.indexOf(HeldValue.SEPARATOR, grantStart);
-        return end < 0 ? v.length() : end;
+    /**
+     * Where a mutex value's grant time lies, its token mark included: from after the lease id's line feed to
+     * the next line feed or the end. Null for a value without a line feed.
+     */
+    private record GrantTime(int start, int end) {
+        static GrantTime in(String v) {
+            int start = v.indexOf(HeldValue.SEPARATOR) + 1;
+            if (start == 0) {
+                return null;
+            }
+            int end = v.indexOf(HeldValue.SEPARATOR, start);
+            return new GrantTime(start, end < 0 ? v.length() : end);
+        }
+
+        String of(String v) {
+            return v.substring(start, end);
+        }
     }
 
     /**
@@ -189,12 +202,16 @@ final class EtcdRecords {
      * (the hand-over's put); a key moved since, the token its value carries.
      */
     static long mutexToken(KeyValue kv) {
-        String v = kv.getValue().toString(StandardCharsets.UTF_8);
-        int start = v.indexOf(HeldValue.SEPARATOR) + 1;
-        if (start == 0) {
+        return mutexToken(kv, kv.getValue().toString(StandardCharsets.UTF_8));
+    }
+
+    /** The same, with the key's value {@code v} decoded already. */
+    private static long mutexToken(KeyValue kv, String v) {
+        GrantTime at = GrantTime.in(v);
+        if (at == null) {
             return kv.getCreateRevision();
         }
-        String grant = v.substring(start, grantEnd(v, start));
+        String grant = at.of(v);
         if (grant.endsWith(HANDED)) {
             return kv.getModRevision();
         }
@@ -215,9 +232,8 @@ final class EtcdRecords {
      * holder's with its mode.
      */
     static long token(KeyValue kv, String leaseId) {
-        return HeldValue.heldBy(kv.getValue().toString(StandardCharsets.UTF_8), leaseId)
-                ? mutexToken(kv)
-                : kv.getCreateRevision();
+        String v = kv.getValue().toString(StandardCharsets.UTF_8);
+        return HeldValue.heldBy(v, leaseId) ? mutexToken(kv, v) : kv.getCreateRevision();
     }
 
     /**
@@ -226,31 +242,20 @@ final class EtcdRecords {
      */
     static ByteSequence movedValue(KeyValue kv, String leaseId) {
         String v = kv.getValue().toString(StandardCharsets.UTF_8);
-        if (!HeldValue.heldBy(v, leaseId)) {
-            return kv.getValue();
+        GrantTime at = HeldValue.heldBy(v, leaseId) ? GrantTime.in(v) : null;
+        if (at == null || !at.of(v).endsWith(HANDED)) {
+            return kv
+                    .getValue(); // a shared key, a created mutex (the create revision stays), or one carrying its token
         }
-        int start = leaseId.length() + 1;
-        int end = grantEnd(v, start);
-        String grant = v.substring(start, end);
-        if (!grant.endsWith(HANDED)) {
-            return kv.getValue(); // created (the create revision stays) or already carrying its token
-        }
-        return bytes(v.substring(0, start)
-                + grant.substring(0, grant.length() - HANDED.length())
-                + KEPT_TOKEN
-                + kv.getModRevision()
-                + v.substring(end));
+        return bytes(
+                v.substring(0, at.end() - HANDED.length()) + KEPT_TOKEN + kv.getModRevision() + v.substring(at.end()));
     }
 
     /** A mutex value read back, without the token marks of its grant time. */
     static HeldValue decodeMutex(String v) {
-        int start = v.indexOf(HeldValue.SEPARATOR) + 1;
-        if (start == 0) {
-            return HeldValue.decode(v);
-        }
-        int end = grantEnd(v, start);
-        int mark = v.indexOf(',', start);
-        return HeldValue.decode(mark < 0 || mark > end ? v : v.substring(0, mark) + v.substring(end));
+        GrantTime at = GrantTime.in(v);
+        int mark = at == null ? -1 : v.indexOf(',', at.start());
+        return HeldValue.decode(mark < 0 || mark > at.end() ? v : v.substring(0, mark) + v.substring(at.end()));
     }
 
     private static HeldValue held(KeyValue kv) {
