@@ -8,7 +8,6 @@ import java.util.IdentityHashMap;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -178,12 +177,7 @@ final class Holds {
         return carrying;
     }
 
-    /** The timer's thread, for other background work of the backend. */
-    Executor background() {
-        return timer;
-    }
-
-    /** The same timer, for the sessions' heartbeats. */
+    /** The expiry timer, shared with the sessions' heartbeats: one thread for the backend's timed work. */
     ScheduledExecutorService timer() {
         return timer;
     }
