@@ -160,7 +160,8 @@ record BenchSettings(boolean quick, Set<String> backends, Path out, Path project
                 + throughputWarmup().toMillis() + " ms warm-up at " + clientCounts() + " clients, median (min-max) of "
                 + throughputRounds() + " pass(es) in alternating order, flagged when they spread more than "
                 + Math.round(Figures.UNSTEADY_SPREAD * 100) + "%; hand-off "
-                + handOffSamples() + " samples; renewal " + renewalLeaseCounts() + " leases, TTL "
+                + handOffSamples() + " samples after " + Measurements.HAND_OFF_WARM_UP + " unmeasured; renewal "
+                + renewalLeaseCounts() + " leases, TTL "
                 + renewalTtl().toMillis() + " ms; takeover TTL " + takeoverTtl().toSeconds() + " s x "
                 + takeoverSamples()
                 + "; scale " + scaleSmall() + " vs " + (quick ? "20000" : "up to 1000000") + " names, " + scaleCycles()
