@@ -52,11 +52,13 @@ final class HandOvers {
             return AcquireResult.held(null); // a retry of a lease id this backend knows: refused, as the SPI allows
         }
         Hold known = holds.get(fromLeaseId);
-        Hold from = known != null && known.name().equals(name) ? known : null; // null: a lease granted elsewhere
-        // taken out first, as a release does, so that its TTL's give-back cannot delete by version after the multi
-        if (from != null
-                && (System.nanoTime() - from.due() >= 0 || !from.session().live() || !holds.remove(from))) {
-            return AcquireResult.held(null); // past its TTL (given back at it), its session ended, or released already
+        Hold from = null; // stays null for a lease granted elsewhere
+        if (known != null && known.name().equals(name)) {
+            // taken out first, as a release does, so that its TTL's give-back cannot delete by version after the multi
+            from = holds.take(fromLeaseId, name, true);
+            if (from == null) {
+                return AcquireResult.held(null); // past its TTL (given back at it), its session ended, or released
+            }
         }
         int version;
         try {

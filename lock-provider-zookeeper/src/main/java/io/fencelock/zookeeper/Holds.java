@@ -108,6 +108,27 @@ final class Holds {
         return byLease.remove(h.leaseId(), h);
     }
 
+    /**
+     * Takes out the hold of {@code leaseId} on {@code name} for a release or a hand-over, whatever renewal of
+     * it is in flight: a renewal replaces the hold (marked renewing, then renewed), so taking out the one
+     * read a moment before could miss it and leave a held lock reported as not freed. The renewal then
+     * finds it gone. With {@code onlyBeforeDue}, a hold past its TTL or on an ended session stays (its
+     * give-back at its due time settles it). Null when nothing was taken.
+     */
+    Hold take(String leaseId, String name, boolean onlyBeforeDue) {
+        Hold[] taken = new Hold[1];
+        byLease.computeIfPresent(leaseId, (k, h) -> {
+            if (!h.name().equals(name)
+                    || onlyBeforeDue
+                            && (System.nanoTime() - h.due() >= 0 || !h.session().live())) {
+                return h;
+            }
+            taken[0] = h;
+            return null;
+        });
+        return taken[0];
+    }
+
     /** A release whose outcome is unknown: the hold comes back, uncertain, settled at its due time or by the next release. */
     void unsure(Hold h) {
         Hold unsure = new Hold(h.name(), h.leaseId(), h.session(), h.due(), false, 0, h.token(), h.sent());

@@ -174,11 +174,12 @@ public final class ZooKeeperLockBackend implements LockBackend {
     @Override
     public boolean release(String name, String leaseId) {
         sessions.requireOpen();
-        Hold h = holds.get(leaseId);
-        if (h == null || !h.name().equals(name)) {
+        Hold known = holds.get(leaseId);
+        if (known == null || !known.name().equals(name)) {
             return releaseForeign(name, leaseId);
         }
-        if (!holds.remove(h)) {
+        Hold h = holds.take(leaseId, name, false);
+        if (h == null) {
             return false; // given back or released concurrently
         }
         if (!h.session().live()) {
@@ -375,6 +376,11 @@ public final class ZooKeeperLockBackend implements LockBackend {
     /** For tests: the sessions that carry locks, by session class (ms). */
     Map<Long, Session> sessions() {
         return sessions.byClass();
+    }
+
+    /** For tests: the locks granted here and their expiry. */
+    Holds holdBook() {
+        return holds;
     }
 
     /** For tests: the sessions' bookkeeping (heartbeats, proofs). */

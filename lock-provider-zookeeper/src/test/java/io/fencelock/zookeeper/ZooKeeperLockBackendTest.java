@@ -378,6 +378,41 @@ class ZooKeeperLockBackendTest {
      * renewal told it of the loss must not delete the new grant at the path: a delete with version 0
      * would hit it, so the holder reads first and deletes only its own znode.
      */
+    /**
+     * A renewal replaces a lock's hold twice (marked renewing, then renewed) while a release may run on
+     * another thread: the release takes out whatever hold the lease has, not one it read a moment before,
+     * which the renewal may have replaced by then, leaving a held lock reported as not freed.
+     */
+    @Test
+    void aReleaseOrHandOverTakesTheHoldWhateverRenewalOfItIsInFlight() {
+        ZooKeeperLockBackend b = open(ZooKeeperServer.shared());
+        Holds holds = b.holdBook();
+        Duration ttl = Duration.ofSeconds(10);
+        String name = name();
+        String lease = id();
+        assertThat(b.tryAcquire(name, lease, ttl).acquired()).isTrue();
+        Holds.Hold readBefore = holds.get(lease);
+        RenewRequest renewal = new RenewRequest(name, lease, ttl, null);
+        long sent = System.nanoTime();
+        assertThat(holds.takeForRenewal(renewal, sent))
+                .as("a renewal in flight")
+                .isNotNull();
+        assertThat(holds.remove(readBefore))
+                .as("taking out the hold as read before the renewal")
+                .isFalse();
+        String next = id();
+        assertThat(b.handOver(name, lease, next, ttl, LockMetadata.NONE).acquired())
+                .as("the hand-over during the renewal")
+                .isTrue();
+        assertThat(holds.renewed(renewal, true, sent))
+                .as("the renewal ending after the hand-over")
+                .isNull();
+        assertThat(holds.takeForRenewal(new RenewRequest(name, next, ttl, null), System.nanoTime()))
+                .isNotNull();
+        assertThat(b.release(name, next)).as("the release during the renewal").isTrue();
+        assertThat(b.inspect(name)).isEmpty();
+    }
+
     @Test
     void aForcedOutHoldersReleaseLeavesTheNextGrant() {
         ZooKeeperLockBackend holder = open(ZooKeeperServer.shared());
