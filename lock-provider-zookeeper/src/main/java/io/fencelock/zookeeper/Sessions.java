@@ -43,6 +43,8 @@ final class Sessions {
     private static final long CONTROL_SESSION_MILLIS = 10_000;
     /** What the session that learns the server's minimum timeout asks for, per server. */
     private static final long PROBE_MILLIS_PER_SERVER = 50;
+    /** Connections tried by the session that learns the server's maximum timeout, each given a share of the request timeout. */
+    private static final int LONGEST_PROBE_ATTEMPTS = 3;
 
     private final String connectString;
     private final ZKClientConfig config;
@@ -134,7 +136,7 @@ final class Sessions {
     Duration maxTtl() {
         long max = serverMaxMillis.get();
         if (max == 0) {
-            Session probe = open(Integer.MAX_VALUE, 0);
+            Session probe = openLongestProbe();
             try {
                 max = probe.negotiatedMillis();
                 serverMaxMillis.set(max);
@@ -143,6 +145,25 @@ final class Sessions {
             }
         }
         return Duration.ofMillis(max);
+    }
+
+    /**
+     * The session that asks for the longest timeout there is. The client's connect timeout is the asked
+     * timeout over the servers, weeks here, so unlike every other session's client it would never give up a
+     * connection whose handshake went unanswered: each attempt waits a share of the request timeout, and the
+     * next one opens a new connection.
+     */
+    private Session openLongestProbe() {
+        Duration share = timeout.dividedBy(LONGEST_PROBE_ATTEMPTS);
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return open(Integer.MAX_VALUE, 0, share);
+            } catch (LockBackendException e) {
+                if (attempt == LONGEST_PROBE_ATTEMPTS || Thread.currentThread().isInterrupted()) {
+                    throw e;
+                }
+            }
+        }
     }
 
     private LockBackendException tooLong(Duration ttl, long max) {
@@ -288,6 +309,11 @@ final class Sessions {
 
     /** A new session, connected; a retryable failure when no server answers within the request timeout. */
     private Session open(long millis, long lagNanos) {
+        return open(millis, lagNanos, timeout);
+    }
+
+    /** A new session, connected; a retryable failure when no server answers within {@code wait}. */
+    private Session open(long millis, long lagNanos, Duration wait) {
         Session s;
         try {
             s = new Session(connectString, millis, lagNanos, config, this::ended, this::stateChanged);
@@ -296,7 +322,7 @@ final class Sessions {
                     "cannot open a ZooKeeper session on " + connectString + ": " + e.getMessage(), e, true);
         }
         try {
-            Session connected = s.connected.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            Session connected = s.connected.get(wait.toNanos(), TimeUnit.NANOSECONDS);
             ownIds.add(connected.id());
             return connected;
         } catch (InterruptedException e) {
@@ -306,7 +332,7 @@ final class Sessions {
         } catch (TimeoutException | ExecutionException e) {
             s.abandon(); // never carried a lock
             throw new LockBackendException(
-                    "no ZooKeeper server of " + connectString + " answered within " + timeout, e, true);
+                    "no ZooKeeper server of " + connectString + " answered within " + wait, e, true);
         }
     }
 

@@ -15,6 +15,7 @@ import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
 import io.fencelock.spi.WakeUpSubscription;
 import io.fencelock.tck.SpiChecks;
+import io.fencelock.tck.fault.FaultProxy;
 import io.fencelock.tck.fixture.ServerControl;
 import io.fencelock.testservers.zookeeper.ZooKeeperServer;
 import java.time.Duration;
@@ -24,6 +25,7 @@ import java.util.Map;
 import java.util.ServiceLoader;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -521,6 +523,31 @@ class ZooKeeperLockBackendTest {
                         .get(Sessions.sessionMillis(Duration.ofMillis(50)))
                         .negotiatedMillis())
                 .isEqualTo(200);
+    }
+
+    /**
+     * The session that learns the server's maxSessionTimeout asks for the longest timeout there is, so its
+     * client's connect timeout (the asked timeout over the servers) is weeks: a handshake lost on the way was
+     * never retried, and the first acquire failed with "no ZooKeeper server answered". It tries a new
+     * connection after a share of the request timeout.
+     */
+    @Test
+    void theMaxSessionTimeoutProbeRetriesAHandshakeThatWentUnanswered() throws Exception {
+        ZooKeeperServer server = ZooKeeperServer.shared();
+        try (FaultProxy proxy = FaultProxy.start(server.address().orElseThrow())) {
+            proxy.blackhole();
+            ZooKeeperLockBackend b = ZooKeeperLockBackend.builder()
+                    .servers(proxy.address().getHostString() + ":"
+                            + proxy.address().getPort())
+                    .requestTimeout(Duration.ofSeconds(6))
+                    .build();
+            opened.add(b);
+            CompletableFuture<Duration> max = CompletableFuture.supplyAsync(b::maxTtl);
+            awaitTrue(() -> proxy.connectionsAccepted() >= 1); // its handshake is swallowed
+            proxy.heal(); // bytes lost stay lost: only a new connection gets an answer
+            assertThat(max.get(30, TimeUnit.SECONDS)).isEqualTo(Duration.ofMinutes(1));
+            assertThat(proxy.connectionsAccepted()).isGreaterThanOrEqualTo(2);
+        }
     }
 
     @Test
