@@ -72,7 +72,17 @@ record BenchSettings(boolean quick, Set<String> backends, Path out, Path project
         return chosen;
     }
 
+    /**
+     * Cycles before each contender's measured latency (and the scale workload's): enough, in full mode, for
+     * the JIT's optimising compiler to have compiled the whole path (with 1,000, fencelock's longer call path
+     * was still partly compiled during its first measured cycles, which its p50 over the provider alone showed).
+     */
     int latencyWarmup() {
+        return quick ? 50 : 5000;
+    }
+
+    /** Cycles of a fresh client before its throughput cells, which have a warm-up of their own. */
+    int clientWarmup() {
         return quick ? 50 : 1000;
     }
 
@@ -155,7 +165,8 @@ record BenchSettings(boolean quick, Set<String> backends, Path out, Path project
     String describe() {
         return (quick ? "quick mode" : "full mode") + ": latency " + latencyCycles() + " cycles after "
                 + latencyWarmup()
-                + " warm-up, interleaved in 5 rounds of alternating order; throughput "
+                + " warm-up, interleaved in runs of " + Measurements.LATENCY_RUN
+                + " cycles, 5 rounds of alternating order; throughput "
                 + throughputTime().toMillis() + " ms per cell after "
                 + throughputWarmup().toMillis() + " ms warm-up at " + clientCounts() + " clients, median (min-max) of "
                 + throughputRounds() + " pass(es) in alternating order, flagged when they spread more than "

@@ -30,6 +30,9 @@ final class Measurements {
     private static final Duration EXCLUSION_PROBE = Duration.ofMillis(200);
 
     private static final int LATENCY_ROUNDS = 5;
+    /** Cycles one contender runs in a row in the latency workload before the next one's turn. */
+    static final int LATENCY_RUN = 50;
+
     private static final long HIGHEST_NANOS = TimeUnit.SECONDS.toNanos(60);
 
     private final BenchSettings settings;
@@ -59,21 +62,35 @@ final class Measurements {
                 }
             }
             int perRound = Math.max(1, settings.latencyCycles() / LATENCY_ROUNDS);
+            boolean[] failed = new boolean[open.size()];
             for (int round = 0; round < LATENCY_ROUNDS; round++) {
-                // alternating order: the first of a round inherits what the last one left behind
-                // (its background threads, its garbage), so no contender is always first
-                for (int k = 0; k < open.size(); k++) {
-                    int i = round % 2 == 0 ? k : open.size() - 1 - k;
-                    try {
-                        Histogram round1 = new Histogram(HIGHEST_NANOS, 3);
-                        cycles(open.get(i), "bench-latency", perRound, round1);
-                        histograms.get(i).add(round1);
-                        roundP50s.get(i)[round] = micros(round1.getValueAtPercentile(50));
-                    } catch (InterruptedException e) {
-                        throw e;
-                    } catch (Exception e) {
-                        errors.add(measured.get(i).label() + " latency: " + describe(e));
+                List<Histogram> rounds = new ArrayList<>();
+                open.forEach(c -> rounds.add(new Histogram(HIGHEST_NANOS, 3)));
+                // Interleaved in short runs, each turn starting at the next contender (and the other way round in
+                // odd rounds): every contender meets the machine's drift (a checkpoint, a busy neighbour) alike, so
+                // a difference of medians is the contenders', not the minute's. A run of cycles, not one: after its
+                // first cycle a contender's connection, threads and code are as warm as in a long run of its own.
+                for (int from = 0; from < perRound; from += LATENCY_RUN) {
+                    int run = Math.min(LATENCY_RUN, perRound - from);
+                    for (int k = 0; k < open.size(); k++) {
+                        int turn = (from / LATENCY_RUN + k) % open.size();
+                        int i = round % 2 == 0 ? turn : open.size() - 1 - turn;
+                        if (failed[i]) {
+                            continue;
+                        }
+                        try {
+                            cycles(open.get(i), "bench-latency", run, rounds.get(i));
+                        } catch (InterruptedException e) {
+                            throw e;
+                        } catch (Exception e) {
+                            failed[i] = true;
+                            errors.add(measured.get(i).label() + " latency: " + describe(e));
+                        }
                     }
+                }
+                for (int i = 0; i < open.size(); i++) {
+                    histograms.get(i).add(rounds.get(i));
+                    roundP50s.get(i)[round] = micros(rounds.get(i).getValueAtPercentile(50));
                 }
             }
         } finally {
@@ -119,7 +136,7 @@ final class Measurements {
      * being a lock.
      */
     void warm(LockContender contender, String label) throws Exception {
-        cycles(contender, "bench-warm", settings.latencyWarmup(), null);
+        cycles(contender, "bench-warm", settings.clientWarmup(), null);
         String name = "bench-exclusion";
         LockContender.Held held = contender.acquire(name, LONG_WAIT);
         if (held == null) {
