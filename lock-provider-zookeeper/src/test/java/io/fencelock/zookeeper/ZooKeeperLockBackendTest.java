@@ -376,11 +376,6 @@ class ZooKeeperLockBackendTest {
     }
 
     /**
-     * A forced-out holder that releases (or whose lock falls due: the same give-back) before any
-     * renewal told it of the loss must not delete the new grant at the path: a delete with version 0
-     * would hit it, so the holder reads first and deletes only its own znode.
-     */
-    /**
      * A renewal replaces a lock's hold twice (marked renewing, then renewed) while a release may run on
      * another thread: the release takes out whatever hold the lease has, not one it read a moment before,
      * which the renewal may have replaced by then, leaving a held lock reported as not freed.
@@ -415,6 +410,11 @@ class ZooKeeperLockBackendTest {
         assertThat(b.inspect(name)).isEmpty();
     }
 
+    /**
+     * A forced-out holder that releases (or whose lock falls due: the same give-back) before any
+     * renewal told it of the loss must not delete the new grant at the path: a delete with version 0
+     * would hit it, so the holder reads first and deletes only its own znode.
+     */
     @Test
     void aForcedOutHoldersReleaseLeavesTheNextGrant() {
         ZooKeeperLockBackend holder = open(ZooKeeperServer.shared());

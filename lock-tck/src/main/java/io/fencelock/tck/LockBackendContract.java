@@ -590,9 +590,9 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
     void renewExtendsExclusivity() throws Exception {
         String name = freshName();
         // A TTL with room for stalls: the watchdog renews at a third of it, so a renewal may be late by two
-        // thirds before the lease is lost, as it should be then. At 900 ms, a server member stalled for 600 ms
-        // (its JVM, and a parallel fork's restarting servers, share two cores with this one) cost a holder its
-        // lease once in a CI run; this property is about renewal, not about how long a stall may be.
+        // thirds before the lease is lost, as it should be then. At 900 ms a holder on the ZooKeeper ensemble
+        // lost its lease once in a CI run, most likely to such a stall (its members and a parallel fork's
+        // restarting servers share two cores); this property is about renewal, not about how long a stall may be.
         Duration ttl = Duration.ofMillis(1500);
         LockClient holderClient = client(options(ttl, true));
         LockClient rival = client(options(ttl, false));
