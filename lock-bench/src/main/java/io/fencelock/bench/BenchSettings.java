@@ -158,8 +158,9 @@ record BenchSettings(boolean quick, Set<String> backends, Path out, Path project
         return quick ? Math.min(20_000, backend.maxScaleNames()) : backend.maxScaleNames();
     }
 
+    /** Cycles of fencelock and as many of the raw primitive, interleaved, at each population of the scale workload. */
     int scaleCycles() {
-        return quick ? 200 : 1000;
+        return quick ? 200 : 2000;
     }
 
     String describe() {
@@ -176,6 +177,6 @@ record BenchSettings(boolean quick, Set<String> backends, Path out, Path project
                 + renewalTtl().toMillis() + " ms; takeover TTL " + takeoverTtl().toSeconds() + " s x "
                 + takeoverSamples()
                 + "; scale " + scaleSmall() + " vs " + (quick ? "20000" : "up to 1000000") + " names, " + scaleCycles()
-                + " cycles";
+                + " cycles of fencelock and of the raw primitive, interleaved as latency's";
     }
 }

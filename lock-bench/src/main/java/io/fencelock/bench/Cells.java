@@ -76,6 +76,11 @@ final class Cells {
         return s.latency().stream().filter(l -> l.kind().equals("raw")).findFirst();
     }
 
+    /** fencelock's ("fencelock") or the raw primitive's ("raw") figure at one population of the scale workload. */
+    static Optional<Figures.Latency> scale(Figures.Scale scale, String kind) {
+        return scale.latency().stream().filter(l -> l.kind().equals(kind)).findFirst();
+    }
+
     static Optional<Figures.Throughput> throughput(Figures.BackendSection s, String label, String names, int clients) {
         return s.throughput().stream()
                 .filter(t -> t.contender().equals(label)

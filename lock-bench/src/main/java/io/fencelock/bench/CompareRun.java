@@ -332,7 +332,7 @@ public final class CompareRun {
                 backend.fill(filled, target);
                 double fillSeconds = (System.nanoTime() - fillStart) / 1e9;
                 filled = target;
-                scale.add(measurements.scale(backend, target, fillSeconds));
+                scale.add(measurements.scale(backend, target, fillSeconds, errors));
             }
         } catch (InterruptedException e) {
             throw e;

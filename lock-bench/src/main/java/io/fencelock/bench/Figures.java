@@ -100,8 +100,11 @@ public final class Figures {
             double crashedInstanceTasksMovedMs,
             double joinRebalanceMs) {}
 
-    /** fencelock acquire + release with {@code existingNames} lock records on the backend. */
-    public record Scale(long existingNames, double fillSeconds, long cycles, double p50Us, double p99Us) {}
+    /**
+     * Acquire + release with {@code existingNames} lock records on the backend: fencelock and the raw
+     * primitive, interleaved (the latency workload's method), each with its rounds' spread.
+     */
+    public record Scale(long existingNames, double fillSeconds, List<Latency> latency) {}
 
     /** One backend's section of the report. */
     public record BackendSection(

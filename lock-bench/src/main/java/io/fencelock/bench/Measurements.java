@@ -44,6 +44,17 @@ final class Measurements {
     /** Uncontended acquire + release, one client each, on one name per contender. */
     List<Figures.Latency> latency(List<LockContender.Factory> factories, List<String> errors)
             throws InterruptedException {
+        return interleaved(factories, "bench-latency", settings.latencyCycles(), errors);
+    }
+
+    /**
+     * {@code cycles} uncontended acquire + release cycles of each contender on {@code name}, after the
+     * warm-up, in rounds of alternating order and within each round in turns of {@link #LATENCY_RUN} cycles
+     * (a contender that fails drops out, its error in {@code errors}).
+     */
+    private List<Figures.Latency> interleaved(
+            List<LockContender.Factory> factories, String name, int cycles, List<String> errors)
+            throws InterruptedException {
         List<LockContender> open = new ArrayList<>();
         List<LockContender.Factory> measured = new ArrayList<>();
         List<Histogram> histograms = new ArrayList<>();
@@ -52,7 +63,7 @@ final class Measurements {
             for (LockContender.Factory f : factories) {
                 try {
                     LockContender c = f.open();
-                    cycles(c, "bench-latency", settings.latencyWarmup(), null);
+                    cycles(c, name, settings.latencyWarmup(), null);
                     open.add(c);
                     measured.add(f);
                     histograms.add(new Histogram(HIGHEST_NANOS, 3));
@@ -61,7 +72,7 @@ final class Measurements {
                     errors.add(f.label() + " latency: " + describe(e));
                 }
             }
-            int perRound = Math.max(1, settings.latencyCycles() / LATENCY_ROUNDS);
+            int perRound = Math.max(1, cycles / LATENCY_ROUNDS);
             boolean[] failed = new boolean[open.size()];
             for (int round = 0; round < LATENCY_ROUNDS; round++) {
                 List<Histogram> rounds = new ArrayList<>();
@@ -79,7 +90,7 @@ final class Measurements {
                             continue;
                         }
                         try {
-                            cycles(open.get(i), "bench-latency", run, rounds.get(i));
+                            cycles(open.get(i), name, run, rounds.get(i));
                         } catch (InterruptedException e) {
                             throw e;
                         } catch (Exception e) {
@@ -372,24 +383,23 @@ final class Measurements {
     }
 
     /** fencelock acquire + release on a rotating set of names, with {@code existing} records around them. */
-    Figures.Scale scale(BackendUnderTest backend, long existing, double fillSeconds) throws Exception {
-        Histogram h = new Histogram(HIGHEST_NANOS, 3);
-        try (LockClient client = LockClient.create(backend.openBackend(), LockOptions.defaults())) {
-            FencelockContender c = new FencelockContender(client);
-            int names = 100;
-            for (int i = 0; i < settings.latencyWarmup(); i++) {
-                cycles(c, "bench-scale-" + existing + "-" + (i % names), 1, null);
-            }
-            for (int i = 0; i < settings.scaleCycles(); i++) {
-                cycles(c, "bench-scale-" + existing + "-" + (i % names), 1, h);
-            }
-        }
+    /**
+     * fencelock and the raw primitive, interleaved as in the latency workload, with {@code existing} lock
+     * records on the backend: the raw primitive's figure at each population tells what the server itself
+     * pays for the records, as against what the provider's statements add.
+     */
+    Figures.Scale scale(BackendUnderTest backend, long existing, double fillSeconds, List<String> errors)
+            throws InterruptedException {
+        List<LockContender.Factory> pair = backend.contenders().stream()
+                .filter(f -> f.label().equals(Cells.FENCELOCK))
+                .toList();
+        List<LockContender.Factory> both = new ArrayList<>(pair);
+        backend.contenders().stream()
+                .filter(f -> f.kind() == LockContender.Kind.RAW)
+                .findFirst()
+                .ifPresent(both::add);
         return new Figures.Scale(
-                existing,
-                fillSeconds,
-                h.getTotalCount(),
-                micros(h.getValueAtPercentile(50)),
-                micros(h.getValueAtPercentile(99)));
+                existing, fillSeconds, interleaved(both, "bench-scale-" + existing, settings.scaleCycles(), errors));
     }
 
     static double percentile(double[] sorted, double p) {

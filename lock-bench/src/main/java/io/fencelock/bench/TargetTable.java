@@ -210,15 +210,32 @@ final class TargetTable {
         }
         Figures.Scale small = s.scale().get(0);
         Figures.Scale large = s.scale().get(s.scale().size() - 1);
+        Optional<Figures.Latency> fSmall = Cells.scale(small, "fencelock");
+        Optional<Figures.Latency> fLarge = Cells.scale(large, "fencelock");
+        if (fSmall.isEmpty() || fLarge.isEmpty()) {
+            return notMeasured("no scale figures of fencelock");
+        }
+        Optional<Figures.Latency> rSmall = Cells.scale(small, "raw");
+        Optional<Figures.Latency> rLarge = Cells.scale(large, "raw");
+        double f1 = fSmall.get().p50Us();
+        double fN = fLarge.get().p50Us();
+        String raw = rSmall.isPresent() && rLarge.isPresent()
+                ? "; raw primitive "
+                        + Cells.ratio(rLarge.get().p50Us(), rSmall.get().p50Us()) + " ("
+                        + Cells.number(rLarge.get().p50Us()) + " vs "
+                        + Cells.number(rSmall.get().p50Us()) + " µs)"
+                : "";
         return verdict(
-                large.p50Us() <= 1.25 * small.p50Us(),
-                Cells.ratio(large.p50Us(), small.p50Us()) + " (" + Cells.number(large.p50Us()) + " vs "
-                        + Cells.number(small.p50Us()) + " µs)"
+                fN <= 1.25 * f1,
+                Cells.ratio(fN, f1) + " (" + Cells.number(fN) + " vs " + Cells.number(f1) + " µs)"
                         + (large.existingNames() < 1_000_000
                                 ? " at " + Cells.count(large.existingNames()) + " names, not 1M"
                                 : ""),
-                "p99 " + Cells.number(large.p99Us()) + " vs " + Cells.number(small.p99Us()) + " µs",
-                false);
+                rounds(fLarge.get(), fSmall.get()) + "; p99 "
+                        + Cells.number(fLarge.get().p99Us()) + " vs "
+                        + Cells.number(fSmall.get().p99Us()) + " µs" + raw,
+                Cells.Value.p50(fLarge.get()).noisy()
+                        || Cells.Value.p50(fSmall.get()).noisy());
     }
 
     private static Verdict takeover(Figures.BackendSection s) {
