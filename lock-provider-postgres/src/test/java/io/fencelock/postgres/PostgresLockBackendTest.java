@@ -431,10 +431,8 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
         Semaphore second = new Semaphore(0);
         try (PostgresLockBackend firstSide = builder().build();
                 PostgresLockBackend secondSide = builder().build()) {
-            SpiChecks.subscribe(firstSide, name, first::release);
-            SpiChecks.subscribe(secondSide, name, second::release);
-            assertThat(firstSide.tryAcquire(name, lease(), TTL).acquired()).isFalse();
-            assertThat(secondSide.tryAcquire(name, lease(), TTL).acquired()).isFalse();
+            queue(firstSide, name, first);
+            queue(secondSide, name, second);
             assertThat(firstSide.tryAcquire(name, lease(), TTL).acquired())
                     .as("refused again, still first in the queue")
                     .isFalse();
@@ -473,6 +471,14 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
         }
     }
 
+    /** A waiter of {@code side}'s client, refused on a held name: queued, its wake-ups counted by {@code wakeUps}. */
+    private static void queue(PostgresLockBackend side, String name, Semaphore wakeUps) {
+        SpiChecks.subscribe(side, name, wakeUps::release);
+        assertThat(side.tryAcquire(name, lease(), TTL).acquired())
+                .as("refused while held")
+                .isFalse();
+    }
+
     /** A queued waiter whose client is gone only loses that one wake-up: the lock is free, and the next waiter is woken next. */
     @Test
     void aQueuedWaiterThatIsGoneDoesNotHoldTheLockBack() throws InterruptedException {
@@ -500,6 +506,46 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
             assertThat(second.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
                     .as("the queue went on past the gone waiter")
                     .isTrue();
+        }
+    }
+
+    /**
+     * A queued waiter that is granted a free name without having been woken (the release woke the waiter
+     * before it) leaves the queue: its own release wakes nobody, so the next release it hears is the one its
+     * next refusal asked for. Notifications reach a listener in commit order, so once that one is heard, a
+     * wake-up by its own release would have been heard before it.
+     */
+    @Test
+    void aQueuedWaiterGrantedAFreeNameLeavesTheQueue() throws InterruptedException {
+        String name = name();
+        String holder = lease();
+        assertThat(backend.tryAcquire(name, holder, TTL).acquired()).isTrue();
+        Semaphore first = new Semaphore(0);
+        Semaphore second = new Semaphore(0);
+        try (PostgresLockBackend firstSide = builder().build();
+                PostgresLockBackend secondSide = builder().build()) {
+            queue(firstSide, name, first);
+            queue(secondSide, name, second);
+            assertThat(backend.release(name, holder)).isTrue(); // wakes the first; the second stays queued
+            assertThat(first.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).isTrue();
+
+            String secondLease = lease();
+            AcquireResult granted = secondSide.tryAcquire(name, secondLease, TTL);
+            assertThat(granted.acquired())
+                    .as("the second waiter, on a free name")
+                    .isTrue();
+            assertThat(secondSide.release(name, secondLease)).isTrue();
+
+            String next = lease();
+            assertThat(backend.tryAcquire(name, next, TTL).acquired()).isTrue();
+            assertThat(secondSide.tryAcquire(name, lease(), TTL).acquired()).isFalse();
+            assertThat(backend.release(name, next)).isTrue();
+            assertThat(second.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
+                    .as("the second waiter, woken by the release its refusal asked for")
+                    .isTrue();
+            assertThat(second.availablePermits())
+                    .as("and not by its own release before")
+                    .isZero();
         }
     }
 
