@@ -382,7 +382,6 @@ final class Measurements {
                 ttl.toMillis(), samples, median, median - ttl.toMillis(), took[took.length - 1] - ttl.toMillis());
     }
 
-    /** fencelock acquire + release on a rotating set of names, with {@code existing} records around them. */
     /**
      * fencelock and the raw primitive, interleaved as in the latency workload, with {@code existing} lock
      * records on the backend: the raw primitive's figure at each population tells what the server itself
@@ -390,11 +389,13 @@ final class Measurements {
      */
     Figures.Scale scale(BackendUnderTest backend, long existing, double fillSeconds, List<String> errors)
             throws InterruptedException {
-        List<LockContender.Factory> pair = backend.contenders().stream()
+        List<LockContender.Factory> contenders = backend.contenders();
+        List<LockContender.Factory> both = new ArrayList<>(2);
+        contenders.stream()
                 .filter(f -> f.label().equals(Cells.FENCELOCK))
-                .toList();
-        List<LockContender.Factory> both = new ArrayList<>(pair);
-        backend.contenders().stream()
+                .findFirst()
+                .ifPresent(both::add);
+        contenders.stream()
                 .filter(f -> f.kind() == LockContender.Kind.RAW)
                 .findFirst()
                 .ifPresent(both::add);
