@@ -17,7 +17,8 @@ final class PeerSetups {
                         + " lockAtLeastFor 0. ShedLock skips rather than waits, so a waiter retries at once.";
             case "ShedLock (Mongo)" ->
                 "ShedLock's MongoLockProvider on the database, default collection (shedLock); lockAtMostFor 30 s;"
-                        + " a waiter retries at once.";
+                        + " a waiter retries at once. Its unlock sets lockUntil on the name's _id alone, without"
+                        + " checking who holds the lock (fencelock's release checks owner and expiry).";
             case "ShedLock (Redis)" ->
                 "ShedLock's Spring Data Redis provider (SET NX PX) on a Lettuce connection factory with its"
                         + " defaults; lockAtMostFor 30 s; a waiter retries at once.";
