@@ -74,7 +74,9 @@ public abstract class BackendUnderTest implements AutoCloseable {
 
     /**
      * Adds free lock records for names {@link #FILL_PREFIX}{@code from} to {@code to - 1} the way the
-     * provider leaves them after a release, in bulk through the raw driver.
+     * provider leaves them after a release, in bulk through the raw driver; where the raw primitive keeps
+     * its own table or collection, the same names go there too, so that the scale workload measures both
+     * at the same population.
      */
     public abstract void fill(long from, long to) throws Exception;
 

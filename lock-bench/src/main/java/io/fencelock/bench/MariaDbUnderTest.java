@@ -104,9 +104,12 @@ final class MariaDbUnderTest extends BackendUnderTest {
             if (!server.product().equalsIgnoreCase("MariaDB")) {
                 s.execute("SET SESSION cte_max_recursion_depth = " + (to - from + 1));
             }
-            s.executeUpdate("INSERT INTO fencelock_locks (name, lease_id, token, token_issued_at, expires_at)"
-                    + " SELECT CONCAT('" + FILL_PREFIX + "', n), NULL, 1, " + NOW + ", " + NOW + " FROM (" + rows
-                    + ") r");
+            // into the provider's table and the raw primitive's alike
+            for (String table : List.of("fencelock_locks", RAW_TABLE)) {
+                s.executeUpdate("INSERT INTO " + table + " (name, lease_id, token, token_issued_at, expires_at)"
+                        + " SELECT CONCAT('" + FILL_PREFIX + "', n), NULL, 1, " + NOW + ", " + NOW + " FROM ("
+                        + rows + ") r");
+            }
         }
     }
 

@@ -103,17 +103,21 @@ final class PostgresUnderTest extends BackendUnderTest {
                 SpringIntegrationPeer.jdbc(this::openPool, "postgresql"));
     }
 
+    /** The names go into the provider's table and the raw primitive's alike, each drawing its own sequence. */
     @Override
     public void fill(long from, long to) throws Exception {
-        try (Connection c = server.connect(url);
-                PreparedStatement ps = c.prepareStatement(
-                        "INSERT INTO fencelock_locks (name, lease_id, token, token_issued_at,"
-                                + " expires_at) SELECT '" + FILL_PREFIX
-                                + "' || g, NULL, nextval('fencelock_locks_token_seq'),"
-                                + " clock_timestamp(), clock_timestamp() FROM generate_series(?::bigint, ?::bigint) g")) {
-            ps.setLong(1, from);
-            ps.setLong(2, to - 1);
-            ps.executeUpdate();
+        try (Connection c = server.connect(url)) {
+            for (String table : List.of("fencelock_locks", RAW_TABLE)) {
+                String sequence = table.equals(RAW_TABLE) ? RAW_TABLE + "_seq" : table + "_token_seq";
+                try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + table
+                        + " (name, lease_id, token, token_issued_at, expires_at) SELECT '" + FILL_PREFIX
+                        + "' || g, NULL, nextval('" + sequence + "'), clock_timestamp(), clock_timestamp()"
+                        + " FROM generate_series(?::bigint, ?::bigint) g")) {
+                    ps.setLong(1, from);
+                    ps.setLong(2, to - 1);
+                    ps.executeUpdate();
+                }
+            }
         }
     }
 
