@@ -27,10 +27,19 @@ import java.util.List;
  * session timeout is two ticks, so the TCK's sub-second TTLs map to sessions of their own length.
  * {@code maxSessionTimeout=60000} lets TTLs up to a minute through (ZooKeeper's default would be
  * 20 ticks, 2 s here). Election and sync limits are in ticks: 5 s to join, 2 s to stay in sync.
+ * An ensemble member's leader election waits at most {@link #MAX_NOTIFICATION_MILLIS} between rounds of
+ * votes, and logs its votes (INFO of {@code FastLeaderElection}) for a failing test to show.
  */
 final class ZooKeeperProcess extends ServerProcess {
     static final int TICK_MILLIS = 100;
     static final int MAX_SESSION_MILLIS = 60_000;
+    /**
+     * ZooKeeper's fast leader election doubles its wait for votes, from 200 ms up to 60 s, each round that
+     * brings no decision (votes lost while a member's election port is not yet listening, or a member
+     * stalled on a busy machine): left at 60 s, one unlucky election outlasts a test's 30 s wait for a new
+     * leader. Twenty ticks keep the retries in step with the ensemble's own 100 ms time.
+     */
+    static final int MAX_NOTIFICATION_MILLIS = 20 * TICK_MILLIS;
     /** The settings every server of this fixture runs with, for descriptions. */
     static final String TIMING =
             "(tickTime " + TICK_MILLIS + " ms, sessions 200 ms to " + MAX_SESSION_MILLIS / 1000 + " s)";
@@ -200,6 +209,8 @@ final class ZooKeeperProcess extends ServerProcess {
                 "-Dzookeeper.admin.enableServer=false",
                 "-Dzookeeper.jmx.log4j.disable=true",
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                "-Dorg.slf4j.simpleLogger.log.org.apache.zookeeper.server.quorum.FastLeaderElection=info",
+                "-Dzookeeper.fastleader.maxNotificationInterval=" + MAX_NOTIFICATION_MILLIS,
                 "-cp",
                 serverClassPath(),
                 mainClass,

@@ -3,6 +3,7 @@ package io.fencelock.testservers.zookeeper;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fencelock.testservers.common.FixtureChecks;
+import io.fencelock.testservers.common.ServerProcess;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.apache.zookeeper.CreateMode;
@@ -31,14 +32,33 @@ class ZooKeeperServerTest {
             System.out.println("[zookeeper-fixture] 3-member ensemble serving after "
                     + (System.nanoTime() - start) / 1_000_000 + " ms: " + ensemble.description());
             assertThat(ensemble.members()).hasSize(3);
-            long before = FixtureChecks.assertTheLeadersLossIsSurvived(
-                            ensemble.replicaSet().orElseThrow(), () -> write(ensemble))
-                    .before();
+            long before;
+            try {
+                before = FixtureChecks.assertTheLeadersLossIsSurvived(
+                                ensemble.replicaSet().orElseThrow(), () -> write(ensemble))
+                        .before();
+            } catch (AssertionError e) {
+                throw new AssertionError(e.getMessage() + logs(ensemble), e);
+            }
             ensemble.control().orElseThrow().kill();
             assertThat(ensemble.control().orElseThrow().isRunning()).isFalse();
             ensemble.control().orElseThrow().start();
             assertThat(write(ensemble)).isGreaterThan(before + 1);
         }
+    }
+
+    /** Each member's log tail (its election's votes among them), for a failure to show why. */
+    private static String logs(ZooKeeperServer ensemble) {
+        StringBuilder out = new StringBuilder();
+        for (ZooKeeperServer.Member m : ensemble.members()) {
+            out.append("\n--- ")
+                    .append(m.name())
+                    .append(" (")
+                    .append(m.hostPort())
+                    .append("):\n");
+            out.append(((ServerProcess) m.control()).logTail());
+        }
+        return out.toString();
     }
 
     /** Creates and deletes a znode; returns its creation zxid. */
