@@ -19,6 +19,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A TCP proxy between one client's connections and a real server (PostgreSQL, MariaDB, Redis,
@@ -111,6 +112,7 @@ public final class FaultProxy implements AutoCloseable {
     private final String threadPrefix;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicInteger accepted = new AtomicInteger();
+    private final AtomicLong discarded = new AtomicLong();
     private final Set<Connection> connections = ConcurrentHashMap.newKeySet();
     private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
     private volatile Fault fault = Fault.PASS;
@@ -215,6 +217,11 @@ public final class FaultProxy implements AutoCloseable {
     /** Client connections accepted since the start, including those reset at once by {@link #refuse()}. */
     public int connectionsAccepted() {
         return accepted.get();
+    }
+
+    /** Bytes a fault has discarded since the start, both directions: what a client sent into a blackhole, for one. */
+    public long bytesDiscarded() {
+        return discarded.get();
     }
 
     /** Client connections currently open through the proxy. */
@@ -401,7 +408,9 @@ public final class FaultProxy implements AutoCloseable {
                         return;
                     }
                     // Discarded as soon as read: a partition loses what it carried.
-                    if (!now.discards(direction)) {
+                    if (now.discards(direction)) {
+                        discarded.addAndGet(n);
+                    } else {
                         queue.put(new Chunk(Arrays.copyOf(buffer, n), due));
                     }
                 }
@@ -429,7 +438,9 @@ public final class FaultProxy implements AutoCloseable {
                         return;
                     }
                     // Checked again when due: bytes still in flight are lost too when a fault starts.
-                    if (!fault.discards(direction)) {
+                    if (fault.discards(direction)) {
+                        discarded.addAndGet(chunk.data().length);
+                    } else {
                         out.write(chunk.data());
                         out.flush();
                     }
