@@ -2,6 +2,7 @@ package io.fencelock.bench;
 
 import io.fencelock.redis.RedisLockBackend;
 import io.fencelock.spi.LockBackend;
+import io.fencelock.testservers.redis.LettuceClients;
 import io.fencelock.testservers.redis.RedisServer;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScriptOutputType;
@@ -70,7 +71,7 @@ final class RedisUnderTest extends BackendUnderTest {
             @Override
             public void close() {
                 connection.close();
-                client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+                LettuceClients.shutDown(client);
             }
         };
     }
@@ -111,7 +112,7 @@ final class RedisUnderTest extends BackendUnderTest {
                                 FILL_PREFIX);
             }
         } finally {
-            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            LettuceClients.shutDown(client);
         }
     }
 

@@ -3,11 +3,11 @@ package io.fencelock.fencing;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fencelock.testservers.postgres.PostgresServer;
+import io.fencelock.testservers.redis.LettuceClients;
 import io.fencelock.testservers.redis.RedisServer;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import java.sql.Connection;
-import java.time.Duration;
 import java.util.Map;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.Test;
@@ -65,7 +65,7 @@ class BadInputTest {
             refused(() -> fence.currentToken(null), "key is null");
             refused(() -> RedisFence.of(null), "redis commands is null");
         } finally {
-            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            LettuceClients.shutDown(client);
         }
     }
 

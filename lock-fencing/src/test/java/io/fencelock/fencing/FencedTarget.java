@@ -1,5 +1,6 @@
 package io.fencelock.fencing;
 
+import io.fencelock.testservers.redis.LettuceClients;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -397,7 +398,7 @@ abstract class FencedTarget implements AutoCloseable {
         @Override
         public void close() {
             connection.close();
-            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            LettuceClients.shutDown(client);
         }
     }
 

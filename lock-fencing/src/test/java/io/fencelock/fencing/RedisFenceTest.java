@@ -4,13 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import io.fencelock.testservers.redis.LettuceClients;
 import io.fencelock.testservers.redis.RedisServer;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.cluster.SlotHash;
-import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
@@ -36,7 +36,7 @@ class RedisFenceTest {
     @AfterAll
     static void disconnect() {
         connection.close();
-        client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        LettuceClients.shutDown(client);
     }
 
     @BeforeEach

@@ -22,6 +22,7 @@ import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.lettuce.core.resource.ClientResources;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,6 +34,8 @@ import org.slf4j.LoggerFactory;
  */
 final class RedisConnections implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(RedisConnections.class);
+    private static final long SHUTDOWN_TIMEOUT_SECONDS = 2;
+    private static final long SHUTDOWN_WAIT_SECONDS = 10; // past the shutdown's own timeout its future is stuck
 
     private final AbstractRedisClient client;
     private final ClientResources shared;
@@ -194,7 +197,12 @@ final class RedisConnections implements AutoCloseable {
             if (connection != null) {
                 connection.close();
             }
-            client.shutdown(Duration.ZERO, Duration.ofSeconds(2)); // no quiet period: nothing is left to send
+            // no quiet period: nothing is left to send. Bounded: Lettuce's own shutdown() waits on a future that
+            // sometimes never completes (Lettuce issue 2278), and close() must not hang the caller.
+            client.shutdownAsync(0, SHUTDOWN_TIMEOUT_SECONDS, TimeUnit.SECONDS)
+                    .get(SHUTDOWN_WAIT_SECONDS, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         } catch (Exception e) {
             log.debug("fencelock: closing the Redis client failed: {}", e.toString());
         }

@@ -6,6 +6,7 @@ import io.fencelock.LockMetadata;
 import io.fencelock.spi.MetadataCodec;
 import io.fencelock.tck.SpiChecks;
 import io.fencelock.tck.spi.HandOverProviderChecks;
+import io.fencelock.testservers.redis.LettuceClients;
 import io.fencelock.testservers.redis.RedisServer;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -47,7 +48,7 @@ class RedisHandOverTest {
     static void close() {
         backend.close();
         rawConnection.close();
-        raw.shutdown();
+        LettuceClients.shutDown(raw);
     }
 
     /** The TCK checks what inspect shows (handOverGrantsANewerTokenAndEndsTheHolder); here, the keys. */

@@ -21,6 +21,7 @@ import io.fencelock.tck.SpiChecks;
 import io.fencelock.tck.fixture.ServerControl;
 import io.fencelock.tck.spi.LockBackendSpiTemplate;
 import io.fencelock.tck.spi.SpiHarness;
+import io.fencelock.testservers.redis.LettuceClients;
 import io.fencelock.testservers.redis.RedisServer;
 import io.fencelock.testservers.redis.RedisServer.Persistence;
 import io.fencelock.testservers.redis.RedisServer.Source;
@@ -689,7 +690,7 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
         try (StatefulRedisConnection<String, String> connection = client.connect()) {
             return work.apply(connection.sync());
         } finally {
-            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            LettuceClients.shutDown(client);
         }
     }
 

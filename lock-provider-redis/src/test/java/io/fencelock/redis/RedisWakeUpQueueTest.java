@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.fencelock.LockInfo;
 import io.fencelock.spi.WakeUpSubscription;
 import io.fencelock.tck.SpiChecks;
+import io.fencelock.testservers.redis.LettuceClients;
 import io.fencelock.testservers.redis.RedisServer;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -46,7 +47,7 @@ class RedisWakeUpQueueTest {
     static void close() {
         holderSide.close();
         rawConnection.close();
-        raw.shutdown();
+        LettuceClients.shutDown(raw);
     }
 
     @Test

@@ -12,7 +12,6 @@ import io.lettuce.core.protocol.CommandArgs;
 import io.lettuce.core.protocol.CommandType;
 import java.io.IOException;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -129,18 +128,19 @@ final class RedisClusterNodes {
     }
 
     private static boolean isReady(RedisProcess node, int n) {
-        String info = on(node, RedisCommands::clusterInfo);
-        return info.contains("cluster_state:ok")
-                && info.contains("cluster_known_nodes:" + n + "\r")
-                && info.contains("cluster_slots_ok:" + SLOTS + "\r");
+        return RedisProcess.clusterInfo(node.port())
+                .filter(info -> info.contains("cluster_state:ok")
+                        && info.contains("cluster_known_nodes:" + n + "\r")
+                        && info.contains("cluster_slots_ok:" + SLOTS + "\r"))
+                .isPresent();
     }
 
-    private static <T> T on(RedisProcess node, java.util.function.Function<RedisCommands<String, String>, T> work) {
+    private static void on(RedisProcess node, java.util.function.Consumer<RedisCommands<String, String>> work) {
         RedisClient client = RedisClient.create("redis://127.0.0.1:" + node.port());
         try (StatefulRedisConnection<String, String> connection = client.connect()) {
-            return work.apply(connection.sync());
+            work.accept(connection.sync());
         } finally {
-            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            LettuceClients.shutDown(client);
         }
     }
 

@@ -3,8 +3,8 @@ package io.fencelock.testservers.redis;
 import io.fencelock.testservers.common.ServerLocator;
 import io.fencelock.testservers.common.ServerProcess;
 import io.fencelock.testservers.common.ThrowawayServers;
+import java.io.DataInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * A throwaway {@code redis-server} run from this machine's binary: a temp directory (its working
@@ -118,21 +119,53 @@ final class RedisProcess extends ServerProcess {
 
     /** One inline {@code PING} over a plain socket; false while the port is closed or the server loads its data. */
     static boolean answersPong(int port) {
+        return ask(port, "PING", RedisProcess::readLine).filter("+PONG"::equals).isPresent();
+    }
+
+    /**
+     * The node's {@code CLUSTER INFO} over a plain socket, or empty when it does not answer within the probe
+     * timeout: a readiness loop built on it cannot hang (a Lettuce client's shutdown can, see
+     * {@link LettuceClients}).
+     */
+    static Optional<String> clusterInfo(int port) {
+        return ask(port, "CLUSTER INFO", in -> {
+            String header = readLine(in); // "$<length>" for a bulk string, "-ERR ..." otherwise
+            if (!header.startsWith("$")) {
+                throw new IOException("not a bulk string: " + header);
+            }
+            byte[] body = new byte[Integer.parseInt(header.substring(1))];
+            in.readFully(body);
+            return new String(body, StandardCharsets.US_ASCII);
+        });
+    }
+
+    private interface Reply<T> {
+        T read(DataInputStream in) throws IOException;
+    }
+
+    /** One inline command on a fresh connection, every step bounded by the probe timeout. */
+    private static <T> Optional<T> ask(int port, String inlineCommand, Reply<T> reply) {
         try (Socket socket = new Socket()) {
             socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), PROBE_TIMEOUT_MILLIS);
             socket.setSoTimeout(PROBE_TIMEOUT_MILLIS);
             OutputStream out = socket.getOutputStream();
-            out.write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
+            out.write((inlineCommand + "\r\n").getBytes(StandardCharsets.US_ASCII));
             out.flush();
-            InputStream in = socket.getInputStream();
-            StringBuilder line = new StringBuilder();
-            for (int c; (c = in.read()) != -1 && c != '\r' && line.length() < 200; ) {
-                line.append((char) c);
-            }
-            return line.toString().equals("+PONG");
-        } catch (IOException e) {
-            return false;
+            return Optional.of(reply.read(new DataInputStream(socket.getInputStream())));
+        } catch (IOException | RuntimeException e) { // closed port, timeout, a reply of another shape
+            return Optional.empty();
         }
+    }
+
+    private static String readLine(DataInputStream in) throws IOException {
+        StringBuilder line = new StringBuilder();
+        for (int c; (c = in.read()) != '\r'; ) {
+            if (c == -1 || line.length() >= 200) {
+                throw new IOException("no RESP line: " + line);
+            }
+            line.append((char) c);
+        }
+        return line.toString();
     }
 
     @Override

@@ -453,7 +453,7 @@ public final class RedisServer extends TestServer {
                 }
                 return new Facts(version, config);
             } finally {
-                client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+                LettuceClients.shutDown(client);
             }
         }
 

@@ -11,7 +11,6 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Assumptions;
@@ -113,14 +112,14 @@ class RedisClusterNodesTest {
             assertThat(connection.getPartitions().size()).isEqualTo(3);
             work.accept(connection);
         } finally {
-            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            LettuceClients.shutDown(client);
         }
         for (int port : cluster.ports()) {
             RedisClient single = RedisClient.create("redis://127.0.0.1:" + port);
             try (StatefulRedisConnection<String, String> c = single.connect()) {
                 assertThat(c.sync().clusterInfo()).contains("cluster_state:ok");
             } finally {
-                single.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+                LettuceClients.shutDown(single);
             }
         }
     }

@@ -101,7 +101,7 @@ class RedisServerTest {
                 }
                 assertThat(open.sync().ping()).isEqualTo("PONG");
             } finally {
-                client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+                LettuceClients.shutDown(client);
             }
         }
     }
@@ -142,14 +142,14 @@ class RedisServerTest {
                 assertThat(connection.sync().get("key-29")).isEqualTo("v29");
                 assertThat(connection.getPartitions().size()).isEqualTo(3);
             } finally {
-                client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+                LettuceClients.shutDown(client);
             }
             for (String node : cluster.nodeUris()) {
                 RedisClient single = RedisClient.create(node);
                 try (StatefulRedisConnection<String, String> c = single.connect()) {
                     assertThat(c.sync().clusterInfo()).contains("cluster_state:ok");
                 } finally {
-                    single.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+                    LettuceClients.shutDown(single);
                 }
             }
         }
@@ -173,7 +173,7 @@ class RedisServerTest {
             try (StatefulRedisConnection<String, String> c = direct.connect()) {
                 assertThat(c.sync().get("through-sentinel")).isEqualTo("yes");
             } finally {
-                direct.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+                LettuceClients.shutDown(direct);
             }
         }
     }
@@ -202,7 +202,7 @@ class RedisServerTest {
         try (StatefulRedisConnection<String, String> connection = client.connect()) {
             work.accept(connection.sync());
         } finally {
-            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            LettuceClients.shutDown(client);
         }
     }
 }
