@@ -42,6 +42,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -1855,14 +1856,45 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
                 matrix.settings(java.util.Map.of("schedules", TckSettings.schedules(), "baseSeed", base));
                 System.out.println("[fencelock-tck] " + getClass().getSimpleName() + ": " + TckSettings.schedules()
                         + " schedules from base seed " + base);
-                for (int i = 0; i < TckSettings.schedules(); i++) {
-                    Schedule s = generator.generate(base + i);
-                    results.add(new RunResult(s, runner.run(s, 0)));
-                }
+                results.addAll(runConcurrently(generator, runner, base));
             }
             randomRun = results;
         }
         return randomRun;
+    }
+
+    /**
+     * The run's schedules, {@link TckSettings#parallelSchedules()} at a time, in seed order. Each has its own
+     * lock names, clients and history, so running them together changes no verdict; it only adds load.
+     */
+    private static List<RunResult> runConcurrently(ScheduleGenerator generator, ScheduleRunner runner, long base) {
+        ExecutorService pool = Executors.newFixedThreadPool(TckSettings.parallelSchedules(), r -> {
+            Thread t = new Thread(r, "tck-schedule");
+            t.setDaemon(true);
+            return t;
+        });
+        try {
+            List<Future<RunResult>> running = new ArrayList<>();
+            for (int i = 0; i < TckSettings.schedules(); i++) {
+                Schedule s = generator.generate(base + i);
+                running.add(pool.submit(() -> new RunResult(s, runner.run(s, 0))));
+            }
+            List<RunResult> results = new ArrayList<>();
+            for (Future<RunResult> f : running) {
+                results.add(f.get()); // each run bounds itself: a hung schedule fails with an AssertionError
+            }
+            return results;
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof Error error) {
+                throw error;
+            }
+            throw new AssertionError("a schedule failed: " + e.getCause(), e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted while running the schedules", e);
+        } finally {
+            pool.shutdownNow();
+        }
     }
 
     private Coverage totalCoverage() {

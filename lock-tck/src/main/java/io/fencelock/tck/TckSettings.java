@@ -7,6 +7,9 @@ import java.util.OptionalLong;
  * Knobs of a TCK run, from system properties:
  * <ul>
  *   <li>{@code fencelock.tck.schedules} (default 20): random schedules per backend;</li>
+ *   <li>{@code fencelock.tck.parallelSchedules} (default 4): how many of them run at once, each on its own lock
+ *   names and clients (a schedule mostly sleeps through its holds and pauses; running several at once also
+ *   makes them race each other's purges and connections);</li>
  *   <li>{@code fencelock.tck.seed}: replay exactly the schedule with this seed (printed by a failure);</li>
  *   <li>{@code fencelock.tck.baseSeed}: the first seed of a run (default: random, printed);</li>
  *   <li>{@code fencelock.tck.shrinkAttempts} (default 40): re-runs spent shrinking a failure;</li>
@@ -23,6 +26,10 @@ public final class TckSettings {
 
     public static int schedules() {
         return Integer.getInteger("fencelock.tck.schedules", 20);
+    }
+
+    public static int parallelSchedules() {
+        return Math.max(1, Integer.getInteger("fencelock.tck.parallelSchedules", 4));
     }
 
     public static OptionalLong replaySeed() {
