@@ -262,6 +262,23 @@ public final class HolderJvm implements AutoCloseable {
         }
     }
 
+    /**
+     * Waits until the resource has accepted {@code count} writes (the child's, once it holds); an
+     * {@link AssertionError} with the child's output, its task's state and the history if not within {@code bound}.
+     */
+    public void awaitWrites(int count, Duration bound) throws InterruptedException {
+        long end = System.nanoTime() + bound.toNanos();
+        while (resource.acceptedWrites() < count) {
+            if (System.nanoTime() - end > 0) {
+                throw new AssertionError("timed out after " + bound + " waiting for the holder's first " + count
+                        + " writes (" + resource.acceptedWrites() + " accepted; task cancelled: "
+                        + cancelled.getNow(null) + ", finished: " + finished.getNow(null) + ")\n" + diagnostics()
+                        + "history:\n" + history);
+            }
+            Thread.sleep(5); // polling the resource
+        }
+    }
+
     /** Completes with the loss message once the child's task was cancelled for a lost lease (null if it never was). */
     public CompletableFuture<String> cancelled() {
         return cancelled;

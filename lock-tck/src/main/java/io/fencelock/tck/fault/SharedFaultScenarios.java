@@ -255,7 +255,7 @@ public final class SharedFaultScenarios {
                         s.history,
                         s.resource)) {
             holder.awaitHolding(HANG_BOUND);
-            await("the holder's first writes", () -> s.resource.acceptedWrites() >= 3);
+            holder.awaitWrites(3, HANG_BOUND);
             s.startLoad(seed);
             holder.pause();
             try {
