@@ -50,6 +50,7 @@ public final class CoordinationJvmMain {
                 .initialPollInterval(Duration.ofMillis(2))
                 .maxPollInterval(Duration.ofMillis(100))
                 .build();
+        ChildWarmUp.warm(new ClientConnection(uri, properties), EventLines.decode(role[1]), options);
         try (LockClient client = LockClient.create(new ClientConnection(uri, properties).open(), options)) {
             AutoCloseable running;
             if (role[0].equals("elect")) {

@@ -1,7 +1,6 @@
 package io.fencelock.tck.fault;
 
 import io.fencelock.LeaseLostException;
-import io.fencelock.LockClient;
 import io.fencelock.LockOptions;
 import io.fencelock.tck.ClientConnection;
 import io.fencelock.tck.RecordedClient;
@@ -56,7 +55,7 @@ public final class HolderJvmMain {
                 .ttl(Duration.ofMillis(ttlMillis))
                 .autoRenew(true)
                 .build();
-        warmUp(new ClientConnection(uri, properties), name, options);
+        ChildWarmUp.warm(new ClientConnection(uri, properties), name, options);
         long[] token = new long[1];
         String[] leaseId = new String[1];
         long holdNanos = holdMillis * 1_000_000;
@@ -86,24 +85,6 @@ public final class HolderJvmMain {
             }
         }
         out.println("done");
-    }
-
-    /**
-     * This JVM's first grant and renewal load the driver's and the engine's classes and open connections,
-     * which on a slow machine made the measured hold's first renewal late enough to lose a 1 s lease: done
-     * first on another name, on a client of its own that records nothing.
-     */
-    private static void warmUp(ClientConnection connection, String name, LockOptions options) {
-        try (LockClient warm = LockClient.create(connection.open(), options)) {
-            for (int i = 0; i < 3; i++) {
-                warm.tryAcquire(name + "-warm-up").ifPresent(lease -> {
-                    lease.renew();
-                    lease.release();
-                });
-            }
-        } catch (RuntimeException e) {
-            // the measured hold meets and reports whatever failed here
-        }
     }
 
     private static void write(BufferedReader in, PrintStream out, String leaseId, long token, boolean believedValid)
