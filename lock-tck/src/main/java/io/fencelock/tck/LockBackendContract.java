@@ -125,7 +125,7 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         try (LockBackend probe = fixture.openBackend()) {
             backendClass = probe.getClass().getName();
         }
-        warmUp();
+        WarmUp.warm(fixture.openBackend(), runPrefix, options(Duration.ofSeconds(30), false));
         matrix = new GuaranteeMatrix(
                 getClass().getSimpleName(),
                 fixture.description(),
@@ -134,22 +134,6 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         faults = new FaultScenarios(fixture, this::freshName);
         System.out.println("[fencelock-tck] " + getClass().getSimpleName() + " on " + fixture.description()
                 + "; capabilities " + capabilities);
-    }
-
-    /**
-     * A few attempts and releases on one client, unjudged: a fresh JVM's first calls load the driver's classes
-     * and open its connections, which took longer than a 500 ms lock's validity window on a slow machine (the
-     * engine then rightly turns the late grant down), and no property is about that one-time cost.
-     */
-    private void warmUp() {
-        try (LockClient warm = LockClient.create(fixture.openBackend(), options(Duration.ofSeconds(30), false))) {
-            String name = runPrefix + "-warm-up";
-            for (int i = 0; i < 5; i++) {
-                warm.tryAcquire(name).ifPresent(Lease::release);
-            }
-        } catch (RuntimeException e) {
-            // a backend that fails here fails the properties too, where it is judged
-        }
     }
 
     @AfterEach

@@ -6,6 +6,7 @@ import io.fencelock.LockOptions;
 import io.fencelock.coordination.LeaderElection;
 import io.fencelock.coordination.TaskSpreader;
 import io.fencelock.tck.ClientConnection;
+import io.fencelock.tck.WarmUp;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
@@ -50,7 +51,7 @@ public final class CoordinationJvmMain {
                 .initialPollInterval(Duration.ofMillis(2))
                 .maxPollInterval(Duration.ofMillis(100))
                 .build();
-        ChildWarmUp.warm(new ClientConnection(uri, properties), EventLines.decode(role[1]), options);
+        WarmUp.warm(new ClientConnection(uri, properties).open(), EventLines.decode(role[1]), options);
         try (LockClient client = LockClient.create(new ClientConnection(uri, properties).open(), options)) {
             AutoCloseable running;
             if (role[0].equals("elect")) {

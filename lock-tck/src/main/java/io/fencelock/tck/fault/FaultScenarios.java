@@ -93,7 +93,7 @@ public final class FaultScenarios {
         try (HolderJvm holder = HolderJvm.start(connection, HolderJvm.Spec.untilLost(name, TTL, 1), history, resource);
                 RecordedClient successor = new RecordedClient(2, history, fixture.openBackend(), options(TTL))) {
             holder.awaitHolding(HANG_BOUND);
-            holder.awaitWrites(3, HANG_BOUND);
+            holder.awaitWrites(3);
             holder.pause();
             long frozenAt = System.nanoTime();
             Optional<Lease> taken = successor.acquire(name, HANG_BOUND);

@@ -264,18 +264,17 @@ public final class HolderJvm implements AutoCloseable {
 
     /**
      * Waits until the resource has accepted {@code count} writes (the child's, once it holds); an
-     * {@link AssertionError} with the child's output, its task's state and the history if not within {@code bound}.
+     * {@link AssertionError} with the child's output, its task's state and the history if not in time.
      */
-    public void awaitWrites(int count, Duration bound) throws InterruptedException {
-        long end = System.nanoTime() + bound.toNanos();
-        while (resource.acceptedWrites() < count) {
-            if (System.nanoTime() - end > 0) {
-                throw new AssertionError("timed out after " + bound + " waiting for the holder's first " + count
-                        + " writes (" + resource.acceptedWrites() + " accepted; task cancelled: "
-                        + cancelled.getNow(null) + ", finished: " + finished.getNow(null) + ")\n" + diagnostics()
-                        + "history:\n" + history);
-            }
-            Thread.sleep(5); // polling the resource
+    public void awaitWrites(int count) throws InterruptedException {
+        try {
+            FaultScenarios.await("the holder's first " + count + " writes", () -> resource.acceptedWrites() >= count);
+        } catch (AssertionError e) {
+            throw new AssertionError(
+                    e.getMessage() + " (" + resource.acceptedWrites() + " accepted; task cancelled: "
+                            + cancelled.getNow(null) + ", finished: " + finished.getNow(null) + ")\n" + diagnostics()
+                            + "history:\n" + history,
+                    e);
         }
     }
 

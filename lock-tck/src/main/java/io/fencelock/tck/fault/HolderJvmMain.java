@@ -4,6 +4,7 @@ import io.fencelock.LeaseLostException;
 import io.fencelock.LockOptions;
 import io.fencelock.tck.ClientConnection;
 import io.fencelock.tck.RecordedClient;
+import io.fencelock.tck.WarmUp;
 import io.fencelock.tck.history.History;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -55,7 +56,7 @@ public final class HolderJvmMain {
                 .ttl(Duration.ofMillis(ttlMillis))
                 .autoRenew(true)
                 .build();
-        ChildWarmUp.warm(new ClientConnection(uri, properties), name, options);
+        WarmUp.warm(new ClientConnection(uri, properties).open(), name, options);
         long[] token = new long[1];
         String[] leaseId = new String[1];
         long holdNanos = holdMillis * 1_000_000;

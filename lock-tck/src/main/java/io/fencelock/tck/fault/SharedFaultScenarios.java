@@ -255,7 +255,7 @@ public final class SharedFaultScenarios {
                         s.history,
                         s.resource)) {
             holder.awaitHolding(HANG_BOUND);
-            holder.awaitWrites(3, HANG_BOUND);
+            holder.awaitWrites(3);
             s.startLoad(seed);
             holder.pause();
             try {
