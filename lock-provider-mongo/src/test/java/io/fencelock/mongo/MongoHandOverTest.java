@@ -72,7 +72,11 @@ class MongoHandOverTest {
         assertThat(handed.getDate("heldSince"))
                 .as("the new grant's time")
                 .isAfterOrEqualTo(granted.getDate("heldSince"));
-        assertThat(handed.getDate("tokenAt")).isEqualTo(handed.getDate("heldSince"));
+        // both stamped by the hand-over's one $currentDate; the in-JVM server reads its clock per field, so
+        // they can differ by a millisecond (seen in CI: 21:24:02.674 against .675)
+        assertThat(handed.getDate("tokenAt"))
+                .as("the new token's time: the grant's")
+                .isCloseTo(handed.getDate("heldSince"), 5);
         assertThat(backend.release(name, next)).isTrue();
     }
 
