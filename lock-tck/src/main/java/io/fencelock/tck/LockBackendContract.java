@@ -40,9 +40,9 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -1876,36 +1876,22 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
     }
 
     /**
-     * The run's schedules, {@link TckSettings#parallelSchedules()} at a time, in seed order. Each has its own
-     * lock names, clients and history, so running them together changes no verdict; it only adds load.
+     * The run's schedules, {@link TckSettings#parallelSchedules()} at a time, in seed order (SideBySide). Each
+     * has its own lock names, clients and history, so running them together changes no verdict.
      */
     private static List<RunResult> runConcurrently(ScheduleGenerator generator, ScheduleRunner runner, long base) {
-        ExecutorService pool = Executors.newFixedThreadPool(TckSettings.parallelSchedules(), r -> {
-            Thread t = new Thread(r, "tck-schedule");
-            t.setDaemon(true);
-            return t;
-        });
+        List<Callable<RunResult>> runs = new ArrayList<>();
+        for (int i = 0; i < TckSettings.schedules(); i++) {
+            Schedule s = generator.generate(base + i);
+            runs.add(() -> new RunResult(s, runner.run(s, 0)));
+        }
         try {
-            List<Future<RunResult>> running = new ArrayList<>();
-            for (int i = 0; i < TckSettings.schedules(); i++) {
-                Schedule s = generator.generate(base + i);
-                running.add(pool.submit(() -> new RunResult(s, runner.run(s, 0))));
-            }
-            List<RunResult> results = new ArrayList<>();
-            for (Future<RunResult> f : running) {
-                results.add(f.get()); // each run bounds itself: a hung schedule fails with an AssertionError
-            }
-            return results;
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof Error error) {
-                throw error;
-            }
-            throw new AssertionError("a schedule failed: " + e.getCause(), e.getCause());
+            return SideBySide.run(runs, TckSettings.parallelSchedules(), "tck-schedule");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new AssertionError("interrupted while running the schedules", e);
-        } finally {
-            pool.shutdownNow();
+        } catch (Exception e) {
+            throw new AssertionError("a schedule failed: " + e, e);
         }
     }
 

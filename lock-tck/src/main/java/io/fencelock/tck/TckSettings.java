@@ -14,6 +14,8 @@ import java.util.OptionalLong;
  *   <li>{@code fencelock.tck.baseSeed}: the first seed of a run (default: random, printed);</li>
  *   <li>{@code fencelock.tck.shrinkAttempts} (default 40): re-runs spent shrinking a failure;</li>
  *   <li>{@code fencelock.tck.faultRounds} (default 1): how often each fault scenario runs per backend;</li>
+ *   <li>{@code fencelock.tck.parallelFaults} (default 6): how many connection-fault scenarios run at once, each
+ *   with its own proxy, clients and names (a scenario mostly sleeps through its fault); 1 runs them in turn;</li>
  *   <li>{@code fencelock.tck.raceSeconds} (default 3): how long a race property runs per backend.</li>
  *   <li>{@code fencelock.tck.sharedProxyFaults} (default 5; the project's own build sets 1, and 5 under -Pthorough): how many
  *   of the proxy's connection faults each round drives shared grants through, taken in turn from an offset the
@@ -30,6 +32,10 @@ public final class TckSettings {
 
     public static int parallelSchedules() {
         return Math.max(1, Integer.getInteger("fencelock.tck.parallelSchedules", 4));
+    }
+
+    public static int parallelFaults() {
+        return Math.max(1, Integer.getInteger("fencelock.tck.parallelFaults", 6));
     }
 
     public static OptionalLong replaySeed() {

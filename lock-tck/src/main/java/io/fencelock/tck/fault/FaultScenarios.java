@@ -11,6 +11,8 @@ import io.fencelock.tck.ClientConnection;
 import io.fencelock.tck.FencedResource;
 import io.fencelock.tck.InstrumentedBackend;
 import io.fencelock.tck.RecordedClient;
+import io.fencelock.tck.SideBySide;
+import io.fencelock.tck.TckSettings;
 import io.fencelock.tck.fixture.FixtureSelfCheck;
 import io.fencelock.tck.fixture.ReplicaSetControl;
 import io.fencelock.tck.fixture.ServerControl;
@@ -21,6 +23,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -292,19 +295,24 @@ public final class FaultScenarios {
      * refused connections, and latency beyond the TTL.
      */
     public List<FaultRun> connectionFaults() throws Exception {
-        List<FaultRun> runs = new ArrayList<>();
-        InstrumentedBackend losing = new InstrumentedBackend(fixture.openBackend());
-        runs.add(connectionScenario(losing, lostAnswers(losing)));
+        List<Callable<FaultRun>> scenarios = new ArrayList<>();
+        scenarios.add(() -> {
+            InstrumentedBackend losing = new InstrumentedBackend(fixture.openBackend());
+            return connectionScenario(losing, lostAnswers(losing));
+        });
         Optional<InetSocketAddress> target = fixture.proxyTarget();
         if (target.isPresent()) {
             FixtureSelfCheck.openBackendViaGoesThroughVia(fixture);
             for (var fault : PROXY_FAULTS) {
-                try (FaultProxy proxy = FaultProxy.start(target.get())) {
-                    runs.add(connectionScenario(fixture.openBackendVia(proxy.address()), fault.on(proxy)));
-                }
+                scenarios.add(() -> {
+                    try (FaultProxy proxy = FaultProxy.start(target.get())) {
+                        return connectionScenario(fixture.openBackendVia(proxy.address()), fault.on(proxy));
+                    }
+                });
             }
         }
-        return runs;
+        // each scenario has its own proxy, clients, names and history, and mostly sleeps through its fault
+        return SideBySide.run(scenarios, TckSettings.parallelFaults(), "tck-connection-fault");
     }
 
     /** Why the proxy faults cannot run on this fixture, or empty when they can. */
@@ -334,14 +342,16 @@ public final class FaultScenarios {
             faulted.write(held, lease, lease.isValid());
             fault.inject().run();
             long injectedAt = System.nanoTime();
-            CompletableFuture<Optional<Lease>> blindAttempt = CompletableFuture.supplyAsync(() -> {
-                try {
-                    return faulted.acquire(contestedName, null);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return Optional.empty();
-                }
-            });
+            CompletableFuture<Optional<Lease>> blindAttempt = SideBySide.onOwnThread(
+                    () -> {
+                        try {
+                            return faulted.acquire(contestedName, null);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                            return Optional.empty();
+                        }
+                    },
+                    "tck-blind-attempt");
             // the faulted holder keeps working while it believes it holds the lock
             while (System.nanoTime() - injectedAt < TTL.multipliedBy(2).toNanos()) {
                 if (lease.isValid()) {

@@ -20,6 +20,8 @@ import io.fencelock.tck.FencedResource;
 import io.fencelock.tck.InstrumentedBackend;
 import io.fencelock.tck.RecordedClient;
 import io.fencelock.tck.SharedChecks;
+import io.fencelock.tck.SideBySide;
+import io.fencelock.tck.TckSettings;
 import io.fencelock.tck.history.Event;
 import io.fencelock.tck.history.History;
 import io.fencelock.tck.history.HistoryChecker;
@@ -30,6 +32,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -351,21 +354,26 @@ public final class SharedFaultScenarios {
      * default run stays short. The mutex's properties run under every proxy fault in every run.
      */
     public List<FaultRun> connectionFaults(long seed, int proxyFaults) throws Exception {
-        List<FaultRun> runs = new ArrayList<>();
-        InstrumentedBackend losing = new InstrumentedBackend(fixture.openBackend());
-        runs.add(connectionScenario(losing, FaultScenarios.lostAnswers(losing), seed));
+        List<Callable<FaultRun>> scenarios = new ArrayList<>();
+        scenarios.add(() -> {
+            InstrumentedBackend losing = new InstrumentedBackend(fixture.openBackend());
+            return connectionScenario(losing, FaultScenarios.lostAnswers(losing), seed);
+        });
         Optional<InetSocketAddress> target = fixture.proxyTarget();
         if (target.isPresent()) {
             int all = FaultScenarios.PROXY_FAULTS.size();
             int offset = Math.floorMod(seed, all) + proxyFaultRounds++ * Math.min(proxyFaults, all);
             for (int i = 0; i < Math.min(proxyFaults, all); i++) {
                 var fault = FaultScenarios.PROXY_FAULTS.get((offset + i) % all);
-                try (FaultProxy proxy = FaultProxy.start(target.get())) {
-                    runs.add(connectionScenario(fixture.openBackendVia(proxy.address()), fault.on(proxy), seed));
-                }
+                scenarios.add(() -> {
+                    try (FaultProxy proxy = FaultProxy.start(target.get())) {
+                        return connectionScenario(fixture.openBackendVia(proxy.address()), fault.on(proxy), seed);
+                    }
+                });
             }
         }
-        return runs;
+        // as the mutex's (FaultScenarios.connectionFaults): each scenario has its own proxy, clients and names
+        return SideBySide.run(scenarios, TckSettings.parallelFaults(), "tck-shared-connection-fault");
     }
 
     /** The names of the proxy's faults, in the order they are taken. */
@@ -391,17 +399,19 @@ public final class SharedFaultScenarios {
             faulted.write(s.resource, write, write.isValid());
             s.startLoad(seed);
             fault.inject().run();
-            CompletableFuture<List<Lease>> blind = CompletableFuture.supplyAsync(() -> {
-                try {
-                    List<Lease> got = new ArrayList<>();
-                    s.permits(faulted, 1, null).ifPresent(got::add);
-                    s.read(faulted, null).ifPresent(got::add);
-                    return got;
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return List.of();
-                }
-            });
+            CompletableFuture<List<Lease>> blind = SideBySide.onOwnThread(
+                    () -> {
+                        try {
+                            List<Lease> got = new ArrayList<>();
+                            s.permits(faulted, 1, null).ifPresent(got::add);
+                            s.read(faulted, null).ifPresent(got::add);
+                            return got;
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                            return List.of();
+                        }
+                    },
+                    "tck-blind-attempt");
             s.writeWhileValid(faulted, write, TTL.dividedBy(2));
             s.writeEnds.put(write.leaseId(), System.nanoTime());
             try {
