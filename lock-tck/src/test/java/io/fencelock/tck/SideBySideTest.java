@@ -28,7 +28,6 @@ class SideBySideTest {
                         firstMayEnd.await(10, TimeUnit.SECONDS); // the first ends only after another has
                     } else {
                         firstMayEnd.countDown();
-                        Thread.sleep(20);
                     }
                     return n;
                 } finally {
@@ -44,14 +43,19 @@ class SideBySideTest {
     void aFailedRunFailsTheWholeWithItsOwnErrorOnceTheOthersEnded() {
         AtomicInteger ended = new AtomicInteger();
         AssertionError failure = new AssertionError("the history of the failed run");
+        CountDownLatch failing = new CountDownLatch(1);
         List<Callable<Integer>> runs = List.of(
                 () -> {
-                    throw failure;
-                },
-                () -> {
-                    Thread.sleep(100);
+                    // ends only once the other run is failing: the failure comes first, the end after it
+                    if (!failing.await(10, TimeUnit.SECONDS)) {
+                        throw new IllegalStateException("the failing run never ran");
+                    }
                     ended.incrementAndGet();
                     return 1;
+                },
+                () -> {
+                    failing.countDown();
+                    throw failure;
                 });
         assertThatThrownBy(() -> SideBySide.run(runs, 2, "test-run")).isSameAs(failure);
         assertThat(ended.get())
