@@ -810,8 +810,8 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         pool.shutdown();
         // the attempt in flight when the wait runs out, and the thread's way back to the caller on a busy
         // machine: the slowest wake-up the probe met under this load, and a fixed margin
-        Duration allowance = Duration.ofNanos(2 * roundTrip.get() + Math.max(0, wakeUpDelay.get()))
-                .plusMillis(250);
+        Duration allowance =
+                Duration.ofNanos(2 * roundTrip.get() + wakeUpDelay.get()).plusMillis(250);
         System.out.println("[fencelock-tck] acquire under load: " + threads + " waiters on " + nameCount + " names, "
                 + calls.get() + " calls, grants per name " + grants + ", longest call " + longest.get() / 1_000_000
                 + " ms for a wait of " + wait.toMillis() + " ms (slowest uncontended round trip under the load "

@@ -25,11 +25,8 @@ public final class SideBySide {
      * (an {@link AssertionError} keeps the history it reports), once every run has ended.
      */
     public static <T> List<T> run(List<? extends Callable<T>> runs, int atOnce, String threadName) throws Exception {
-        ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, Math.min(atOnce, runs.size())), r -> {
-            Thread t = new Thread(r, threadName);
-            t.setDaemon(true);
-            return t;
-        });
+        ExecutorService pool =
+                Executors.newFixedThreadPool(Math.max(1, Math.min(atOnce, runs.size())), r -> daemon(r, threadName));
         try {
             List<Future<T>> running = new ArrayList<>();
             for (Callable<T> r : runs) {
@@ -66,10 +63,12 @@ public final class SideBySide {
      * must not hold up another run's calls that queue behind it.
      */
     public static <T> CompletableFuture<T> onOwnThread(Supplier<T> call, String threadName) {
-        return CompletableFuture.supplyAsync(call, r -> {
-            Thread t = new Thread(r, threadName);
-            t.setDaemon(true);
-            t.start();
-        });
+        return CompletableFuture.supplyAsync(call, r -> daemon(r, threadName).start());
+    }
+
+    private static Thread daemon(Runnable r, String name) {
+        Thread t = new Thread(r, name);
+        t.setDaemon(true);
+        return t;
     }
 }

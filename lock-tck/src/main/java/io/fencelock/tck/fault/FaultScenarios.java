@@ -295,23 +295,36 @@ public final class FaultScenarios {
      * refused connections, and latency beyond the TTL.
      */
     public List<FaultRun> connectionFaults() throws Exception {
+        if (fixture.proxyTarget().isPresent()) {
+            FixtureSelfCheck.openBackendViaGoesThroughVia(fixture);
+        }
+        return connectionScenarios(PROXY_FAULTS, this::connectionScenario);
+    }
+
+    /** One connection-fault scenario: the faulted client's backend and the fault to inject and heal. */
+    interface ConnectionScenario {
+        FaultRun run(LockBackend faultedBackend, ConnectionFault fault) throws Exception;
+    }
+
+    /**
+     * {@code scenario} under answers lost at the SPI, and under each of {@code proxyFaults} through a proxy
+     * of its own where the fixture has a proxy target, side by side ({@link TckSettings#parallelFaults()}):
+     * each has its own proxy, clients, names and history, and mostly sleeps through its fault.
+     */
+    List<FaultRun> connectionScenarios(List<ProxyFault> proxyFaults, ConnectionScenario scenario) throws Exception {
         List<Callable<FaultRun>> scenarios = new ArrayList<>();
         scenarios.add(() -> {
             InstrumentedBackend losing = new InstrumentedBackend(fixture.openBackend());
-            return connectionScenario(losing, lostAnswers(losing));
+            return scenario.run(losing, lostAnswers(losing));
         });
         Optional<InetSocketAddress> target = fixture.proxyTarget();
-        if (target.isPresent()) {
-            FixtureSelfCheck.openBackendViaGoesThroughVia(fixture);
-            for (var fault : PROXY_FAULTS) {
-                scenarios.add(() -> {
-                    try (FaultProxy proxy = FaultProxy.start(target.get())) {
-                        return connectionScenario(fixture.openBackendVia(proxy.address()), fault.on(proxy));
-                    }
-                });
-            }
+        for (ProxyFault fault : target.isPresent() ? proxyFaults : List.<ProxyFault>of()) {
+            scenarios.add(() -> {
+                try (FaultProxy proxy = FaultProxy.start(target.get())) {
+                    return scenario.run(fixture.openBackendVia(proxy.address()), fault.on(proxy));
+                }
+            });
         }
-        // each scenario has its own proxy, clients, names and history, and mostly sleeps through its fault
         return SideBySide.run(scenarios, TckSettings.parallelFaults(), "tck-connection-fault");
     }
 

@@ -21,18 +21,15 @@ import io.fencelock.tck.InstrumentedBackend;
 import io.fencelock.tck.RecordedClient;
 import io.fencelock.tck.SharedChecks;
 import io.fencelock.tck.SideBySide;
-import io.fencelock.tck.TckSettings;
 import io.fencelock.tck.history.Event;
 import io.fencelock.tck.history.History;
 import io.fencelock.tck.history.HistoryChecker;
-import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
-import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -354,26 +351,15 @@ public final class SharedFaultScenarios {
      * default run stays short. The mutex's properties run under every proxy fault in every run.
      */
     public List<FaultRun> connectionFaults(long seed, int proxyFaults) throws Exception {
-        List<Callable<FaultRun>> scenarios = new ArrayList<>();
-        scenarios.add(() -> {
-            InstrumentedBackend losing = new InstrumentedBackend(fixture.openBackend());
-            return connectionScenario(losing, FaultScenarios.lostAnswers(losing), seed);
-        });
-        Optional<InetSocketAddress> target = fixture.proxyTarget();
-        if (target.isPresent()) {
+        List<FaultScenarios.ProxyFault> taken = new ArrayList<>();
+        if (fixture.proxyTarget().isPresent()) {
             int all = FaultScenarios.PROXY_FAULTS.size();
             int offset = Math.floorMod(seed, all) + proxyFaultRounds++ * Math.min(proxyFaults, all);
             for (int i = 0; i < Math.min(proxyFaults, all); i++) {
-                var fault = FaultScenarios.PROXY_FAULTS.get((offset + i) % all);
-                scenarios.add(() -> {
-                    try (FaultProxy proxy = FaultProxy.start(target.get())) {
-                        return connectionScenario(fixture.openBackendVia(proxy.address()), fault.on(proxy), seed);
-                    }
-                });
+                taken.add(FaultScenarios.PROXY_FAULTS.get((offset + i) % all));
             }
         }
-        // as the mutex's (FaultScenarios.connectionFaults): each scenario has its own proxy, clients and names
-        return SideBySide.run(scenarios, TckSettings.parallelFaults(), "tck-shared-connection-fault");
+        return faults.connectionScenarios(taken, (backend, fault) -> connectionScenario(backend, fault, seed));
     }
 
     /** The names of the proxy's faults, in the order they are taken. */
