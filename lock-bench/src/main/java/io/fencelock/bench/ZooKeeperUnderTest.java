@@ -122,8 +122,9 @@ final class ZooKeeperUnderTest extends BackendUnderTest {
 
     /**
      * ZooKeeper keeps no record of a free lock (the ephemeral znode is deleted on release; its token is
-     * the next znode's creation zxid), so the names filled in are held locks: ephemeral znodes of one
-     * session kept open until the run ends, created in multis of {@value #FILL_PER_MULTI}.
+     * the next znode's creation zxid), so the names filled in are held locks as the provider writes them:
+     * an ephemeral znode and its lease marker each, of one session kept open until the run ends, created
+     * in multis of {@value #FILL_PER_MULTI} names.
      */
     @Override
     public void fill(long from, long to) throws Exception {
@@ -131,6 +132,7 @@ final class ZooKeeperUnderTest extends BackendUnderTest {
         if (zk == null) {
             zk = openClient(RAW_SESSION_MILLIS);
             ensurePath(zk, "/fencelock");
+            ensurePath(zk, "/fencelock/%leases");
             filler = zk;
         }
         byte[] value = "bench-fill\n30000".getBytes(StandardCharsets.UTF_8);
@@ -139,6 +141,11 @@ final class ZooKeeperUnderTest extends BackendUnderTest {
             for (long i = start; i < Math.min(to, start + FILL_PER_MULTI); i++) {
                 creates.add(Op.create(
                         "/fencelock/" + FILL_PREFIX + i, value, ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.EPHEMERAL));
+                creates.add(Op.create(
+                        "/fencelock/%leases/" + FILL_PREFIX + i + "%:bench-fill",
+                        new byte[0],
+                        ZooDefs.Ids.OPEN_ACL_UNSAFE,
+                        CreateMode.EPHEMERAL));
             }
             zk.multi(creates);
         }

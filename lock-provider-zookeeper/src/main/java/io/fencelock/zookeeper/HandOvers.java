@@ -5,25 +5,21 @@ import io.fencelock.spi.AcquireResult;
 import io.fencelock.zookeeper.Holds.Hold;
 import io.fencelock.zookeeper.ZooKeeperCalls.Reply;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
-import org.apache.zookeeper.CreateMode;
-import org.apache.zookeeper.CreateOptions;
 import org.apache.zookeeper.KeeperException.Code;
 import org.apache.zookeeper.Op;
 import org.apache.zookeeper.OpResult;
-import org.apache.zookeeper.ZooDefs;
 
 /**
- * The hand-over of a held mutex to a new lease ({@code LockBackend.handOver}): the holder's znode is read
- * as a release reads it, then one {@code multi} deletes it with the version read and creates the new
- * lease's ephemeral znode in the session of the new TTL's class. The name is never free in between (no
- * other create can come between the two ops), and the new znode's czxid, the multi's zxid, is above every
- * token the name had, as for any create.
- *
- * <p>Why a read first, as for a release: a {@code multi} can compare only data versions, 0 for every lock
- * znode, so a {@code delete} by version would also take a znode another client created after the holder's
- * was force-released; the read ties it to the holder's own (ephemeral owner, lease id, czxid). That is two
- * round trips where a release and the waiter's acquire are three.
+ * The hand-over of a held mutex to a new lease ({@code LockBackend.handOver}): one {@code multi}, in the
+ * session of the new TTL's class, that ends the holder's grant as a release does (its lock znode and its
+ * lease marker deleted) and creates the new lease's ephemeral znode and marker. All or nothing: the name is
+ * never free in between (no other create can come between the ops), the new znode's czxid, the multi's
+ * zxid, is above every token the name had, as for any create, and once the holder's marker is gone (a
+ * forced release, an expiry) the whole {@code multi} fails and nothing changes ({@link Znodes} says why the
+ * marker ties the delete to the holder's own grant). One round trip, where a release and the waiter's
+ * acquire are two.
  *
  * <p>What other clients' waiters see: the {@code multi}'s delete fires their persistent watch
  * ({@code NodeDeleted}, then {@code NodeCreated}) like a release; each wakes, is refused (the znode is the
@@ -36,14 +32,12 @@ final class HandOvers {
     private final Znodes znodes;
     private final ZooKeeperCalls calls;
     private final Holds holds;
-    private final LockReads reads;
 
-    HandOvers(Sessions sessions, Znodes znodes, ZooKeeperCalls calls, Holds holds, LockReads reads) {
+    HandOvers(Sessions sessions, Znodes znodes, ZooKeeperCalls calls, Holds holds) {
         this.sessions = sessions;
         this.znodes = znodes;
         this.calls = calls;
         this.holds = holds;
-        this.reads = reads;
     }
 
     AcquireResult handOver(String name, String fromLeaseId, String leaseId, Duration ttl, LockMetadata metadata) {
@@ -54,36 +48,24 @@ final class HandOvers {
         Hold known = holds.get(fromLeaseId);
         Hold from = null; // stays null for a lease granted elsewhere
         if (known != null && known.name().equals(name)) {
-            // taken out first, as a release does, so that its TTL's give-back cannot delete by version after the multi
+            // taken out first, as a release does, so that its TTL's give-back does not race the multi
             from = holds.take(fromLeaseId, name, true);
             if (from == null) {
                 return AcquireResult.held(null); // past its TTL (given back at it), its session ended, or released
             }
         }
-        int version;
-        try {
-            version = from != null
-                    ? calls.await(OPERATION, name, reads.versionIfOwn(from, OPERATION))
-                    : foreignVersion(name, fromLeaseId);
-        } catch (RuntimeException e) {
-            unsure(from);
-            throw e;
-        }
-        if (version < 0) {
-            return AcquireResult.held(null); // its znode is gone or another grant's; ZooKeeper does not tell a deadline
-        }
-        // begun just before the multi, as an acquire before its create: its give-back reads after the multi
+        // begun just before the multi, as an acquire before its create: its give-back settles an unknown outcome
         Hold pending = holds.begin(name, leaseId, s, ttl);
         if (pending == null) {
             unsure(from);
             return AcquireResult.held(null); // the same lease id raced in: nothing was sent
         }
-        return swap(name, from, pending, version, metadata);
+        return swap(name, fromLeaseId, from, pending, metadata);
     }
 
     /**
-     * A holder taken out whose znode may still be its own: it comes back uncertain, settled (read, then deleted
-     * only if its own) at its due time or by the engine's release.
+     * A holder taken out whose grant may still stand: it comes back uncertain, settled (ended only if still its
+     * own) at its due time or by the engine's release.
      */
     private void unsure(Hold from) {
         if (from != null) {
@@ -91,31 +73,18 @@ final class HandOvers {
         }
     }
 
-    /** The version of the znode of a lease this backend did not grant, when it holds that lease id; -1 otherwise. */
-    private int foreignVersion(String name, String fromLeaseId) {
-        Reply<byte[]> read = reads.read(sessions.control(), OPERATION, name);
-        return read != null
-                        && fromLeaseId.equals(Znodes.leaseIdOf(read.value()))
-                        && !sessions.isOwn(read.stat().getEphemeralOwner()) // being given back here
-                ? read.stat().getVersion()
-                : -1;
-    }
-
     /**
-     * The {@code multi}: the holder's znode deleted with the version read, the new lease's created; all or
-     * nothing. {@code from} is the holder's hold when this backend granted it (taken out), else null.
+     * The {@code multi}: the holder's grant ended, the new lease's created; all or nothing. {@code from} is the
+     * holder's hold when this backend granted it (taken out), else null.
      */
-    private AcquireResult swap(String name, Hold from, Hold pending, int version, LockMetadata metadata) {
+    private AcquireResult swap(String name, String fromLeaseId, Hold from, Hold pending, LockMetadata metadata) {
         Session s = pending.session();
-        String path = znodes.path(name);
-        Op create = Op.create( // create2: the answer carries the stat, so the czxid
-                path,
-                Znodes.data(pending.leaseId(), s.negotiatedMillis(), metadata),
-                CreateOptions.newBuilder(ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.EPHEMERAL)
-                        .build());
+        List<Op> ops = new ArrayList<>(znodes.end(name, fromLeaseId));
+        ops.addAll(
+                znodes.grant(name, pending.leaseId(), Znodes.data(pending.leaseId(), s.negotiatedMillis(), metadata)));
         Reply<List<OpResult>> r;
         try {
-            r = calls.await(OPERATION, name, ZooKeeperCalls.multi(s, List.of(Op.delete(path, version), create)));
+            r = calls.await(OPERATION, name, ZooKeeperCalls.multi(s, ops));
         } catch (RuntimeException e) {
             unsure(from); // timed out: the outcome is unknown, as below
             throw e;
@@ -126,7 +95,7 @@ final class HandOvers {
                 holds.remove(pending); // the session expired at the leader, and the new lock with it
                 throw calls.failure(OPERATION, name, Code.SESSIONEXPIRED);
             }
-            OpResult.CreateResult created = (OpResult.CreateResult) r.value().get(1);
+            OpResult.CreateResult created = (OpResult.CreateResult) r.value().get(2);
             Hold held = new Hold(
                     name,
                     pending.leaseId(),
@@ -142,14 +111,14 @@ final class HandOvers {
             return AcquireResult.granted(held.token(), held.expiresAt());
         }
         if (ZooKeeperCalls.outcomeUnknown(code)) {
-            // both holds stay, uncertain: each is settled (read, then deleted only if still its own) at its due time
-            // or by the engine's background release of both lease ids
+            // both holds stay, uncertain: each is settled (ended only if still its own) at its due time or by the
+            // engine's background release of both lease ids
             unsure(from);
             throw calls.failure(OPERATION, name, code);
         }
         holds.remove(pending); // not applied: a multi is all or nothing
-        if (code == Code.NONODE || code == Code.BADVERSION) {
-            return AcquireResult.held(null); // the holder's znode ended after the read: it no longer holds
+        if (code == Code.NONODE) {
+            return AcquireResult.held(null); // the holder's grant had ended (its marker is gone): it no longer holds
         }
         unsure(from);
         if (code == Code.SESSIONEXPIRED) {

@@ -26,7 +26,7 @@ import org.slf4j.LoggerFactory;
  * contrast, live only through keep-alives sent with the engine's renewals, which drop the due holds).
  * So one timer thread per backend gives back each hold whose TTL ran out without a renewal, at that
  * moment, on the monotonic clock; an acquire or release whose outcome is unknown is settled the same
- * way (a give-back always reads first and deletes only this hold's own znode).
+ * way (a give-back ends only this hold's own grant: its znode with its lease marker, {@link Znodes}).
  * When the delete cannot be sent (no connection) or fails, the session is abandoned instead: the
  * client stops without ending it, so the server expires it after its timeout, never before the
  * deadline of another lock on it (each was granted or renewed before the session's last request).

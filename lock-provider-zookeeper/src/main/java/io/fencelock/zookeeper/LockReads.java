@@ -11,7 +11,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import org.apache.zookeeper.KeeperException.Code;
 import org.apache.zookeeper.data.Stat;
 
@@ -52,32 +51,6 @@ final class LockReads {
         return read.code() == Code.OK ? read : null;
     }
 
-    /**
-     * The data version of {@code h}'s znode, read in its own session behind a {@code sync} (so the read
-     * shows every delete the leader applied before it), when that znode is this hold's: its ephemeral
-     * owner this session, its data this lease id and, once the create is known to have succeeded, its
-     * czxid this hold's token; -1 when it is gone or another grant's. ZooKeeper's conditional writes
-     * compare only the data version, 0 for every lock znode, so a write can be tied to this hold's
-     * znode only by such a read before it (the window left is one round trip: see the README).
-     */
-    CompletableFuture<Integer> versionIfOwn(Hold h, String operation) {
-        Session s = h.session();
-        String path = znodes.path(h.name());
-        ZooKeeperCalls.sync(s, path);
-        return ZooKeeperCalls.getData(s, path).thenApply(read -> {
-            if (read.code() == Code.NONODE || read.code() == Code.SESSIONEXPIRED) {
-                return -1;
-            }
-            if (read.code() != Code.OK) {
-                throw new CompletionException(calls.failure(operation, h.name(), read.code()));
-            }
-            boolean ours = read.stat().getEphemeralOwner() == s.id()
-                    && h.leaseId().equals(Znodes.leaseIdOf(read.value()))
-                    && (!h.certain() || read.stat().getCzxid() == h.token());
-            return ours ? read.stat().getVersion() : -1; // another grant's znode, or the create failed after all
-        });
-    }
-
     /** A {@code sync}, the children of the base path, then every matching znode's data, all at once. */
     List<LockInfo> list(String namePrefix) {
         Session c = sessions.control();
@@ -93,7 +66,7 @@ final class LockReads {
         Map<String, CompletableFuture<Reply<byte[]>>> reads = new LinkedHashMap<>();
         for (String child : listed.value()) {
             String name = Znodes.decode(child);
-            if (name.startsWith(namePrefix)) {
+            if (Znodes.isLock(child) && name.startsWith(namePrefix)) {
                 reads.put(name, ZooKeeperCalls.getData(c, znodes.childPath(child)));
             }
         }

@@ -61,8 +61,6 @@ final class Sessions {
     private final ScheduledExecutorService scheduler;
     private final ConcurrentHashMap<Session, ScheduledFuture<?>> heartbeats = new ConcurrentHashMap<>();
     private final AtomicLong proofs = new AtomicLong();
-    /** Every session this backend opened, live or not (one per TTL class, and those that replaced dead ones). */
-    private final java.util.Set<Long> ownIds = ConcurrentHashMap.newKeySet();
 
     private volatile boolean heartbeatsPaused;
 
@@ -322,9 +320,7 @@ final class Sessions {
                     "cannot open a ZooKeeper session on " + connectString + ": " + e.getMessage(), e, true);
         }
         try {
-            Session connected = s.connected.get(wait.toNanos(), TimeUnit.NANOSECONDS);
-            ownIds.add(connected.id());
-            return connected;
+            return s.connected.get(wait.toNanos(), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             s.close();
             Thread.currentThread().interrupt();
@@ -377,17 +373,6 @@ final class Sessions {
         if (c != null) {
             c.close();
         }
-    }
-
-    /**
-     * Whether {@code sessionId} is one of this backend's sessions, live or not. A znode it owns that no
-     * hold of this backend names is being settled here: its give-back is in flight, or its session was
-     * abandoned and expires on the server. A release or hand-over of a lease this backend does not know must
-     * leave such a znode alone: deleting it by its version (0, as every lock znode's) after the give-back
-     * deleted it would delete another client's znode created in between.
-     */
-    boolean isOwn(long sessionId) {
-        return ownIds.contains(sessionId);
     }
 
     /** For tests: the sessions that carry locks, by session class (ms). */

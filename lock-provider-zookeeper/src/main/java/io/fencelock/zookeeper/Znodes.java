@@ -2,38 +2,63 @@ package io.fencelock.zookeeper;
 
 import io.fencelock.LockMetadata;
 import io.fencelock.spi.MetadataCodec;
+import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.CreateOptions;
 import org.apache.zookeeper.KeeperException.Code;
+import org.apache.zookeeper.Op;
+import org.apache.zookeeper.ZooDefs;
 
 /**
  * Where the lock znodes live and what they hold: {@code <basePath>/<name>} (one child of the base
- * path per lock), with the lease id, the session timeout and the metadata as its data; the base path is created
- * when first needed.
+ * path per lock), with the lease id, the session timeout and the metadata as its data; and beside each,
+ * its grant's <b>lease marker</b> {@code <basePath>/%leases/<name>%:<lease id>}, an empty ephemeral znode
+ * created and deleted with it in one {@code multi} ({@link #grant}, {@link #end}). The base path and the
+ * markers' parent are created when first needed.
+ *
+ * <p>Why the marker: ZooKeeper's conditional writes compare only data versions, 0 for every lock znode,
+ * so no delete of {@code <basePath>/<name>} alone can be tied to one grant. A marker exists exactly while
+ * the lock znode at its name is its lease's: both are created in one {@code multi} in one session, every
+ * end of a grant deletes both in one {@code multi} (a release, a give-back, a hand-over, a forced release),
+ * and a session's expiry removes all its ephemeral znodes in one transaction. So {@code multi(delete lock,
+ * delete marker)} ends that lease's grant and nothing else, in one round trip and without a read: when the
+ * marker is gone, the whole {@code multi} fails and the lock znode, whoever's it is now, stays.
  */
 final class Znodes {
+    /** The markers' parent, a child of the base path no lock name can have: names never contain {@code %}. */
+    static final String LEASES = "%leases";
+
     private final String basePath;
+    private final String leasesPath;
     private final ZooKeeperCalls calls;
     private final AtomicBoolean baseReady = new AtomicBoolean();
 
     Znodes(String basePath, ZooKeeperCalls calls) {
         this.basePath = basePath;
+        this.leasesPath = basePath + "/" + LEASES;
         this.calls = calls;
     }
 
-    /** Creates the base path (and its parents) once; concurrent creators are fine. Returns {@code s}. */
+    /** Creates the base path (and its parents) and the markers' parent once; concurrent creators are fine. Returns {@code s}. */
     Session ensureBase(Session s) {
         if (baseReady.get()) {
             return s;
         }
+        List<String> paths = new ArrayList<>();
         StringBuilder p = new StringBuilder();
         for (String part : basePath.substring(1).split("/")) {
-            p.append('/').append(part);
+            paths.add(p.append('/').append(part).toString());
+        }
+        paths.add(leasesPath);
+        for (String path : paths) {
             Code code = calls.await(
                             "creating the base path ",
                             basePath,
-                            ZooKeeperCalls.create(s, p.toString(), new byte[0], CreateMode.PERSISTENT))
+                            ZooKeeperCalls.create(s, path, new byte[0], CreateMode.PERSISTENT))
                     .code();
             if (code != Code.OK && code != Code.NODEEXISTS) {
                 throw calls.failure("creating the base path ", basePath, code);
@@ -41,6 +66,34 @@ final class Znodes {
         }
         baseReady.set(true);
         return s;
+    }
+
+    /**
+     * The ops of a grant: the lock znode (as {@code create2}, so its answer carries the stat and so the
+     * czxid, the token) and its lease marker, both ephemeral in the session the {@code multi} is sent on.
+     */
+    List<Op> grant(String name, String leaseId, byte[] data) {
+        return List.of(
+                Op.create(
+                        path(name),
+                        data,
+                        CreateOptions.newBuilder(ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.EPHEMERAL)
+                                .build()),
+                Op.create(markerPath(name, leaseId), new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.EPHEMERAL));
+    }
+
+    /** The ops that end the grant of {@code leaseId} on {@code name}, and only that grant (see the class comment). */
+    List<Op> end(String name, String leaseId) {
+        return List.of(Op.delete(path(name), -1), Op.delete(markerPath(name, leaseId), -1));
+    }
+
+    /**
+     * The marker of {@code leaseId}'s grant of {@code name}. One name per (name, lease id): an encoded name
+     * has {@code %} only before {@code 2}, so the first {@code %:} ends it, and the lease id is URL-encoded
+     * (any lease id becomes a valid path component).
+     */
+    String markerPath(String name, String leaseId) {
+        return leasesPath + "/" + encode(name) + "%:" + URLEncoder.encode(leaseId, StandardCharsets.UTF_8);
     }
 
     /** The base path was deleted under us: created again. */
@@ -55,6 +108,11 @@ final class Znodes {
 
     String path(String name) {
         return basePath + "/" + encode(name);
+    }
+
+    /** Whether a child of the base path is a lock znode (not the markers' parent). */
+    static boolean isLock(String child) {
+        return !child.equals(LEASES);
     }
 
     String childPath(String child) {

@@ -18,11 +18,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException.Code;
+import org.apache.zookeeper.OpResult;
 import org.apache.zookeeper.WatchedEvent;
-import org.apache.zookeeper.data.Stat;
 
 /**
  * The ZooKeeper primitive on the official client. A held lock is the ephemeral znode
@@ -31,19 +29,18 @@ import org.apache.zookeeper.data.Stat;
  * ensemble-wide, strictly increasing and in the transaction log, so tokens rise across release,
  * expiry, takeover, leader changes and restarts.
  * <ul>
- *   <li><b>Acquire</b>: one {@code create} of the ephemeral znode in the session of the lock's TTL
- *       class ({@link Sessions}).</li>
+ *   <li><b>Acquire</b>: one {@code multi} creating the ephemeral znode and its lease marker in the
+ *       session of the lock's TTL class ({@link Sessions}; {@link Znodes} says why the marker).</li>
  *   <li><b>Renew</b>: per session, one {@code multi} of a single {@code check} (a write: ordered by the
  *       leader, which checks the session, and it touches the session), with a read {@code multi} of
  *       the due znodes pipelined after it; accepted only for a znode whose czxid is the hold's token
  *       ({@link Renewals}). All sessions at once: one round trip.</li>
- *   <li><b>Release</b>: in the lock's own session, a {@code sync} and a {@code getData} that must show
- *       this hold's znode (owner, lease id, czxid), then its {@code delete}. Another session can
- *       delete the znode (a forced release) and a third create the path again, so the znode at the
- *       path is not always the one this session created.</li>
- *   <li><b>Hand-over</b>: the release's read, then one {@code multi} that deletes the holder's znode by
- *       the version read and creates the new lease's in the session of its TTL's class: never free in
- *       between, a new czxid above every earlier one ({@link HandOvers}).</li>
+ *   <li><b>Release</b>: one {@code multi} deleting the znode and its lease marker, which fails whole
+ *       once the marker is gone: another session can delete the znode (a forced release) and a third
+ *       create the path again, so the znode at the path is not always the one this grant created.</li>
+ *   <li><b>Hand-over</b>: one {@code multi} that ends the holder's grant as a release does and creates the
+ *       new lease's znode and marker in the session of its TTL's class: never free in between, a new
+ *       czxid above every earlier one ({@link HandOvers}).</li>
  *   <li><b>Locks the engine let go</b> are deleted by the backend itself when their TTL runs out
  *       ({@link Holds} says why this provider must schedule that).</li>
  *   <li><b>Wake-ups</b>: persistent watches on the control session, which holds no locks ({@link ReleaseWatcher}).</li>
@@ -85,7 +82,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
         this.watcher = new ReleaseWatcher(sessions::control, znodes::path, where);
         this.reads = new LockReads(sessions, znodes, calls, holds);
         this.renewals = new Renewals(sessions, holds, znodes, calls);
-        this.handOvers = new HandOvers(sessions, znodes, calls, holds, reads);
+        this.handOvers = new HandOvers(sessions, znodes, calls, holds);
     }
 
     public static Builder builder() {
@@ -110,22 +107,20 @@ public final class ZooKeeperLockBackend implements LockBackend {
                 return AcquireResult.held(null); // a retry of a lease id this backend knows: refused, as the SPI allows
             }
             // unknown outcome (timeout, lost connection): the hold stays uncertain, and is settled at its due time
-            Reply<Stat> r = calls.await(
+            Reply<List<OpResult>> r = calls.await(
                     "tryAcquire of '",
                     name,
-                    ZooKeeperCalls.create(
-                            s,
-                            znodes.path(name),
-                            Znodes.data(leaseId, s.negotiatedMillis(), metadata),
-                            CreateMode.EPHEMERAL));
+                    ZooKeeperCalls.multi(
+                            s, znodes.grant(name, leaseId, Znodes.data(leaseId, s.negotiatedMillis(), metadata))));
             Code code = r.code();
             if (code == Code.OK) {
                 if (!sessions.proven(s, pending.sent(), pending.due(), calls, "tryAcquire of '", name)) {
                     holds.remove(pending); // the session expired at the leader, and the lock with it
                     throw calls.failure("tryAcquire of '", name, Code.SESSIONEXPIRED);
                 }
-                Hold held = new Hold(
-                        name, leaseId, s, pending.due(), true, 0, r.value().getCzxid(), pending.sent());
+                long czxid =
+                        ((OpResult.CreateResult) r.value().get(0)).getStat().getCzxid();
+                Hold held = new Hold(name, leaseId, s, pending.due(), true, 0, czxid, pending.sent());
                 if (!holds.confirm(pending, held)) {
                     return AcquireResult.held(null); // given back meanwhile: its TTL ran out before the answer came
                 }
@@ -136,7 +131,7 @@ public final class ZooKeeperLockBackend implements LockBackend {
                 throw calls.failure("tryAcquire of '", name, code);
             }
             holds.remove(pending);
-            if (code == Code.NODEEXISTS) {
+            if (code == Code.NODEEXISTS) { // the lock znode (a marker of this lease id cannot exist: ids are per grant)
                 watcher.refused(name); // a waiter's watch starts here, not before every acquire
                 return AcquireResult.held(
                         null); // ZooKeeper does not tell a session's deadline; the watch wakes waiters
@@ -160,9 +155,8 @@ public final class ZooKeeperLockBackend implements LockBackend {
     }
 
     /**
-     * The holder's znode read as a release reads it, then one {@code multi} that deletes it and creates the
-     * new lease's: the name is never free in between, and the new czxid is above every earlier one
-     * ({@link HandOvers}).
+     * One {@code multi} that ends the holder's grant (its znode and lease marker) and creates the new lease's:
+     * the name is never free in between, and the new czxid is above every earlier one ({@link HandOvers}).
      */
     @Override
     public AcquireResult handOver(
@@ -194,55 +188,34 @@ public final class ZooKeeperLockBackend implements LockBackend {
     }
 
     /**
-     * Deletes the znode of {@code h} in its own session, with the version read, only when a read behind a
-     * {@code sync} shows it is this hold's ({@link LockReads#versionIfOwn}). A blind delete would hit
-     * whatever znode is at the path: after a forced release, another client's new grant. Completes with
-     * whether this call deleted it.
+     * Ends the grant of {@code h}: one {@code multi} in its own session deleting the lock znode and its lease
+     * marker, which fails as a whole once the marker is gone (a forced release, an expiry), so it never takes
+     * another grant's znode at the path ({@link Znodes}). Completes with whether this call ended it.
      */
     private CompletableFuture<Boolean> giveBack(Hold h, String operation) {
-        return reads.versionIfOwn(h, operation)
-                .thenCompose(v -> v < 0
-                        ? CompletableFuture.completedFuture(false)
-                        : ZooKeeperCalls.delete(h.session(), znodes.path(h.name()), v)
-                                .thenApply(r -> {
-                                    if (r.code() == Code.OK) {
-                                        return true;
-                                    }
-                                    if (r.code() == Code.NONODE
-                                            || r.code() == Code.SESSIONEXPIRED
-                                            || r.code() == Code.BADVERSION) {
-                                        return false;
-                                    }
-                                    throw new CompletionException(calls.failure(operation, h.name(), r.code()));
-                                }));
+        return ZooKeeperCalls.multi(h.session(), znodes.end(h.name(), h.leaseId()))
+                .thenApply(r -> {
+                    // SESSIONEXPIRED: the session's end removed the lock znode and its marker
+                    if (r.code() != Code.OK && r.code() != Code.NONODE && r.code() != Code.SESSIONEXPIRED) {
+                        throw calls.failure(operation, h.name(), r.code());
+                    }
+                    return r.code() == Code.OK;
+                });
     }
 
     /**
-     * A release of a lease this backend did not grant ({@code LockClient.forceRelease}): the znode is
-     * read after a {@code sync} and deleted, with the version read, when it holds that lease id (one id
-     * per grant, so it names the same znode as a czxid would). ZooKeeper has no delete conditional on
-     * anything but the data version, which is 0 for every lock znode: if, between the read and the
-     * delete (one round trip), the holder's znode ends (its release, its expiry) and a third client
-     * creates the path again, that new grant is deleted. Its holder learns of it at its next renewal.
-     * A znode of this backend's own sessions is never touched here: no hold names it only while this
-     * backend is ending it (its give-back in flight, or its abandoned session expiring), and a delete
-     * racing that end would hit the next holder's znode in the same way ({@link Sessions#isOwn}).
+     * A release of a lease this backend does not track ({@code LockClient.forceRelease}, or a lease whose
+     * hold was forgotten: its session ended or was abandoned): the same {@code multi} on the control session.
+     * The marker names the grant, so no read is needed and no third client's grant can be hit.
      */
     private boolean releaseForeign(String name, String leaseId) {
-        Session c = sessions.control();
-        Reply<byte[]> read = reads.read(c, "release of '", name);
-        if (read == null
-                || !leaseId.equals(Znodes.leaseIdOf(read.value()))
-                || sessions.isOwn(read.stat().getEphemeralOwner())) {
-            return false; // not this lease's, or this backend's own being given back (Sessions#isOwn)
+        Code code = calls.await(
+                        "release of '", name, ZooKeeperCalls.multi(sessions.control(), znodes.end(name, leaseId)))
+                .code();
+        if (code != Code.OK && code != Code.NONODE) {
+            throw calls.failure("release of '", name, code);
         }
-        return calls.await(
-                                "release of '",
-                                name,
-                                ZooKeeperCalls.delete(
-                                        c, znodes.path(name), read.stat().getVersion()))
-                        .code()
-                == Code.OK;
+        return code == Code.OK; // NONODE: that grant had ended already (its marker is gone)
     }
 
     @Override

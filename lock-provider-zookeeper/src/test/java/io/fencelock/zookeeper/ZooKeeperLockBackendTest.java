@@ -158,15 +158,14 @@ class ZooKeeperLockBackendTest {
     }
 
     /**
-     * A release or hand-over of a lease this backend no longer tracks leaves a znode of its own sessions
-     * alone: that znode is being ended here (its give-back in flight, or, as here, its abandoned session
-     * expiring), and a delete by version racing that end would take the next holder's znode (every lock
-     * znode has version 0). Found by handOversKeepExclusionUnderFaults on the ensemble: an engine release
-     * of a lapsed lease read the holder's znode while the backend's give-back deleted it, a waiter of
-     * another client created the path, and the release's delete ended that waiter's grant.
+     * A release of a lease this backend no longer tracks (here its session was abandoned, so the server
+     * expires it later) ends that lease's grant while it stands, and nothing else afterwards: the lease
+     * marker names the grant. Before the markers, a release had to read the znode and delete it by version
+     * (0 for every lock znode), and handOversKeepExclusionUnderFaults caught such a release, racing the
+     * backend's own give-back, deleting a waiter's new grant created between its read and its delete.
      */
     @Test
-    void aReleaseOfALeaseNoLongerTrackedLeavesItsOwnSessionsZnodeAlone() throws Exception {
+    void aReleaseOfALeaseNoLongerTrackedEndsOnlyThatLeasesGrant() {
         ZooKeeperLockBackend b = open(ZooKeeperServer.shared());
         ZooKeeperLockBackend other = open(ZooKeeperServer.shared());
         String name = name();
@@ -180,18 +179,19 @@ class ZooKeeperLockBackendTest {
                 .as("a renewal on the abandoned session (which forgets the hold)")
                 .isFalse();
         assertThat(b.release(name, lease))
-                .as("the release of the forgotten lease")
-                .isFalse();
+                .as("the release of the forgotten lease, whose grant still stands")
+                .isTrue();
+        assertThat(other.inspect(name)).as("its znode").isEmpty();
+        String next = id();
+        assertThat(other.tryAcquire(name, next, ttl).acquired()).isTrue();
+        assertThat(b.release(name, lease)).as("the same release again").isFalse();
         assertThat(b.handOver(name, lease, id(), ttl, LockMetadata.NONE).acquired())
-                .as("its hand-over")
+                .as("a hand-over from the ended lease")
                 .isFalse();
         assertThat(other.inspect(name).orElseThrow().leaseId())
-                .as("the znode is left to the session's expiry")
-                .isEqualTo(lease);
-        awaitTrue(() -> other.inspect(name).isEmpty());
-        assertThat(other.release(name, lease))
-                .as("another backend's release after it, a stranger's")
-                .isFalse();
+                .as("the next grant is untouched")
+                .isEqualTo(next);
+        assertThat(other.release(name, next)).isTrue();
     }
 
     @Test
@@ -413,7 +413,8 @@ class ZooKeeperLockBackendTest {
     /**
      * A forced-out holder that releases (or whose lock falls due: the same give-back) before any
      * renewal told it of the loss must not delete the new grant at the path: a delete with version 0
-     * would hit it, so the holder reads first and deletes only its own znode.
+     * would hit it, so a release deletes the znode only together with its own lease marker. A late copy of
+     * the forced release is refused the same way.
      */
     @Test
     void aForcedOutHoldersReleaseLeavesTheNextGrant() {
@@ -430,6 +431,9 @@ class ZooKeeperLockBackendTest {
                 .isTrue();
         assertThat(holder.release(name, lease))
                 .as("the forced-out holder's release")
+                .isFalse();
+        assertThat(operator.release(name, lease))
+                .as("the same forced release again, sent late: it names the ended grant, not the path")
                 .isFalse();
         assertThat(operator.inspect(name).orElseThrow().leaseId()).isEqualTo(nextLease);
         assertThat(next.renew(List.of(new RenewRequest(name, nextLease, Duration.ofSeconds(10), null)))
