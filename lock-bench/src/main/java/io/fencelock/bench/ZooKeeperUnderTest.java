@@ -151,7 +151,7 @@ final class ZooKeeperUnderTest extends BackendUnderTest {
         }
     }
 
-    /** Every name is a znode in the server's memory; the fixture's server is a child JVM of 160 MB. */
+    /** Every held name is two znodes (the lock and its lease marker) in the server's memory; the fixture's server is a child JVM of at most 320 MB. */
     @Override
     public long maxScaleNames() {
         return 100_000;
@@ -159,7 +159,7 @@ final class ZooKeeperUnderTest extends BackendUnderTest {
 
     @Override
     public String limitReason() {
-        return "every held name is a znode in the server's heap, and the fixture's ZooKeeper runs in a child JVM of 160 MB";
+        return "every held name is two znodes (the lock and its lease marker) in the server's heap, and the fixture's ZooKeeper runs in a child JVM of at most 320 MB";
     }
 
     @Override

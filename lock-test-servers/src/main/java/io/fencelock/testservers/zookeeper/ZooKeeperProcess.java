@@ -203,7 +203,7 @@ final class ZooKeeperProcess extends ServerProcess {
         return List.of(
                 java,
                 "-Xms32m",
-                "-Xmx160m",
+                "-Xmx320m",
                 "-XX:+UseSerialGC",
                 "-XX:TieredStopAtLevel=1",
                 "-Dzookeeper.admin.enableServer=false",
