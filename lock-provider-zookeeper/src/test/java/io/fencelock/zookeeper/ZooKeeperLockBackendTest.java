@@ -194,6 +194,61 @@ class ZooKeeperLockBackendTest {
         assertThat(other.release(name, next)).isTrue();
     }
 
+    /**
+     * A grant's lease marker is created with its znode and ends with it, by a release or by its session's
+     * expiry; {@code list} does not show the markers' parent as a lock; and a lock znode without a marker (as
+     * a client without markers would write it) is not released through it: the release names a grant, not a
+     * path.
+     */
+    @Test
+    void eachGrantsLeaseMarkerLivesAndEndsWithItsZnode() throws Exception {
+        ZooKeeperServer server = ZooKeeperServer.shared();
+        ZooKeeperLockBackend b = open(server);
+        ZooKeeperLockBackend other = open(server);
+        CountDownLatch connected = new CountDownLatch(1);
+        org.apache.zookeeper.ZooKeeper raw = new org.apache.zookeeper.ZooKeeper(server.connectString(), 10_000, e -> {
+            if (e.getState() == org.apache.zookeeper.Watcher.Event.KeeperState.SyncConnected) {
+                connected.countDown();
+            }
+        });
+        opened.add(raw::close);
+        assertThat(connected.await(10, TimeUnit.SECONDS)).isTrue();
+        String name = name() + "/x";
+        String lease = id();
+        String lock = "/fencelock/" + Znodes.encode(name);
+        String marker = "/fencelock/%leases/" + Znodes.encode(name) + "%:" + lease;
+        Duration ttl = Duration.ofSeconds(2);
+
+        assertThat(b.tryAcquire(name, lease, ttl).acquired()).isTrue();
+        assertThat(raw.exists(lock, false)).as("the lock znode").isNotNull();
+        assertThat(raw.exists(marker, false)).as("its lease marker").isNotNull();
+        assertThat(b.list("").stream().map(LockInfo::name)).contains(name).doesNotContain(Znodes.LEASES);
+        assertThat(b.release(name, lease)).isTrue();
+        assertThat(raw.exists(lock, false)).as("the released lock znode").isNull();
+        assertThat(raw.exists(marker, false)).as("its marker").isNull();
+
+        String next = id();
+        assertThat(b.tryAcquire(name, next, ttl).acquired()).isTrue();
+        String nextMarker = "/fencelock/%leases/" + Znodes.encode(name) + "%:" + next;
+        b.sessions().get(Sessions.sessionMillis(ttl)).abandon(); // the server expires it after its timeout
+        awaitTrue(() -> other.inspect(name).isEmpty());
+        assertThat(raw.exists(nextMarker, false))
+                .as("the marker, ended by the session's expiry with its znode")
+                .isNull();
+
+        String stranger = id();
+        raw.create(
+                lock,
+                Znodes.data(stranger, 2000, LockMetadata.NONE),
+                org.apache.zookeeper.ZooDefs.Ids.OPEN_ACL_UNSAFE,
+                org.apache.zookeeper.CreateMode.EPHEMERAL);
+        assertThat(other.release(name, stranger))
+                .as("a release of a grant without a marker")
+                .isFalse();
+        assertThat(other.inspect(name).orElseThrow().leaseId()).isEqualTo(stranger);
+        raw.delete(lock, -1);
+    }
+
     @Test
     void tokenIsTheCreationZxidAndRisesAcrossReleaseExpiryAndTakeover() throws Exception {
         ZooKeeperLockBackend a = open(ZooKeeperServer.shared());
