@@ -29,6 +29,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class InstrumentedBackend implements LockBackend {
     private final LockBackend delegate;
     private final AtomicInteger acquires = new AtomicInteger();
+    private final AtomicInteger refusals = new AtomicInteger();
     private final AtomicInteger releases = new AtomicInteger();
     private final AtomicInteger handOvers = new AtomicInteger();
     private final AtomicInteger reads = new AtomicInteger();
@@ -92,8 +93,19 @@ public final class InstrumentedBackend implements LockBackend {
         interruptNextAcquire.set(interrupt);
     }
 
+    /** Acquire calls started (counted as they enter, before any answer). */
     public int acquireCalls() {
         return acquires.get();
+    }
+
+    /**
+     * Acquire calls answered with a refusal: the caller found the name held and, through the engine, now
+     * waits. A property that releases "after the waiter found the lock held" waits for this, not for
+     * {@link #acquireCalls()}: a first attempt may still be opening a connection or session when it is
+     * counted, and a release before its answer tests no wake-up at all.
+     */
+    public int refusedAcquires() {
+        return refusals.get();
     }
 
     public int releaseCalls() {
@@ -133,7 +145,7 @@ public final class InstrumentedBackend implements LockBackend {
         if (interruptNextAcquire.compareAndSet(true, false)) {
             Thread.currentThread().interrupt();
         }
-        return answered(delegate.tryAcquire(name, leaseId, ttl, metadata));
+        return refusalCounted(answered(delegate.tryAcquire(name, leaseId, ttl, metadata)));
     }
 
     @Override
@@ -147,7 +159,14 @@ public final class InstrumentedBackend implements LockBackend {
         if (acquiresCut) {
             throw new LockBackendException("acquire cut off by the TCK (simulated lost connection)", true);
         }
-        return answered(delegate.tryAcquireShared(name, leaseId, ttl, request, metadata));
+        return refusalCounted(answered(delegate.tryAcquireShared(name, leaseId, ttl, request, metadata)));
+    }
+
+    private AcquireResult refusalCounted(AcquireResult answer) {
+        if (!answer.acquired()) {
+            refusals.incrementAndGet();
+        }
+        return answer;
     }
 
     @Override

@@ -669,7 +669,7 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
                 throw new IllegalStateException(e);
             }
         });
-        awaitCondition("the waiter to find the lock held", () -> waiterBackend.acquireCalls() >= 1);
+        awaitCondition("the waiter to find the lock held", () -> waiterBackend.refusedAcquires() >= 1);
         assertThat(waiter).isNotDone();
         long released = System.nanoTime();
         assertThat(holder.release()).isTrue();

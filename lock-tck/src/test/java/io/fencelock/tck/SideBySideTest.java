@@ -17,6 +17,7 @@ class SideBySideTest {
     void resultsComeInTheRunsOrderAndNoMoreThanAtOnceRunTogether() throws Exception {
         AtomicInteger running = new AtomicInteger();
         AtomicInteger most = new AtomicInteger();
+        CountDownLatch firstStarted = new CountDownLatch(1);
         CountDownLatch firstMayEnd = new CountDownLatch(1);
         List<Callable<Integer>> runs = new ArrayList<>();
         for (int i = 0; i < 6; i++) {
@@ -24,9 +25,13 @@ class SideBySideTest {
             runs.add(() -> {
                 most.accumulateAndGet(running.incrementAndGet(), Math::max);
                 try {
+                    // the first ends only after another started, and that one only after the first started
+                    // (threads start in any order): so two surely ran together
                     if (n == 0) {
-                        firstMayEnd.await(10, TimeUnit.SECONDS); // the first ends only after another has
+                        firstStarted.countDown();
+                        firstMayEnd.await(10, TimeUnit.SECONDS);
                     } else {
+                        firstStarted.await(10, TimeUnit.SECONDS);
                         firstMayEnd.countDown();
                     }
                     return n;

@@ -121,7 +121,7 @@ public final class HandOverProviderChecks {
             Lease first = holding.tryAcquire(name).orElseThrow();
             Future<Optional<Lease>> remote =
                     pool.submit(() -> waiting.acquire(name, Duration.ofSeconds(HANG_GUARD_SECONDS)));
-            awaitTrue("the other client's refused attempt", () -> others.acquireCalls() >= 1);
+            awaitTrue("the other client's refused attempt", () -> others.refusedAcquires() >= 1);
             Thread[] localThread = new Thread[1];
             Future<Optional<Lease>> local = pool.submit(() -> {
                 localThread[0] = Thread.currentThread();
