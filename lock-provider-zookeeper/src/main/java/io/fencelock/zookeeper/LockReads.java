@@ -41,7 +41,7 @@ final class LockReads {
     }
 
     /** The lock's znode read after a {@code sync} on {@code c}; null when there is none. */
-    Reply<byte[]> read(Session c, String operation, String name) {
+    private Reply<byte[]> read(Session c, String operation, String name) {
         String path = znodes.path(name);
         ZooKeeperCalls.sync(c, path);
         Reply<byte[]> read = calls.await(operation, name, ZooKeeperCalls.getData(c, path));

@@ -63,12 +63,6 @@ final class ZooKeeperCalls {
         return f;
     }
 
-    static CompletableFuture<Reply<Void>> delete(Session s, String path, int version) {
-        Pending<Void> f = new Pending<>(s);
-        s.zk.delete(path, version, (rc, p, ctx) -> f.answer(rc, null, null), null);
-        return f;
-    }
-
     static CompletableFuture<Reply<List<OpResult>>> multi(Session s, List<Op> ops) {
         Pending<List<OpResult>> f = new Pending<>(s);
         s.zk.multi(ops, (rc, p, ctx, results) -> f.answer(rc, results, null), null);
