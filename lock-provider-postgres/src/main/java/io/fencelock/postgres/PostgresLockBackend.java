@@ -107,14 +107,43 @@ public final class PostgresLockBackend implements LockBackend {
         return tryAcquire(name, leaseId, ttl, LockMetadata.NONE);
     }
 
-    /** The grant writes the metadata and its server time in the same statement; a refusal leaves the holder's. */
+    /**
+     * The grant writes the metadata and its server time in the same statement; a refusal leaves the holder's.
+     * A free name is granted by the small grant statement; only when it grants nothing does the acquire's
+     * full decision run (a second round trip, on the same connection).
+     */
     @Override
     public AcquireResult tryAcquire(String name, String leaseId, Duration ttl, LockMetadata metadata) {
         long ttlMicros = SqlTime.micros(ttl);
-        try (Connection c = connections.connection();
-                PreparedStatement ps = c.prepareStatement(sql.acquire)) {
+        String waiter = listener.waiterFor(name);
+        try (Connection c = connections.connection()) {
+            try (PreparedStatement ps = c.prepareStatement(sql.grant)) {
+                ps.setString(1, name);
+                ps.setString(2, name);
+                ps.setString(3, leaseId);
+                ps.setLong(4, ttlMicros);
+                int next = LockInfoRows.bindMetadata(ps, 5, metadata);
+                ps.setString(next, name);
+                LockInfoRows.bindText(ps, next + 1, waiter);
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (rs.next()) {
+                        return AcquireResult.granted(rs.getLong(1), TIME.read(rs, 2));
+                    }
+                }
+            }
+            return decide(c, name, leaseId, ttlMicros, metadata, waiter);
+        } catch (SQLException e) {
+            throw failures.failure("tryAcquire of '" + name + "'", e);
+        }
+    }
+
+    /** The acquire's full decision (see Statements): a grant, or a refusal recorded for the release to signal. */
+    private AcquireResult decide(
+            Connection c, String name, String leaseId, long ttlMicros, LockMetadata metadata, String waiter)
+            throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql.acquire)) {
             ps.setString(1, name);
-            LockInfoRows.bindText(ps, 2, listener.waiterFor(name));
+            LockInfoRows.bindText(ps, 2, waiter);
             ps.setString(3, leaseId);
             ps.setString(4, name);
             ps.setString(5, name);
@@ -132,8 +161,6 @@ public final class PostgresLockBackend implements LockBackend {
                 }
                 return AcquireResult.held(SharedRows.remaining(rs, 4));
             }
-        } catch (SQLException e) {
-            throw failures.failure("tryAcquire of '" + name + "'", e);
         }
     }
 
@@ -244,21 +271,33 @@ public final class PostgresLockBackend implements LockBackend {
 
     private record Renewed(String name, String leaseId) {}
 
+    /**
+     * The mutex's release first; only when it freed no mutex grant, the release of a shared grant or waiter
+     * of that id (a second, small statement): each statement's plan holds only its own case.
+     */
     @Override
     public boolean release(String name, String leaseId) {
-        try (Connection c = connections.connection();
-                PreparedStatement ps = c.prepareStatement(sql.release)) {
-            ps.setString(1, name);
-            ps.setString(2, leaseId);
-            ps.setString(3, table.channel);
-            ps.setString(4, table.channel);
-            ps.setString(5, name);
-            ps.setString(6, leaseId);
-            ps.setString(7, table.channel);
-            ps.setString(8, name);
-            ps.setString(9, leaseId);
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() && rs.getBoolean(1);
+        try (Connection c = connections.connection()) {
+            try (PreparedStatement ps = c.prepareStatement(sql.release)) {
+                ps.setString(1, name);
+                ps.setString(2, leaseId);
+                ps.setString(3, table.channel);
+                ps.setString(4, table.channel);
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (rs.next()) {
+                        return true;
+                    }
+                }
+            }
+            try (PreparedStatement ps = c.prepareStatement(sql.releaseShared)) {
+                ps.setString(1, name);
+                ps.setString(2, leaseId);
+                ps.setString(3, table.channel);
+                ps.setString(4, name);
+                ps.setString(5, leaseId);
+                try (ResultSet rs = ps.executeQuery()) {
+                    return rs.next() && rs.getBoolean(1);
+                }
             }
         } catch (SQLException e) {
             throw failures.failure("release of '" + name + "'", e);

@@ -16,10 +16,17 @@ final class Statements {
      * granted, token, expiry, remaining µs, and the kind and limit of a shared name that refuses a mutex.
      */
     final String acquire;
+    /**
+     * name (guard), lease id, name, ttl µs, owner, lock type, data (JSON text), name (the holder look),
+     * waiter (or null): token and expiry when granted, no row otherwise ({@link #acquire} decides then).
+     */
+    final String grant;
     /** names[], lease ids[], ttls µs[], token periods µs[] (0: none). */
     final String renew;
-    /** name, lease id, the NOTIFY channel twice, then name, id, channel, name, id (a shared grant or waiter): freed. */
+    /** name, lease id, the NOTIFY channel twice: a row when the mutex grant was live (and is now freed). */
     final String release;
+    /** name, id, channel, name, id: freed, run when {@link #release} freed no mutex grant (a shared grant or waiter). */
+    final String releaseShared;
     /**
      * new lease id, ttl µs, owner, lock type, data (JSON text), waiter (the client's listener, or null), name, the
      * holder's lease id, name (the refusal's hint): granted, token, expiry, remaining µs.
@@ -56,8 +63,8 @@ final class Statements {
         // summary says so, kept under the row lock by every shared operation (SharedFunctions): this
         // statement reads no other table, whose rows it would see as of its start, not as of the lock.
         String now = "EXCLUDED.token_issued_at";
-        String otherKind = otherKind(now);
-        String free = "((l.lease_id IS NULL OR l.expires_at <= " + now + ") AND " + noSharedHold(now) + ")";
+        String otherKind = otherKind("l", now);
+        String free = free("l", now);
         // what a grant writes and a refusal keeps: the grant's metadata and time ride along in the
         // same statement, so no reader ever sees a grant without them (or with the last holder's)
         StringBuilder granted = new StringBuilder();
@@ -74,6 +81,25 @@ final class Statements {
                     .append(column)
                     .append(" END,");
         }
+        // The grant alone: a name that is free gets its grant from a statement a fraction of the size of
+        // the acquire's, whose decision (refusal hints, waiter queue, contention mark, other kinds) runs only
+        // when this one grants nothing. PostgreSQL initialises the whole plan of a statement at every
+        // execution, so the grant's branch inside the acquire's statement costs as much as the statement.
+        // Same guard, same "now", same token draws as the acquire (above). A holder live in the snapshot
+        // skips the insert, so a refused call takes no row lock here; a holder that appears meanwhile
+        // makes the conflict's WHERE false (evaluated on the row's latest version, under its lock).
+        this.grant = "WITH c AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared" + guard.formatted("?")
+                + " AS guarded, clock_timestamp() AS now)"
+                + " INSERT INTO " + t + " AS l (name, lease_id, token, token_issued_at, expires_at, contended,"
+                + " lock_owner, lock_type, lock_data, granted_at)"
+                + " SELECT ?, ?, " + nextToken + ", c.now, c.now + ?" + MICROS + ", false, ?, ?, ?::jsonb, c.now FROM c"
+                + " WHERE NOT EXISTS (SELECT 1 FROM " + t + " h WHERE h.name = ? AND NOT " + free("h", "c.now") + ")"
+                + " ON CONFLICT (name) DO UPDATE SET lease_id = EXCLUDED.lease_id, token = " + nextToken + ","
+                + " token_issued_at = EXCLUDED.token_issued_at, expires_at = EXCLUDED.expires_at, contended = false,"
+                + " lock_owner = EXCLUDED.lock_owner, lock_type = EXCLUDED.lock_type, lock_data = EXCLUDED.lock_data,"
+                + " granted_at = EXCLUDED.granted_at, waiters = array_remove(l.waiters, ?::text)"
+                + " WHERE " + free
+                + " RETURNING l.token, l.expires_at";
         // Whom a release wakes: a caller whose client waits for the name (the engine watches it on the
         // client's listener) names its listener as the waiter, and a refusal queues that waiter on the
         // row once (waiters, in order of their first refusal); the release wakes the first in the queue
@@ -137,7 +163,8 @@ final class Statements {
                 + ", token_issued_at = c.now,"
                 + " expires_at = c.now + ?" + MICROS + ", lock_owner = ?, lock_type = ?, lock_data = ?::jsonb,"
                 + " granted_at = c.now, waiters = array_remove(l.waiters, ?::text)"
-                + " FROM c WHERE l.name = ? AND l.lease_id = ? AND l.expires_at > c.now AND " + noSharedHold("c.now")
+                + " FROM c WHERE l.name = ? AND l.lease_id = ? AND l.expires_at > c.now AND "
+                + noSharedHold("l", "c.now")
                 + " RETURNING l.token, l.expires_at)"
                 + " SELECT true, a.token, a.expires_at, NULL::bigint FROM handed a"
                 // refused: the holder's remaining time, as the statement's snapshot shows it (a hint)
@@ -177,9 +204,9 @@ final class Statements {
                 + " woken = waiters[1], waiters = waiters[2:]"
                 + " WHERE name = ? AND lease_id = ? AND expires_at > clock_timestamp() RETURNING name, contended, woken)"
                 + " SELECT true, CASE WHEN r.contended THEN pg_notify(?, r.name)"
-                + " WHEN r.woken IS NOT NULL THEN pg_notify(?, r.name || ' ' || r.woken) END FROM r"
-                + " UNION ALL SELECT " + shared.releaseFunction + "(?, ?, ?), NULL WHERE NOT EXISTS (SELECT 1 FROM r)"
-                + " AND EXISTS (SELECT 1 FROM " + shared.qualifiedShared + " s WHERE s.name = ? AND s.id = ?)";
+                + " WHEN r.woken IS NOT NULL THEN pg_notify(?, r.name || ' ' || r.woken) END FROM r";
+        this.releaseShared = "SELECT " + shared.releaseFunction + "(?, ?, ?) WHERE EXISTS (SELECT 1 FROM "
+                + shared.qualifiedShared + " s WHERE s.name = ? AND s.id = ?)";
         // the columns of lock-jdbc's LockInfoRows, then the name's shared kind and limit and one live
         // shared grant per row (SharedRows reads them), oldest first
         String info = "WITH c AS MATERIALIZED (SELECT clock_timestamp() AS now)"
@@ -215,13 +242,18 @@ final class Statements {
                 + " SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM batch), (SELECT max(name) FROM batch)";
     }
 
-    /** Live shared grants or waiters of another kind than the mutex on row {@code l} at {@code now}. */
-    private static String otherKind(String now) {
-        return "coalesce(l.shared_until > " + now + " AND l.shared_kind <> 'EXCLUSIVE', false)";
+    /** Row {@code r}'s name is free for the mutex at {@code now}: no live grant, nothing shared keeps it. */
+    private static String free(String r, String now) {
+        return "((" + r + ".lease_id IS NULL OR " + r + ".expires_at <= " + now + ") AND " + noSharedHold(r, now) + ")";
     }
 
-    /** Nothing shared keeps row {@code l}'s name from the mutex at {@code now}: no live shared grant, nothing of another kind. */
-    private static String noSharedHold(String now) {
-        return "NOT coalesce(l.shared_held_until > " + now + ", false) AND NOT " + otherKind(now);
+    /** Live shared grants or waiters of another kind than the mutex on row {@code r} at {@code now}. */
+    private static String otherKind(String r, String now) {
+        return "coalesce(" + r + ".shared_until > " + now + " AND " + r + ".shared_kind <> 'EXCLUSIVE', false)";
+    }
+
+    /** Nothing shared keeps row {@code r}'s name from the mutex at {@code now}: no live shared grant, nothing of another kind. */
+    private static String noSharedHold(String r, String now) {
+        return "NOT coalesce(" + r + ".shared_held_until > " + now + ", false) AND NOT " + otherKind(r, now);
     }
 }
