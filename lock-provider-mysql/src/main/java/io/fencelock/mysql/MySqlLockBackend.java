@@ -37,7 +37,7 @@ import org.slf4j.LoggerFactory;
  * The MySQL / MariaDB primitive: each operation is one autocommit {@code INSERT ... ON DUPLICATE
  * KEY UPDATE} or {@code UPDATE} on an InnoDB table, decided by the server's {@code UTC_TIMESTAMP(6)},
  * one round trip each: an acquire answers through {@code LAST_INSERT_ID}, a batch of renewals reads
- * its rows back in the same multi-statement. A name's row is never deleted on release, so its token
+ * its rows back in the same multi-statement (a shared grant's release takes a second, the procedure's). A name's row is never deleted on release, so its token
  * ({@code token + 1} under the row lock) rises across release, expiry and takeover;
  * {@link #purgeFree(Duration)} deletes rows only after raising a one-row floor above their tokens,
  * and a name without a row starts above that floor. A grant stores its {@link LockMetadata} and its

@@ -35,8 +35,9 @@ import javax.sql.DataSource;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /**
- * The PostgreSQL primitive: each operation is one autocommit statement, one round trip, decided
- * by the server's {@code clock_timestamp()}. Fencing tokens come from a {@code CACHE 1} sequence,
+ * The PostgreSQL primitive: autocommit statements decided by the server's {@code clock_timestamp()},
+ * one round trip on each operation's common path (a grant of a free name, a mutex release); a
+ * refused acquire adds its decision statement, a shared release its function's call. Fencing tokens come from a {@code CACHE 1} sequence,
  * drawn inside {@code DO UPDATE} after the row lock is taken, so they rise across release and
  * re-acquire, expiry and takeover, deletion of rows and restarts. A purge deletes a free row only
  * while no acquire of its name is in flight (a transaction-scoped advisory lock per name, shared by

@@ -1,7 +1,8 @@
 package io.fencelock.postgres;
 
 /**
- * The SQL of one lock table: each operation is one autocommit statement, decided by the server's
+ * The SQL of one lock table: autocommit statements (a grant, then the acquire's decision only when it
+ * granted nothing; a mutex release, then the shared one only when it freed nothing), decided by the server's
  * {@code clock_timestamp()}. Parameters are bound by {@link PostgresLockBackend} in the order the
  * comments give; identifiers are the table's validated, quoted names.
  */
