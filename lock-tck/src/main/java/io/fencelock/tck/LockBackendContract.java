@@ -461,7 +461,7 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
             long sent = System.nanoTime();
             Lease holder = holders.tryAcquire(name).orElseThrow();
             long roundTrip = System.nanoTime() - sent;
-            int before = waiterBackend.acquireCalls();
+            int refusedBefore = waiterBackend.refusedAcquires();
             AtomicReference<Object> outcome = new AtomicReference<>();
             Thread waiter = new Thread(
                     () -> {
@@ -473,7 +473,11 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
                     },
                     "tck-interrupted-waiter-" + i);
             waiter.start();
-            spinUntil("the waiter's first attempt", () -> waiterBackend.acquireCalls() > before || !waiter.isAlive());
+            // the waiter's first attempt must have found the lock held: one counted as it entered may still be on its
+            // way to the server and be granted after the release, leaving the interrupt for no attempt at all
+            spinUntil(
+                    "the waiter to find the lock held",
+                    () -> waiterBackend.refusedAcquires() > refusedBefore || !waiter.isAlive());
             boolean atStart = i % 2 == 0;
             waiterBackend.interruptNextAcquire(atStart);
             assertThat(holder.release()).as("the holder's release").isTrue();
@@ -489,7 +493,7 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
             assertThat(waiter.isAlive())
                     .as("waiter still running after its interrupt")
                     .isFalse();
-            waiterBackend.interruptNextAcquire(false); // unused when an attempt sent before the release got the lock
+            waiterBackend.interruptNextAcquire(false); // unused when the waiter ended without another attempt
             Object got = outcome.get();
             if (got instanceof Lease lease) {
                 granted++;
@@ -515,7 +519,7 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
             left = holders.list(base);
         }
         assertThat(left)
-                .as("locks still held " + promptly.toSeconds() + " s after " + races
+                .as(left.size() + " locks still held " + promptly.toSeconds() + " s after " + races
                         + " interrupted acquires whose callers released what they got")
                 .isEmpty();
     }
