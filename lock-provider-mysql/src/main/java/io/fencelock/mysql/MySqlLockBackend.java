@@ -246,19 +246,26 @@ public final class MySqlLockBackend implements LockBackend {
      */
     @Override
     public boolean release(String name, String leaseId) {
-        boolean[] sharedFreed = {false};
-        RoundTrip.Part shared = RoundTrip.Part.query(
-                table.shared.release,
-                SharedTable.releaseBinder(name, leaseId),
-                rs -> sharedFreed[0] = rs.next() && rs.getInt(1) > 0);
-        RoundTrip.Part mutex = RoundTrip.Part.update(sql.release, SharedTable.releaseBinder(name, leaseId));
         try (Connection c = connections.connection()) {
-            // the holder always changes to NULL: 1 with or without useAffectedRows
-            if (RoundTrip.run(c, false, List.of(mutex))[0] > 0) {
-                return true;
+            try (PreparedStatement mutex = c.prepareStatement(sql.release)) {
+                mutex.setString(1, name);
+                mutex.setString(2, leaseId);
+                // the holder always changes to NULL: 1 with or without useAffectedRows
+                if (mutex.executeUpdate() > 0) {
+                    return true;
+                }
             }
-            RoundTrip.run(c, false, List.of(shared));
-            return sharedFreed[0];
+            // not the mutex's holder: the procedure frees a shared grant of that id, and answers whether it did
+            try (PreparedStatement shared = c.prepareStatement(table.shared.release)) {
+                shared.setString(1, name);
+                shared.setString(2, leaseId);
+                if (!shared.execute()) {
+                    throw new SQLException("expected rows from: " + table.shared.release, "HY000");
+                }
+                try (ResultSet rs = shared.getResultSet()) {
+                    return rs.next() && rs.getInt(1) > 0;
+                }
+            }
         } catch (SQLException e) {
             throw failures.failure("release of '" + name + "'", e);
         }

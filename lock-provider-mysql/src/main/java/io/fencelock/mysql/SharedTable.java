@@ -264,15 +264,6 @@ final class SharedTable {
         }
     }
 
-    /** Binds a release call's parameters; the call answers whether a live shared grant was freed. */
-    static RoundTrip.Binder releaseBinder(String name, String id) {
-        return (ps, i) -> {
-            ps.setString(i++, name);
-            ps.setString(i++, id);
-            return i;
-        };
-    }
-
     /**
      * The renewal of the requests' shared grants, one call for the whole batch (a batch of mutex
      * leases only costs the procedure one indexed look); {@code renewed} receives each renewed
