@@ -2,6 +2,7 @@ package io.fencelock.zookeeper;
 
 import java.io.IOException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
@@ -27,6 +28,8 @@ final class Session implements Watcher {
     private volatile boolean isConnected;
     /** Known once connected: the timeout is negotiated then. */
     private volatile LeaderView view;
+    /** Open once {@link #zk} is assigned: the client's event thread may deliver the connection before that. */
+    private final CountDownLatch handleAssigned = new CountDownLatch(1);
 
     Session(
             String connectString,
@@ -42,7 +45,11 @@ final class Session implements Watcher {
         this.onState = onState;
         // ZooKeeper negotiates a session timeout no longer than its maxSessionTimeout; a longer request is capped to an
         // int
-        this.zk = new Handle(connectString, (int) Math.min(Integer.MAX_VALUE, requestedMillis), this, config);
+        try {
+            this.zk = new Handle(connectString, (int) Math.min(Integer.MAX_VALUE, requestedMillis), this, config);
+        } finally {
+            handleAssigned.countDown();
+        }
     }
 
     /** The client handle; subclassed only to stop it without a closeSession request. */
@@ -60,6 +67,15 @@ final class Session implements Watcher {
     @Override
     public void process(WatchedEvent event) {
         if (event.getType() != Event.EventType.None) {
+            return;
+        }
+        // The handle's constructor starts the client's threads before it returns, so its first event (the
+        // connection, whose negotiated timeout is read from the handle) can come before the handle is assigned:
+        // wait for it, or the connection would be lost and the session's opening would wait out its timeout.
+        try {
+            handleAssigned.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // the client is stopping: nothing waits for its events any more
             return;
         }
         switch (event.getState()) {

@@ -151,14 +151,26 @@ public final class HandOverProviderChecks {
         }
     }
 
-    /** Parked in the wait of a line's waiter (WaitLines), with a timeout: where the head sleeps while its client holds. */
+    /**
+     * In the wait of its line's head ({@code WaitLines.Waiter.await}, called by the engine's
+     * {@code acquireAtHead}): there the head sleeps while its own client holds the name, its hand-over offer
+     * made just before that wait and standing across its wake-ups. One stack sample decides: the thread's state
+     * and its stack read one after the other could pair a timed wait elsewhere (the backend's release feed
+     * opening its session, say) with a later frame of the line on its way to the offer, and a release then
+     * would find none.
+     */
     private static boolean asleepInItsLine(Thread thread) {
-        if (thread == null || thread.getState() != Thread.State.TIMED_WAITING) {
+        if (thread == null) {
             return false;
         }
-        for (StackTraceElement frame : thread.getStackTrace()) {
-            if (frame.getClassName().startsWith("io.fencelock.WaitLines")) {
-                return true;
+        StackTraceElement[] frames = thread.getStackTrace();
+        for (int i = 0; i < frames.length; i++) {
+            if (frames[i].getClassName().startsWith("io.fencelock.")) { // the innermost frame of the library
+                return frames[i].getClassName().equals("io.fencelock.WaitLines$Waiter")
+                        && frames[i].getMethodName().equals("await")
+                        && i + 1 < frames.length
+                        && frames[i + 1].getClassName().equals("io.fencelock.Engine")
+                        && frames[i + 1].getMethodName().equals("acquireAtHead");
             }
         }
         return false;
