@@ -182,10 +182,20 @@ final class BackendBlocks {
                     Cells.number(h.p50Ms()),
                     Cells.number(h.p99Ms()),
                     Cells.number(h.maxMs()),
+                    h.counted() ? Cells.number(h.attemptsPerSecondWaiting()) : "not counted",
+                    h.counted() ? Cells.number(h.attemptsPerHandOff()) : "not counted",
                     Integer.toString(h.samples())));
         }
         b.add(new Table(
-                List.of("implementation", "waiter learns of the release by", "p50 ms", "p99 ms", "max ms", "samples"),
+                List.of(
+                        "implementation",
+                        "waiter learns of the release by",
+                        "p50 ms",
+                        "p99 ms",
+                        "max ms",
+                        "waiter's attempts per s of waiting",
+                        "attempts per hand-off",
+                        "samples"),
                 rows));
         if (!s.handOff().isEmpty()) {
             b.add(new Chart(Svg.panels(

@@ -3,6 +3,7 @@ package io.fencelock.bench;
 import io.fencelock.LockClient;
 import io.fencelock.LockOptions;
 import io.fencelock.spi.LockBackend;
+import io.fencelock.tck.InstrumentedBackend;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -102,7 +103,11 @@ public abstract class BackendUnderTest implements AutoCloseable {
                 FencelockContender.LABEL,
                 LockContender.Kind.FENCELOCK,
                 waitsBy,
-                () -> new FencelockContender(LockClient.create(openBackend(), LockOptions.defaults()))));
+                () -> new FencelockContender(LockClient.create(openBackend(), LockOptions.defaults())),
+                () -> {
+                    InstrumentedBackend counted = new InstrumentedBackend(openBackend());
+                    return new FencelockContender(LockClient.create(counted, LockOptions.defaults()), counted);
+                }));
         all.add(new LockContender.Factory(
                 ProviderSpiContender.LABEL,
                 LockContender.Kind.FENCELOCK,

@@ -14,6 +14,8 @@ import java.util.Set;
  *   <li>{@code fencelock.bench.quick} (false): the quick mode, well under two minutes;</li>
  *   <li>{@code fencelock.bench.backends} (all): a comma-separated subset of
  *       postgres, mariadb, redis, etcd, mongo, zookeeper;</li>
+ *   <li>{@code fencelock.bench.workloads} (all): a comma-separated subset of
+ *       latency, throughput, handoff, renewal, takeover, coordination, shared, scale;</li>
  *   <li>{@code fencelock.bench.out} (target/fencelock-compare): the report directory;</li>
  *   <li>{@code fencelock.bench.matrix}: a directory of TCK matrix JSON files, in addition to
  *       {@code <module>/target/fencelock-tck} under {@code fencelock.bench.projectRoot}.</li>
@@ -21,8 +23,12 @@ import java.util.Set;
  * Servers the user names come through the fixtures' environment variables (FENCELOCK_POSTGRES_URL,
  * FENCELOCK_MYSQL_URL, FENCELOCK_REDIS_URL, FENCELOCK_ETCD_ENDPOINTS, FENCELOCK_MONGO_URI, FENCELOCK_ZOOKEEPER_URL).
  */
-record BenchSettings(boolean quick, Set<String> backends, Path out, Path projectRoot, Path matrixDir) {
+record BenchSettings(
+        boolean quick, Set<String> backends, Set<String> workloads, Path out, Path projectRoot, Path matrixDir) {
     static final List<String> ALL_BACKENDS = List.of("postgres", "mariadb", "redis", "etcd", "mongo", "zookeeper");
+    /** The workloads of a backend's section, in the order they run. */
+    static final List<String> ALL_WORKLOADS =
+            List.of("latency", "throughput", "handoff", "renewal", "takeover", "coordination", "shared", "scale");
     /** What the report calls each backend. */
     static final Map<String, String> TITLES = Map.of(
             "postgres",
@@ -41,6 +47,7 @@ record BenchSettings(boolean quick, Set<String> backends, Path out, Path project
     static BenchSettings fromSystemProperties() {
         boolean quick = Boolean.parseBoolean(System.getProperty("fencelock.bench.quick", "false"));
         Set<String> backends = parseBackends(System.getProperty("fencelock.bench.backends", "all"));
+        Set<String> workloads = parseWorkloads(System.getProperty("fencelock.bench.workloads", "all"));
         Path root = Path.of(System.getProperty("fencelock.bench.projectRoot", "."))
                 .toAbsolutePath()
                 .normalize();
@@ -48,26 +55,45 @@ record BenchSettings(boolean quick, Set<String> backends, Path out, Path project
         Path outDir = out.isBlank() ? root.resolve("lock-bench/target/fencelock-compare") : Path.of(out);
         String matrix = System.getProperty("fencelock.bench.matrix", "");
         return new BenchSettings(
-                quick, backends, outDir.toAbsolutePath().normalize(), root, matrix.isBlank() ? null : Path.of(matrix));
+                quick,
+                backends,
+                workloads,
+                outDir.toAbsolutePath().normalize(),
+                root,
+                matrix.isBlank() ? null : Path.of(matrix));
     }
 
     static Set<String> parseBackends(String list) {
+        return parseSubset("fencelock.bench.backends", list, ALL_BACKENDS, Map.of("mysql", "mariadb"));
+    }
+
+    static Set<String> parseWorkloads(String list) {
+        return parseSubset("fencelock.bench.workloads", list, ALL_WORKLOADS, Map.of("hand-off", "handoff"));
+    }
+
+    /** Whether this run measures {@code workload} (one of {@link #ALL_WORKLOADS}). */
+    boolean runs(String workload) {
+        return workloads.contains(workload);
+    }
+
+    /** A comma-separated subset of {@code all}, "all" for every one of them, {@code aliases} for other spellings. */
+    private static Set<String> parseSubset(
+            String property, String list, List<String> all, Map<String, String> aliases) {
         Set<String> chosen = new LinkedHashSet<>();
         for (String part : list.split(",")) {
             String name = part.trim().toLowerCase(Locale.ROOT);
+            name = aliases.getOrDefault(name, name);
             if (name.equals("all")) {
-                chosen.addAll(ALL_BACKENDS);
-            } else if (name.equals("mysql")) {
-                chosen.add("mariadb");
-            } else if (ALL_BACKENDS.contains(name)) {
+                chosen.addAll(all);
+            } else if (all.contains(name)) {
                 chosen.add(name);
             } else if (!name.isEmpty()) {
-                throw new IllegalArgumentException("fencelock.bench.backends names '" + name
-                        + "', which is not one of all, " + String.join(", ", ALL_BACKENDS));
+                throw new IllegalArgumentException(
+                        property + " names '" + name + "', which is not one of all, " + String.join(", ", all));
             }
         }
         if (chosen.isEmpty()) {
-            throw new IllegalArgumentException("fencelock.bench.backends '" + list + "' names no backend");
+            throw new IllegalArgumentException(property + " '" + list + "' names nothing to run");
         }
         return chosen;
     }
@@ -177,6 +203,7 @@ record BenchSettings(boolean quick, Set<String> backends, Path out, Path project
                 + renewalTtl().toMillis() + " ms; takeover TTL " + takeoverTtl().toSeconds() + " s x "
                 + takeoverSamples()
                 + "; scale " + scaleSmall() + " vs " + (quick ? "20000" : "up to 1000000") + " names, " + scaleCycles()
-                + " cycles of fencelock and of the raw primitive, interleaved as latency's";
+                + " cycles of fencelock and of the raw primitive, interleaved as latency's"
+                + (workloads.containsAll(ALL_WORKLOADS) ? "" : "; only the workloads " + String.join(", ", workloads));
     }
 }

@@ -2,6 +2,7 @@ package io.fencelock.bench;
 
 import io.fencelock.LockBackendException;
 import java.time.Duration;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Waiting without a release signal the simplest way: try again at once until the wait runs out. A
@@ -17,8 +18,14 @@ final class BusyRetry {
     }
 
     static LockContender.Held until(Duration wait, Attempt attempt) throws Exception {
+        return until(wait, new LongAdder(), attempt);
+    }
+
+    /** As {@link #until(Duration, Attempt)}, adding one to {@code attempts} for every attempt made. */
+    static LockContender.Held until(Duration wait, LongAdder attempts, Attempt attempt) throws Exception {
         long deadline = System.nanoTime() + wait.toNanos();
         do {
+            attempts.increment();
             try {
                 LockContender.Held held = attempt.once();
                 if (held != null) {

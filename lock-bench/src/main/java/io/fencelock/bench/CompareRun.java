@@ -177,18 +177,24 @@ public final class CompareRun {
         }
         List<LockContender.Factory> contenders = backend.contenders();
 
-        progress.line(
-                key,
-                "latency: "
-                        + contenders.stream().map(LockContender.Factory::label).toList());
-        List<Figures.Latency> latency = measurements.latency(contenders, errors);
+        List<Figures.Latency> latency = new ArrayList<>();
+        if (settings.runs("latency")) {
+            progress.line(
+                    key,
+                    "latency: "
+                            + contenders.stream()
+                                    .map(LockContender.Factory::label)
+                                    .toList());
+            latency.addAll(measurements.latency(contenders, errors));
+        }
 
         // cell key (contender, names, clients) -> its passes, in the order first measured
         Map<String, List<Double>> passes = new LinkedHashMap<>();
         Map<String, Double> longestWaits = new HashMap<>();
         Map<String, Figures.Throughput> cells = new LinkedHashMap<>();
         Set<String> failed = new HashSet<>();
-        for (int round = 0; round < settings.throughputRounds(); round++) {
+        int throughputRounds = settings.runs("throughput") ? settings.throughputRounds() : 0;
+        for (int round = 0; round < throughputRounds; round++) {
             List<LockContender.Factory> order = new ArrayList<>(contenders);
             if (round % 2 == 1) {
                 Collections.reverse(order);
@@ -200,8 +206,8 @@ public final class CompareRun {
                 progress.line(
                         key,
                         "throughput: " + f.label()
-                                + (settings.throughputRounds() > 1
-                                        ? " (pass " + (round + 1) + " of " + settings.throughputRounds() + ")"
+                                + (throughputRounds > 1
+                                        ? " (pass " + (round + 1) + " of " + throughputRounds + ")"
                                         : ""));
                 try (LockContender c = f.open()) {
                     measurements.warm(c, f.label());
@@ -235,7 +241,7 @@ public final class CompareRun {
         List<Figures.Throughput> throughput = new ArrayList<>(cells.values());
 
         List<Figures.HandOff> handOff = new ArrayList<>();
-        for (LockContender.Factory f : contenders) {
+        for (LockContender.Factory f : settings.runs("handoff") ? contenders : List.<LockContender.Factory>of()) {
             progress.line(key, "hand-off: " + f.label());
             try {
                 handOff.add(measurements.handOff(f));
@@ -256,10 +262,12 @@ public final class CompareRun {
         }
         List<Figures.Renewal> renewal = new ArrayList<>();
         Set<Integer> leaseCounts = new java.util.LinkedHashSet<>();
-        for (int asked : settings.renewalLeaseCounts()) {
-            leaseCounts.add(Math.min(asked, backend.maxRenewedLeases()));
+        if (settings.runs("renewal")) {
+            for (int asked : settings.renewalLeaseCounts()) {
+                leaseCounts.add(Math.min(asked, backend.maxRenewedLeases()));
+            }
         }
-        if (!leaseCounts.containsAll(settings.renewalLeaseCounts())) {
+        if (settings.runs("renewal") && !leaseCounts.containsAll(settings.renewalLeaseCounts())) {
             notes.add("renewal held at most " + backend.maxRenewedLeases() + " leases here, not "
                     + settings.renewalLeaseCounts()
                             .get(settings.renewalLeaseCounts().size() - 1) + ": "
@@ -277,67 +285,77 @@ public final class CompareRun {
         }
 
         List<Figures.Takeover> takeover = new ArrayList<>();
-        progress.line(
-                key,
-                "takeover after a holder crash, TTL " + settings.takeoverTtl().toSeconds() + " s");
-        try {
-            takeover.add(measurements.takeover(backend, settings.takeoverTtl(), settings.takeoverSamples()));
-        } catch (InterruptedException e) {
-            throw e;
-        } catch (Exception e) {
-            errors.add("takeover: " + Measurements.describe(e));
-        }
-
-        List<Figures.Coordination> coordination = new ArrayList<>();
-        progress.line(
-                key,
-                "leader failover and task rebalance, TTL "
-                        + settings.takeoverTtl().toSeconds() + " s");
-        try {
-            coordination.add(
-                    CoordinationMeasurements.measure(backend, settings.takeoverTtl(), settings.takeoverSamples()));
-        } catch (InterruptedException e) {
-            throw e;
-        } catch (Exception e) {
-            errors.add("leader failover and task rebalance: " + Measurements.describe(e));
-        }
-
-        List<Figures.Throughput> shared = new ArrayList<>();
-        if (capabilities.contains(Capability.SHARED_LOCKS)) {
-            progress.line(key, "shared locks: read-write lock and semaphore throughput");
+        if (settings.runs("takeover")) {
+            progress.line(
+                    key,
+                    "takeover after a holder crash, TTL "
+                            + settings.takeoverTtl().toSeconds() + " s");
             try {
-                shared.addAll(SharedMeasurements.measure(backend, settings));
+                takeover.add(measurements.takeover(backend, settings.takeoverTtl(), settings.takeoverSamples()));
             } catch (InterruptedException e) {
                 throw e;
             } catch (Exception e) {
-                errors.add("shared locks: " + Measurements.describe(e));
+                errors.add("takeover: " + Measurements.describe(e));
             }
-        } else {
-            notes.add("shared locks: SHARED_LOCKS not claimed by this provider: no semaphore or read-write figures");
+        }
+
+        List<Figures.Coordination> coordination = new ArrayList<>();
+        if (settings.runs("coordination")) {
+            progress.line(
+                    key,
+                    "leader failover and task rebalance, TTL "
+                            + settings.takeoverTtl().toSeconds() + " s");
+            try {
+                coordination.add(
+                        CoordinationMeasurements.measure(backend, settings.takeoverTtl(), settings.takeoverSamples()));
+            } catch (InterruptedException e) {
+                throw e;
+            } catch (Exception e) {
+                errors.add("leader failover and task rebalance: " + Measurements.describe(e));
+            }
+        }
+
+        List<Figures.Throughput> shared = new ArrayList<>();
+        if (settings.runs("shared")) {
+            if (capabilities.contains(Capability.SHARED_LOCKS)) {
+                progress.line(key, "shared locks: read-write lock and semaphore throughput");
+                try {
+                    shared.addAll(SharedMeasurements.measure(backend, settings));
+                } catch (InterruptedException e) {
+                    throw e;
+                } catch (Exception e) {
+                    errors.add("shared locks: " + Measurements.describe(e));
+                }
+            } else {
+                notes.add(
+                        "shared locks: SHARED_LOCKS not claimed by this provider: no semaphore or read-write figures");
+            }
         }
 
         List<Figures.Scale> scale = new ArrayList<>();
-        long large = settings.scaleLarge(backend);
-        if (large < 1_000_000) {
-            notes.add(
-                    settings.quick()
-                            ? "scale: quick mode fills " + large + " names, not 1M"
-                            : "scale: filled " + large + " names, not 1M: " + backend.limitReason());
-        }
-        try {
-            long filled = 0;
-            for (long target : List.of(settings.scaleSmall(), large)) {
-                progress.line(key, "scale: filling to " + target + " lock names");
-                long fillStart = System.nanoTime();
-                backend.fill(filled, target);
-                double fillSeconds = (System.nanoTime() - fillStart) / 1e9;
-                filled = target;
-                scale.add(measurements.scale(backend, target, fillSeconds, errors));
+        if (settings.runs("scale")) {
+            long large = settings.scaleLarge(backend);
+            if (large < 1_000_000) {
+                notes.add(
+                        settings.quick()
+                                ? "scale: quick mode fills " + large + " names, not 1M"
+                                : "scale: filled " + large + " names, not 1M: " + backend.limitReason());
             }
-        } catch (InterruptedException e) {
-            throw e;
-        } catch (Exception e) {
-            errors.add("scale: " + Measurements.describe(e));
+            try {
+                long filled = 0;
+                for (long target : List.of(settings.scaleSmall(), large)) {
+                    progress.line(key, "scale: filling to " + target + " lock names");
+                    long fillStart = System.nanoTime();
+                    backend.fill(filled, target);
+                    double fillSeconds = (System.nanoTime() - fillStart) / 1e9;
+                    filled = target;
+                    scale.add(measurements.scale(backend, target, fillSeconds, errors));
+                }
+            } catch (InterruptedException e) {
+                throw e;
+            } catch (Exception e) {
+                errors.add("scale: " + Measurements.describe(e));
+            }
         }
 
         double seconds = progress.elapsedSeconds() - started;

@@ -25,10 +25,12 @@ final class FencelockBlocks {
         b.add(new Heading(3, "Shared locks: throughput"));
         if (s.shared().isEmpty()) {
             b.add(new Text(
-                    s.capabilities().contains("SHARED_LOCKS")
-                            ? "Not measured (see the errors below)."
-                            : "Not claimed: this provider does not implement semaphores or read-write locks"
-                                    + " (SHARED_LOCKS), so there is nothing to measure."));
+                    !s.capabilities().contains("SHARED_LOCKS")
+                            ? "Not claimed: this provider does not implement semaphores or read-write locks"
+                                    + " (SHARED_LOCKS), so there is nothing to measure."
+                            : s.errors().stream().anyMatch(e -> e.startsWith("shared locks:"))
+                                    ? "Not measured (see the errors below)."
+                                    : "Not measured: this run left the workload out."));
             return;
         }
         List<List<String>> rows = new ArrayList<>();

@@ -68,9 +68,27 @@ public final class Figures {
     /** Passes of one throughput cell that spread more than this fraction of their median are flagged. */
     public static final double UNSTEADY_SPREAD = 0.15;
 
-    /** Release by the holder to the waiting client holding the lock, in milliseconds. */
+    /**
+     * Release by the holder to the waiting client holding the lock, in milliseconds; and what the waiter
+     * cost its backend: its acquire attempts per hand-off and per second of waiting (from its call to
+     * its grant, the holder's time included), both {@link #NOT_COUNTED} where the bench cannot count them.
+     */
     public record HandOff(
-            String contender, String kind, String waitsBy, int samples, double p50Ms, double p99Ms, double maxMs) {}
+            String contender,
+            String kind,
+            String waitsBy,
+            int samples,
+            double p50Ms,
+            double p99Ms,
+            double maxMs,
+            double attemptsPerHandOff,
+            double attemptsPerSecondWaiting) {
+        public static final double NOT_COUNTED = -1;
+
+        public boolean counted() {
+            return attemptsPerHandOff >= 0;
+        }
+    }
 
     /**
      * One client holding {@code leases} leases: renew round trips per renewal interval (TTL / 3), the

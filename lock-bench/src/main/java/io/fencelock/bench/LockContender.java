@@ -15,6 +15,18 @@ public interface LockContender extends AutoCloseable {
      */
     Held acquire(String name, Duration wait) throws Exception;
 
+    /** What {@link #acquireAttempts()} answers where the bench cannot count them. */
+    long NOT_COUNTED = -1;
+
+    /**
+     * Attempts to take a lock that this client has sent to its backend so far, the granting one
+     * included (what a waiter costs the server), or {@link #NOT_COUNTED} where the library waits
+     * inside itself and the bench cannot see its attempts.
+     */
+    default long acquireAttempts() {
+        return NOT_COUNTED;
+    }
+
     @Override
     void close() throws Exception;
 
@@ -30,9 +42,18 @@ public interface LockContender extends AutoCloseable {
      * @param kind     fencelock, raw or peer: ratios are taken against fencelock
      * @param waitsBy  how a waiter learns that the lock is free, for the hand-off table
      */
-    record Factory(String label, Kind kind, String waitsBy, Opener opener) {
+    record Factory(String label, Kind kind, String waitsBy, Opener opener, Opener countingOpener) {
+        public Factory(String label, Kind kind, String waitsBy, Opener opener) {
+            this(label, kind, waitsBy, opener, opener);
+        }
+
         public LockContender open() throws Exception {
             return opener.open();
+        }
+
+        /** An instance that counts its {@link LockContender#acquireAttempts()}, where counting costs something. */
+        public LockContender openCounting() throws Exception {
+            return countingOpener.open();
         }
     }
 

@@ -252,12 +252,22 @@ final class Measurements {
     /** Hand-offs run before the measured ones. */
     static final int HAND_OFF_WARM_UP = 3;
 
-    /** A waiter blocked in acquire on a second client; the holder releases; time until the waiter holds. */
+    /** One waiter's acquire call in the hand-off workload: when it held, how long it waited, its attempts. */
+    private record Waited(long holdsAt, long waitedNanos, long attempts) {}
+
+    /**
+     * A waiter blocked in acquire on a second client; the holder releases; time until the waiter holds.
+     * The waiter counts its attempts where the contender can: what its way of waiting costs the server.
+     */
     Figures.HandOff handOff(LockContender.Factory factory) throws Exception {
         double[] samples = new double[settings.handOffSamples()];
+        long attempts = 0;
+        long waitedNanos = 0;
+        boolean countable;
         ExecutorService waiterThread = Executors.newSingleThreadExecutor();
         try (LockContender holder = factory.open();
-                LockContender waiter = factory.open()) {
+                LockContender waiter = factory.openCounting()) {
+            countable = waiter.acquireAttempts() != LockContender.NOT_COUNTED;
             String name = "bench-handoff";
             // Unmeasured first hand-offs: a client opens some connections or sessions on its first acquire
             // (ZooKeeper's TTL-class session, for one), which is a start-up cost, not a hand-off.
@@ -266,27 +276,33 @@ final class Measurements {
                 if (held == null) {
                     throw new IllegalStateException("the holder could not take '" + name + "'");
                 }
-                Future<Long> waiting = waiterThread.submit(() -> {
+                Future<Waited> waiting = waiterThread.submit(() -> {
+                    long attemptsBefore = waiter.acquireAttempts();
+                    long called = System.nanoTime();
                     LockContender.Held next = waiter.acquire(name, LONG_WAIT);
                     long holds = System.nanoTime();
+                    long made = waiter.acquireAttempts() - attemptsBefore;
                     if (next == null) {
                         throw new IllegalStateException("the waiter did not get '" + name + "' within " + LONG_WAIT);
                     }
                     next.release();
-                    return holds;
+                    return new Waited(holds, holds - called, made);
                 });
                 Thread.sleep(settings.handOffSettle().toMillis()); // the waiter has tried, failed and now waits
                 long releaseStart = System.nanoTime();
                 held.release();
-                double took = (waiting.get(30, TimeUnit.SECONDS) - releaseStart) / 1e6;
+                Waited waited = waiting.get(30, TimeUnit.SECONDS);
                 if (i >= 0) {
-                    samples[i] = took;
+                    samples[i] = (waited.holdsAt() - releaseStart) / 1e6;
+                    attempts += waited.attempts();
+                    waitedNanos += waited.waitedNanos();
                 }
             }
         } finally {
             waiterThread.shutdownNow();
         }
         Arrays.sort(samples);
+        boolean counted = countable && waitedNanos > 0;
         return new Figures.HandOff(
                 factory.label(),
                 factory.kind().name().toLowerCase(),
@@ -294,7 +310,9 @@ final class Measurements {
                 samples.length,
                 percentile(samples, 50),
                 percentile(samples, 99),
-                samples[samples.length - 1]);
+                samples[samples.length - 1],
+                counted ? (double) attempts / samples.length : Figures.HandOff.NOT_COUNTED,
+                counted ? attempts / (waitedNanos / 1e9) : Figures.HandOff.NOT_COUNTED);
     }
 
     /** One client holds {@code leases} leases; counts renew round trips per watchdog tick and times one batch. */

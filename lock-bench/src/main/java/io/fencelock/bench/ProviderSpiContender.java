@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The provider alone, called through the SPI without the engine (no lease object, watchdog or
@@ -28,9 +29,16 @@ final class ProviderSpiContender implements LockContender {
         this.backend = backend;
     }
 
+    private final LongAdder attempts = new LongAdder();
+
+    @Override
+    public long acquireAttempts() {
+        return attempts.sum();
+    }
+
     @Override
     public Held acquire(String name, Duration wait) throws Exception {
-        return BusyRetry.until(wait, () -> {
+        return BusyRetry.until(wait, attempts, () -> {
             String leaseId = new UUID(clientBits, issued.incrementAndGet()).toString();
             return backend.tryAcquire(name, leaseId, BackendUnderTest.WORK_TTL).acquired()
                     ? () -> backend.release(name, leaseId)

@@ -2,6 +2,7 @@ package io.fencelock.bench;
 
 import java.time.Duration;
 import java.util.UUID;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The raw primitive as a lock: one attempt per round trip, and a waiter that simply tries again at
@@ -18,10 +19,18 @@ final class RawContender implements LockContender {
         this.ttl = ttl;
     }
 
+    private final LongAdder attempts = new LongAdder();
+
+    @Override
+    public long acquireAttempts() {
+        return attempts.sum();
+    }
+
     @Override
     public Held acquire(String name, Duration wait) throws Exception {
         String owner = UUID.randomUUID().toString();
-        return BusyRetry.until(wait, () -> raw.tryAcquire(name, owner, ttl) ? () -> raw.release(name, owner) : null);
+        return BusyRetry.until(
+                wait, attempts, () -> raw.tryAcquire(name, owner, ttl) ? () -> raw.release(name, owner) : null);
     }
 
     @Override

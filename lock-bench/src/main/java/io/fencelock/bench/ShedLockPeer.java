@@ -7,6 +7,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import net.javacrumbs.shedlock.core.LockConfiguration;
@@ -70,9 +71,16 @@ final class ShedLockPeer implements LockContender {
         });
     }
 
+    private final LongAdder attempts = new LongAdder();
+
+    @Override
+    public long acquireAttempts() {
+        return attempts.sum();
+    }
+
     @Override
     public Held acquire(String name, Duration wait) throws Exception {
-        return BusyRetry.until(wait, () -> {
+        return BusyRetry.until(wait, attempts, () -> {
             Optional<SimpleLock> lock =
                     provider.lock(new LockConfiguration(Instant.now(), name, BackendUnderTest.WORK_TTL, Duration.ZERO));
             return lock.<Held>map(l -> l::unlock).orElse(null);

@@ -199,7 +199,11 @@ final class TargetTable {
                         h.p50Ms() <= limit,
                         Cells.number(h.p50Ms()) + " ms (target ≤ " + Cells.number(limit) + " ms)",
                         "p99 " + Cells.number(h.p99Ms()) + ", worst " + Cells.number(h.maxMs()) + " ms, " + h.samples()
-                                + " samples",
+                                + " samples"
+                                + (h.counted()
+                                        ? "; the waiter's attempts " + Cells.number(h.attemptsPerSecondWaiting())
+                                                + " per s of waiting"
+                                        : ""),
                         false))
                 .orElseGet(() -> notMeasured("no hand-off of fencelock"));
     }

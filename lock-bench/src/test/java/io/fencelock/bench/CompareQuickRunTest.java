@@ -28,7 +28,8 @@ class CompareQuickRunTest {
         Path out = Path.of("target", "compare-quick").toAbsolutePath();
         deleteRecursively(out);
         Path sampleMatrix = Path.of(getClass().getResource("/sample-matrix").toURI());
-        BenchSettings settings = new BenchSettings(true, BenchSettings.parseBackends("all"), out, null, sampleMatrix);
+        BenchSettings settings = new BenchSettings(
+                true, BenchSettings.parseBackends("all"), BenchSettings.parseWorkloads("all"), out, null, sampleMatrix);
 
         Path report = CompareRun.run(settings);
 
@@ -117,5 +118,16 @@ class CompareQuickRunTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("'oracle'")
                 .hasMessageContaining("postgres, mariadb, redis, etcd, mongo");
+    }
+
+    @Test
+    void workloadsAreChosenByNameAndUnknownOnesRejectedWithTheRule() {
+        assertThat(BenchSettings.parseWorkloads("hand-off, scale")).containsExactly("handoff", "scale");
+        assertThat(BenchSettings.parseWorkloads("all")).containsExactlyElementsOf(BenchSettings.ALL_WORKLOADS);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> BenchSettings.parseWorkloads("latency,speed"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("fencelock.bench.workloads")
+                .hasMessageContaining("'speed'")
+                .hasMessageContaining("latency, throughput, handoff");
     }
 }

@@ -53,6 +53,10 @@ class ReportWriterTest {
         String md = Files.readString(dir.resolve("report.md"));
         assertThat(Files.readString(again.resolve("report.md"))).isEqualTo(md);
         assertThat(md).contains("## Summary: who leads", "## Design targets", "MISSED: 0.99x at 8");
+        assertThat(md)
+                .as("what the waiter cost its backend")
+                .contains("| waiter's attempts per s of waiting | attempts per hand-off |", "| 44")
+                .contains("the waiter's attempts 44");
         assertThat(Files.readString(dir.resolve("report.json"))).contains("\"targets\"", "\"summary\"");
         String html = Files.readString(dir.resolve("index.html"));
         assertThat(html).contains("<td class=\"good\">met").doesNotContain("<script");
@@ -102,7 +106,7 @@ class ReportWriterTest {
                 "INSERT ... ON CONFLICT",
                 latency,
                 throughput,
-                List.of(new Figures.HandOff("fencelock", "fencelock", "LISTEN/NOTIFY", 20, 2.0, 3.0, 4.0)),
+                List.of(new Figures.HandOff("fencelock", "fencelock", "LISTEN/NOTIFY", 20, 2.0, 3.0, 4.0, 1.5, 44.0)),
                 List.of(),
                 List.of(new Figures.Takeover(2000, 3, 2400, 400, 450)),
                 List.of(),
