@@ -16,6 +16,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.Supplier;
 
@@ -243,13 +244,8 @@ public final class CompareRun {
         List<Figures.HandOff> handOff = new ArrayList<>();
         for (LockContender.Factory f : settings.runs("handoff") ? contenders : List.<LockContender.Factory>of()) {
             progress.line(key, "hand-off: " + f.label());
-            try {
-                handOff.add(measurements.handOff(f));
-            } catch (InterruptedException e) {
-                throw e;
-            } catch (Exception e) {
-                errors.add(f.label() + " hand-off: " + Measurements.describe(e));
-            }
+            measured(errors, f.label() + " hand-off", () -> measurements.handOff(f))
+                    .ifPresent(handOff::add);
         }
 
         List<String> notes = new ArrayList<>();
@@ -261,26 +257,21 @@ public final class CompareRun {
             }
         }
         List<Figures.Renewal> renewal = new ArrayList<>();
-        Set<Integer> leaseCounts = new java.util.LinkedHashSet<>();
         if (settings.runs("renewal")) {
+            Set<Integer> leaseCounts = new java.util.LinkedHashSet<>();
             for (int asked : settings.renewalLeaseCounts()) {
                 leaseCounts.add(Math.min(asked, backend.maxRenewedLeases()));
             }
-        }
-        if (settings.runs("renewal") && !leaseCounts.containsAll(settings.renewalLeaseCounts())) {
-            notes.add("renewal held at most " + backend.maxRenewedLeases() + " leases here, not "
-                    + settings.renewalLeaseCounts()
-                            .get(settings.renewalLeaseCounts().size() - 1) + ": "
-                    + backend.limitReason());
-        }
-        for (int leases : leaseCounts) {
-            progress.line(key, "renewal: " + leases + " held leases");
-            try {
-                renewal.add(measurements.renewal(backend, leases));
-            } catch (InterruptedException e) {
-                throw e;
-            } catch (Exception e) {
-                errors.add("renewal of " + leases + " leases: " + Measurements.describe(e));
+            if (!leaseCounts.containsAll(settings.renewalLeaseCounts())) {
+                notes.add("renewal held at most " + backend.maxRenewedLeases() + " leases here, not "
+                        + settings.renewalLeaseCounts()
+                                .get(settings.renewalLeaseCounts().size() - 1) + ": "
+                        + backend.limitReason());
+            }
+            for (int leases : leaseCounts) {
+                progress.line(key, "renewal: " + leases + " held leases");
+                measured(errors, "renewal of " + leases + " leases", () -> measurements.renewal(backend, leases))
+                        .ifPresent(renewal::add);
             }
         }
 
@@ -290,13 +281,11 @@ public final class CompareRun {
                     key,
                     "takeover after a holder crash, TTL "
                             + settings.takeoverTtl().toSeconds() + " s");
-            try {
-                takeover.add(measurements.takeover(backend, settings.takeoverTtl(), settings.takeoverSamples()));
-            } catch (InterruptedException e) {
-                throw e;
-            } catch (Exception e) {
-                errors.add("takeover: " + Measurements.describe(e));
-            }
+            measured(
+                            errors,
+                            "takeover",
+                            () -> measurements.takeover(backend, settings.takeoverTtl(), settings.takeoverSamples()))
+                    .ifPresent(takeover::add);
         }
 
         List<Figures.Coordination> coordination = new ArrayList<>();
@@ -305,27 +294,20 @@ public final class CompareRun {
                     key,
                     "leader failover and task rebalance, TTL "
                             + settings.takeoverTtl().toSeconds() + " s");
-            try {
-                coordination.add(
-                        CoordinationMeasurements.measure(backend, settings.takeoverTtl(), settings.takeoverSamples()));
-            } catch (InterruptedException e) {
-                throw e;
-            } catch (Exception e) {
-                errors.add("leader failover and task rebalance: " + Measurements.describe(e));
-            }
+            measured(
+                            errors,
+                            "leader failover and task rebalance",
+                            () -> CoordinationMeasurements.measure(
+                                    backend, settings.takeoverTtl(), settings.takeoverSamples()))
+                    .ifPresent(coordination::add);
         }
 
         List<Figures.Throughput> shared = new ArrayList<>();
         if (settings.runs("shared")) {
             if (capabilities.contains(Capability.SHARED_LOCKS)) {
                 progress.line(key, "shared locks: read-write lock and semaphore throughput");
-                try {
-                    shared.addAll(SharedMeasurements.measure(backend, settings));
-                } catch (InterruptedException e) {
-                    throw e;
-                } catch (Exception e) {
-                    errors.add("shared locks: " + Measurements.describe(e));
-                }
+                measured(errors, "shared locks", () -> SharedMeasurements.measure(backend, settings))
+                        .ifPresent(shared::addAll);
             } else {
                 notes.add(
                         "shared locks: SHARED_LOCKS not claimed by this provider: no semaphore or read-write figures");
@@ -389,6 +371,28 @@ public final class CompareRun {
                 matrix.forPackage(backend.providerPackage()),
                 errors,
                 seconds);
+    }
+
+    /** One measurement of a workload, which may fail. */
+    @FunctionalInterface
+    private interface Measurement<T> {
+        T take() throws Exception;
+    }
+
+    /**
+     * Takes {@code measurement}; a failure becomes one of the backend's errors ("{@code what}: why") and
+     * the run goes on, an interrupt ends it.
+     */
+    private static <T> Optional<T> measured(List<String> errors, String what, Measurement<T> measurement)
+            throws InterruptedException {
+        try {
+            return Optional.of(measurement.take());
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception e) {
+            errors.add(what + ": " + Measurements.describe(e));
+            return Optional.empty();
+        }
     }
 
     /** The check at the resource, which no peer library does: what lock-fencing offers for this backend's data. */
