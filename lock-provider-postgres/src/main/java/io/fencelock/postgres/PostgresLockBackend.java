@@ -33,6 +33,8 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
 import org.postgresql.ds.PGSimpleDataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The PostgreSQL primitive: autocommit statements decided by the server's {@code clock_timestamp()},
@@ -70,6 +72,7 @@ public final class PostgresLockBackend implements LockBackend {
             Capability.SHARED_LOCKS,
             Capability.FAIR_ORDER,
             Capability.HAND_OVER));
+    private static final Logger LOG = LoggerFactory.getLogger(PostgresLockBackend.class);
     private static final SqlTime.Reader TIME = SqlTime.TIMESTAMPTZ;
     /** Connection trouble, a serialization failure or deadlock, a cancelled statement, a server going down or full. */
     private static final JdbcFailures.Retryable RETRYABLE = new JdbcFailures.Retryable(
@@ -89,8 +92,8 @@ public final class PostgresLockBackend implements LockBackend {
         this.connections = connections;
         this.failures = connections.failures();
         this.table = table;
-        this.listener =
-                new ReleaseListener(listenerSource, connections.ownPool() == null, table.channel, connections.where());
+        this.listener = new ReleaseListener(
+                listenerSource, connections.ownPool() == null, table.channel, this::leaveQueue, connections.where());
         this.sql = new Statements(table);
     }
 
@@ -115,8 +118,25 @@ public final class PostgresLockBackend implements LockBackend {
      */
     @Override
     public AcquireResult tryAcquire(String name, String leaseId, Duration ttl, LockMetadata metadata) {
-        long ttlMicros = SqlTime.micros(ttl);
         String waiter = listener.waiterFor(name);
+        AcquireResult result = grantOrDecide(name, leaseId, SqlTime.micros(ttl), metadata, waiter);
+        if (waiter != null) {
+            queuedBy(name, result);
+        }
+        return result;
+    }
+
+    /** A refusal that names the waiter queues it on the row; a grant takes it out. */
+    private void queuedBy(String name, AcquireResult result) {
+        if (result.acquired()) {
+            listener.granted(name);
+        } else {
+            listener.refused(name);
+        }
+    }
+
+    private AcquireResult grantOrDecide(
+            String name, String leaseId, long ttlMicros, LockMetadata metadata, String waiter) {
         try (Connection c = connections.connection()) {
             try (PreparedStatement ps = c.prepareStatement(sql.grant)) {
                 ps.setString(1, name);
@@ -173,12 +193,13 @@ public final class PostgresLockBackend implements LockBackend {
     public AcquireResult handOver(
             String name, String fromLeaseId, String leaseId, Duration ttl, LockMetadata metadata) {
         long ttlMicros = SqlTime.micros(ttl);
+        String waiter = listener.waiterFor(name);
         try (Connection c = connections.connection();
                 PreparedStatement ps = c.prepareStatement(sql.handOver)) {
             ps.setString(1, leaseId);
             ps.setLong(2, ttlMicros);
             int next = LockInfoRows.bindMetadata(ps, 3, metadata);
-            LockInfoRows.bindText(ps, next, listener.waiterFor(name));
+            LockInfoRows.bindText(ps, next, waiter);
             ps.setString(next + 1, name);
             ps.setString(next + 2, fromLeaseId);
             ps.setString(next + 3, name);
@@ -187,12 +208,32 @@ public final class PostgresLockBackend implements LockBackend {
                     return AcquireResult.held(null);
                 }
                 if (rs.getBoolean(1)) {
+                    if (waiter != null) {
+                        listener.granted(name);
+                    }
                     return AcquireResult.granted(rs.getLong(2), TIME.read(rs, 3));
                 }
                 return AcquireResult.held(SharedRows.remaining(rs, 4));
             }
         } catch (SQLException e) {
             throw failures.failure("hand-over of '" + name + "'", e);
+        }
+    }
+
+    /**
+     * Takes this client's waiter out of {@code name}'s queue and, when the name is free, wakes the next
+     * queued waiter instead (see Statements). Run by the listener's leaving thread, and as it closes; a
+     * failure only leaves a stale entry, which the next release wakes in vain (the others still poll).
+     */
+    private void leaveQueue(String name) {
+        try (Connection c = connections.connection();
+                PreparedStatement ps = c.prepareStatement(sql.leave)) {
+            ps.setString(1, listener.waiterId());
+            ps.setString(2, name);
+            ps.setString(3, table.channel);
+            ps.execute();
+        } catch (SQLException | RuntimeException e) {
+            LOG.debug("fencelock: leaving the wake-up queue of '{}' failed: {}", name, e.toString());
         }
     }
 

@@ -11,8 +11,12 @@ import java.time.Duration;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import javax.sql.DataSource;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
@@ -27,12 +31,19 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The waiter is this listener's random id: while the engine watches a name (a waiter of this
  * client waits for it) and the connection listens, the backend's attempts on that name name it, so
- * that a refusal queues it on the lock's row and a release can wake this client alone.
+ * that a refusal queues it on the lock's row and a release can wake this client alone. When the
+ * engine unwatches a name the client still queues for, or a wake-up arrives for a name nobody here
+ * waits for any more, the client leaves the queue and passes the wake-up on (the backend's leave
+ * statement, run on a thread of its own that lives only while there is leaving to do), so that no
+ * wake-up is lost with a waiter that left.
  */
 final class ReleaseListener implements ReleaseFeed {
     private static final Logger log = LoggerFactory.getLogger(ReleaseListener.class);
     private static final int VALIDATION_SECONDS = 5;
     private static final long JOIN_MILLIS = 5_000;
+    private static final long LEAVER_IDLE_SECONDS = 5;
+    /** Queues a closing client leaves, one round trip each; any more are left to the releases and polls. */
+    private static final int MAX_LEAVES_ON_CLOSE = 64;
 
     private final DataSource connections;
     private final boolean pooled;
@@ -44,6 +55,12 @@ final class ReleaseListener implements ReleaseFeed {
     private final String waiterId = UUID.randomUUID().toString();
     /** The names a waiter of this client waits for (the engine's watch and unwatch). */
     private final Set<String> watched = ConcurrentHashMap.newKeySet();
+    /** The names whose queue a refusal of this client's waiter put it in, until a grant took it out. */
+    private final Set<String> queued = ConcurrentHashMap.newKeySet();
+    /** Runs the backend's leave statement for a name (one round trip; never on the engine's threads). */
+    private final Consumer<String> leave;
+    /** One thread, started when there is a leave to run and gone after a few idle seconds. */
+    private final ThreadPoolExecutor leaving;
 
     private volatile Connection connection;
     private volatile Sink sink;
@@ -52,13 +69,21 @@ final class ReleaseListener implements ReleaseFeed {
     /**
      * @param connections where the listening connection comes from (pgjdbc, or a pool that unwraps to it)
      * @param pooled      whether that is the application's pool, which must get its connection back clean
+     * @param leave       runs the leave statement for this listener's waiter and a name
      * @param where       the server for log lines, without credentials
      */
-    ReleaseListener(DataSource connections, boolean pooled, String channel, String where) {
+    ReleaseListener(DataSource connections, boolean pooled, String channel, Consumer<String> leave, String where) {
         this.connections = connections;
         this.pooled = pooled;
         this.channel = channel;
+        this.leave = leave;
         this.where = where;
+        this.leaving =
+                new ThreadPoolExecutor(0, 1, LEAVER_IDLE_SECONDS, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
+                    Thread t = new Thread(r, "fencelock-postgres-leave");
+                    t.setDaemon(true);
+                    return t;
+                });
     }
 
     @Override
@@ -96,11 +121,53 @@ final class ReleaseListener implements ReleaseFeed {
     @Override
     public void unwatch(String name) {
         watched.remove(name);
+        if (queued.remove(name)) {
+            leaveLater(name, false);
+        }
     }
 
     /** This listener's id when a waiter of this client waits for {@code name} and the connection listens, else null. */
     String waiterFor(String name) {
         return connection != null && !watched.isEmpty() && watched.contains(name) ? waiterId : null;
+    }
+
+    /** This listener's id, as the leave statement names it. */
+    String waiterId() {
+        return waiterId;
+    }
+
+    /** An attempt that named this listener's waiter was refused: the refusal queued it on the name's row. */
+    void refused(String name) {
+        queued.add(name);
+    }
+
+    /** An attempt that named this listener's waiter was granted: the grant took it out of the queue. */
+    void granted(String name) {
+        queued.remove(name);
+    }
+
+    /**
+     * Leaves {@code name}'s queue on the leaving thread, unless a waiter of this client waits for the name
+     * again by then: it keeps the place, and takes a wake-up this client was sent ({@code woken}) itself.
+     */
+    private void leaveLater(String name, boolean woken) {
+        try {
+            leaving.execute(() -> {
+                if (closed) {
+                    return;
+                }
+                if (watched.contains(name)) {
+                    Sink s = sink;
+                    if (woken && s != null) {
+                        s.released(name);
+                    }
+                    return;
+                }
+                leave.accept(name);
+            });
+        } catch (RejectedExecutionException e) {
+            log.debug("fencelock: not leaving the queue of '{}' on {}: the listener is closed", name, where);
+        }
     }
 
     @Override
@@ -135,7 +202,13 @@ final class ReleaseListener implements ReleaseFeed {
                     sink.released(payload); // every waiter of the name
                 } else if (payload.startsWith(waiterId, space + 1)
                         && payload.length() == space + 1 + waiterId.length()) {
-                    sink.released(payload.substring(0, space)); // this client's waiter, woken alone
+                    String name = payload.substring(0, space);
+                    if (watched.contains(name)) {
+                        sink.released(name); // this client's waiter, woken alone
+                    } else {
+                        queued.remove(name); // the release took this client out of the queue
+                        leaveLater(name, true); // woken after its waiters stopped waiting: pass the wake-up on
+                    }
                 }
             }
         } catch (SQLException e) {
@@ -167,6 +240,10 @@ final class ReleaseListener implements ReleaseFeed {
             return;
         }
         closed = true;
+        leaving.shutdown();
+        // a client that closes while queued leaves now, so that a release does not wake it in vain
+        queued.stream().limit(MAX_LEAVES_ON_CLOSE).forEach(leave);
+        queued.clear();
         Connection listening = connection;
         if (listening == null) {
             return;

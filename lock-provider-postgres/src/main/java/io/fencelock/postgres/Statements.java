@@ -26,6 +26,8 @@ final class Statements {
     final String renew;
     /** name, lease id, the NOTIFY channel twice: a row when the mutex grant was live (and is now freed). */
     final String release;
+    /** waiter, name, the NOTIFY channel: a client's waiter leaves the name's queue, passing a wake-up on. */
+    final String leave;
     /** name, id, channel, name, id: freed, run when {@link #release} freed no mutex grant (a shared grant or waiter). */
     final String releaseShared;
     /**
@@ -206,6 +208,21 @@ final class Statements {
                 + " WHERE name = ? AND lease_id = ? AND expires_at > clock_timestamp() RETURNING name, contended, woken)"
                 + " SELECT true, CASE WHEN r.contended THEN pg_notify(?, r.name)"
                 + " WHEN r.woken IS NOT NULL THEN pg_notify(?, r.name || ' ' || r.woken) END FROM r";
+        // A client whose waiters of the name stopped waiting leaves the queue, and a client woken after they
+        // stopped passes the wake-up on: when the name is free, the next queued waiter is woken in its place,
+        // as a release would (taken out of the queue, kept in woken). Otherwise a release's one wake-up could
+        // go to a client nobody waits in, and the next waiter would hear of the release only by its poll.
+        // Runs only when the row queues the waiter, or is free with a queue.
+        String left = "array_remove(l.waiters, c.waiter)";
+        String freeNow = free("l", "c.now");
+        this.leave = "WITH c AS MATERIALIZED (SELECT clock_timestamp() AS now, ?::text AS waiter),"
+                + " r AS (UPDATE " + t + " AS l SET"
+                + " woken = CASE WHEN " + freeNow + " THEN (" + left + ")[1] ELSE l.woken END,"
+                + " waiters = CASE WHEN " + freeNow + " THEN (" + left + ")[2:] ELSE " + left + " END"
+                + " FROM c WHERE l.name = ? AND (c.waiter = ANY (l.waiters) OR " + freeNow
+                + " AND cardinality(l.waiters) > 0)"
+                + " RETURNING l.name, " + freeNow + " AS freed, l.woken)"
+                + " SELECT pg_notify(?, r.name || ' ' || r.woken) FROM r WHERE r.freed AND r.woken IS NOT NULL";
         this.releaseShared = "SELECT " + shared.releaseFunction + "(?, ?, ?) WHERE EXISTS (SELECT 1 FROM "
                 + shared.qualifiedShared + " s WHERE s.name = ? AND s.id = ?)";
         // the columns of lock-jdbc's LockInfoRows, then the name's shared kind and limit and one live

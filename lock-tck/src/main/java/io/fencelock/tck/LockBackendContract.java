@@ -48,6 +48,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -686,6 +687,63 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         System.out.println("[fencelock-tck] hand-off after release: " + handOff.toNanos() / 1000 + " us"
                 + (capabilities.contains(Capability.WAKE_ON_RELEASE) ? " (wake-up signal)" : " (polling)"));
         next.release();
+    }
+
+    /**
+     * A wake-up is not lost with a waiter that stopped waiting: where a backend signals one waiting client
+     * at a time, a client that was refused and then gave up (its wait ran out) must not keep the release's
+     * signal from the client that still waits. That client polls once a minute here, so only the signal can
+     * bring it the lock within the bound.
+     */
+    @Test
+    void releaseWakesTheNextWaiterWhenOneLeft() throws Exception {
+        requireClaim(Capability.WAKE_ON_RELEASE);
+        String name = freshName();
+        // longer than the bound: the waiter's pause is never cut short by the holder's expiry
+        Duration ttl = Duration.ofMinutes(2);
+        LockClient holderClient = client(options(ttl, true));
+        Lease holder = holderClient.tryAcquire(name).orElseThrow();
+        InstrumentedBackend leaverBackend = new InstrumentedBackend(fixture.openBackend());
+        LockClient leaverClient = client(leaverBackend, options(ttl, true));
+        assertThat(leaverClient.acquire(name, Duration.ofMillis(200)))
+                .as("a wait for a held lock")
+                .isEmpty();
+        assertThat(leaverBackend.refusedAcquires())
+                .as("the leaver's refused attempts")
+                .isPositive();
+        Duration poll = Duration.ofMinutes(1);
+        InstrumentedBackend waiterBackend = new InstrumentedBackend(fixture.openBackend());
+        LockClient waiterClient = client(
+                waiterBackend,
+                LockOptions.builder()
+                        .ttl(ttl)
+                        .autoRenew(true)
+                        .initialPollInterval(poll)
+                        .maxPollInterval(poll)
+                        .build());
+        // it waits longer than its first poll pause (half to all of the interval): a grant within the bound
+        // came from a wake-up, not from a poll
+        ExecutorService waiterThread = Executors.newSingleThreadExecutor();
+        try {
+            Future<Lease> waiter = waiterThread.submit(
+                    () -> waiterClient.acquire(name, poll.multipliedBy(2)).orElse(null));
+            awaitCondition("the waiter to find the lock held", () -> waiterBackend.refusedAcquires() >= 1);
+            long released = System.nanoTime();
+            assertThat(holder.release()).isTrue();
+            Lease next;
+            try {
+                next = waiter.get(HANG_BOUND.toSeconds(), TimeUnit.SECONDS);
+            } catch (TimeoutException e) {
+                throw new AssertionError("a waiter that polls every " + poll + " did not hold the lock within "
+                        + HANG_BOUND + " of its release, after an earlier waiter left: the wake-up was lost");
+            }
+            assertThat(next).as("the waiter's lease").isNotNull();
+            System.out.println("[fencelock-tck] wake-up past a waiter that left: "
+                    + (System.nanoTime() - released) / 1000 + " us");
+            next.release();
+        } finally {
+            waiterThread.shutdownNow();
+        }
     }
 
     @Test

@@ -16,7 +16,8 @@ import org.junit.platform.testkit.engine.Events;
 
 /**
  * The kit is not vacuous: run against a backend with one seeded flaw, the property that guards
- * against that flaw must fail. Each flawed backend is a real PostgreSQL table with unsafe SQL.
+ * against that flaw must fail. Each flawed backend is a real PostgreSQL table with unsafe SQL, but for
+ * the wake-up queue, which is the in-memory backend's with a queue of its own (QueuedWakeUpBackend).
  */
 class BrokenBackendsAreCaughtTest {
     /** The flawed backends' matrices are no real backend's results: kept out of the comparison report's way. */
@@ -132,6 +133,15 @@ class BrokenBackendsAreCaughtTest {
                 .as("handOverIsOwnerChecked on HandOverWithoutOwnerCheck")
                 .isEqualTo(1);
         assertThat(failure(events).getMessage()).contains("the hand-over of an expired lease");
+    }
+
+    @Test
+    void aWakeUpLostWithAWaiterThatLeftIsCaught() {
+        assertFails(WakeUpDroppedByAClientThatLeft.class, "releaseWakesTheNextWaiterWhenOneLeft");
+        // the same queue, passing the wake-up on to the next client, is not flagged
+        Events events = run(WakeUpPassedOn.class, "releaseWakesTheNextWaiterWhenOneLeft");
+        assertThat(events.failed().count()).as("failures: " + failures(events)).isZero();
+        assertThat(events.succeeded().count()).isEqualTo(1);
     }
 
     @Test
@@ -310,6 +320,41 @@ class BrokenBackendsAreCaughtTest {
     static class RenewNeverShortens extends FlawedContract {
         FlawedTableBackend.Flaw flaw() {
             return FlawedTableBackend.Flaw.RENEW_NEVER_SHORTENS;
+        }
+    }
+
+    /** A fixture of wake-up queues on one in-memory store of this JVM. */
+    private static BackendFixture queuedWakeUps(boolean passesOn) {
+        String store = "queued-wake-ups-" + java.util.UUID.randomUUID();
+        return new BackendFixture() {
+            @Override
+            public LockBackend openBackend() {
+                return new QueuedWakeUpBackend(store, passesOn);
+            }
+
+            @Override
+            public String description() {
+                return "in-memory store with wake-up queues that " + (passesOn ? "pass a wake-up on" : "drop it");
+            }
+
+            @Override
+            public java.util.Optional<String> inThisJvmOnly() {
+                return java.util.Optional.of("the in-memory store lives in this JVM");
+            }
+        };
+    }
+
+    static class WakeUpDroppedByAClientThatLeft extends LockBackendContract {
+        @Override
+        protected BackendFixture fixture() {
+            return queuedWakeUps(false);
+        }
+    }
+
+    static class WakeUpPassedOn extends LockBackendContract {
+        @Override
+        protected BackendFixture fixture() {
+            return queuedWakeUps(true);
         }
     }
 
