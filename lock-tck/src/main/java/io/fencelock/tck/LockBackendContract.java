@@ -700,7 +700,7 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         requireClaim(Capability.WAKE_ON_RELEASE);
         String name = freshName();
         // longer than the bound: the waiter's pause is never cut short by the holder's expiry
-        Duration ttl = Duration.ofMinutes(2);
+        Duration ttl = Duration.ofSeconds(45);
         LockClient holderClient = client(options(ttl, true));
         Lease holder = holderClient.tryAcquire(name).orElseThrow();
         InstrumentedBackend leaverBackend = new InstrumentedBackend(fixture.openBackend());
