@@ -49,6 +49,9 @@ public final class TckMatrices {
                     "acquirableAfterHolderCrash",
                     "the lock of a crashed holder may be free too early or stay taken too long"),
             Map.entry("releaseFreesPromptly", "a released lock may not be free for the next client at once"),
+            Map.entry(
+                    "releaseWakesTheNextWaiterWhenOneLeft",
+                    "a waiter that stopped waiting may keep a release's wake-up from the next client"),
             Map.entry("tryAcquireHonoursTimeout", "a waiting acquire may not return when its wait runs out"),
             Map.entry("locksAreIndependent", "holding one lock may block another name"),
             Map.entry(

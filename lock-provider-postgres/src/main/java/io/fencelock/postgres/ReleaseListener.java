@@ -31,7 +31,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The waiter is this listener's random id: while the engine watches a name (a waiter of this
  * client waits for it) and the connection listens, the backend's attempts on that name name it, so
- * that a refusal queues it on the lock's row and a release can wake this client alone. When the
+ * that a refusal queues it on the lock's row and a release can wake this client alone. The
+ * connection holds an advisory lock keyed by the id while it listens (a new id for every connection
+ * it opens), so that a release skips the queued id of a client that crashed. When the
  * engine unwatches a name the client still queues for, or a wake-up arrives for a name nobody here
  * waits for any more, the client leaves the queue and passes the wake-up on (the backend's leave
  * statement, run on a thread of its own that lives only while there is leaving to do), so that no
@@ -42,6 +44,10 @@ final class ReleaseListener implements ReleaseFeed {
     private static final int VALIDATION_SECONDS = 5;
     private static final long JOIN_MILLIS = 5_000;
     private static final long LEAVER_IDLE_SECONDS = 5;
+    /** Holds the waiter id's key for as long as the connection listens (Statements.listenerKey). */
+    private static final String LISTENING = "SELECT pg_try_advisory_lock(" + Statements.listenerKey("?") + ")";
+
+    private static final String NOT_LISTENING = "SELECT pg_advisory_unlock(" + Statements.listenerKey("?") + ")";
     /** Queues a closing client leaves, one round trip each; any more are left to the releases and polls. */
     private static final int MAX_LEAVES_ON_CLOSE = 64;
 
@@ -51,8 +57,11 @@ final class ReleaseListener implements ReleaseFeed {
     private final String where;
     /** Held by a read in progress, so that close() can wait for it before it gives the connection back. */
     private final Semaphore reading = new Semaphore(1);
-    /** This listener in the waiter queues of lock rows, unguessable and unique among the table's clients. */
-    private final String waiterId = UUID.randomUUID().toString();
+    /**
+     * This listener in the waiter queues of lock rows, unguessable and unique among the table's clients; a
+     * new one with every connection, whose advisory lock of the id tells releases that it listens.
+     */
+    private volatile String waiterId = UUID.randomUUID().toString();
     /** The names a waiter of this client waits for (the engine's watch and unwatch). */
     private final Set<String> watched = ConcurrentHashMap.newKeySet();
     /** The names whose queue a refusal of this client's waiter put it in, until a grant took it out. */
@@ -99,6 +108,13 @@ final class ReleaseListener implements ReleaseFeed {
             try (Statement s = c.createStatement()) {
                 s.execute("LISTEN \"" + channel + "\""); // built from validated identifiers
             }
+            String id = UUID.randomUUID().toString();
+            try (PreparedStatement ps = c.prepareStatement(LISTENING)) {
+                ps.setString(1, id);
+                ps.execute(); // a fresh id's key is free (held elsewhere, it would only read as listening)
+            }
+            queued.clear(); // the previous connection's id is gone with it: releases skip it
+            waiterId = id;
         } catch (SQLException e) {
             closeQuietly(c);
             throw failure("cannot listen for releases on", e);
@@ -292,9 +308,12 @@ final class ReleaseListener implements ReleaseFeed {
     }
 
     /** Leaves the channel and closes the connection (it goes back to the application's pool). */
-    private static void giveBack(Connection c) {
-        try (Statement s = c.createStatement()) {
+    private void giveBack(Connection c) {
+        try (Statement s = c.createStatement();
+                PreparedStatement ps = c.prepareStatement(NOT_LISTENING)) {
             s.execute("UNLISTEN *");
+            ps.setString(1, waiterId);
+            ps.execute();
         } catch (SQLException e) {
             log.debug("fencelock: UNLISTEN before returning the connection failed: {}", e.toString());
         }

@@ -198,13 +198,14 @@ final class Statements {
         // waiter is woken alone, by a payload that names its listener ("name waiter": a name has no
         // space), and leaves the queue (woken keeps it for the NOTIFY: SET reads the row before the
         // update); a refused caller that is not queued (contended) is woken with everyone, by the name.
-        // "contended" is reset by the next grant. A waiter whose wake-up is lost (its client stopped
-        // waiting) is no longer queued; the others still poll.
+        // "contended" is reset by the next grant. The waiter woken is the first whose listener still
+        // listens (liveWaiter): a crashed client's id is skipped and dropped with the ones before it.
         // A lease id that is not the mutex's may be a shared grant's or a waiter's: their function runs
         // only when the name has a row of that id.
         this.release = "WITH r AS (UPDATE " + t + " SET lease_id = NULL, expires_at = clock_timestamp(),"
                 + " lock_owner = NULL, lock_type = NULL, lock_data = NULL, granted_at = NULL,"
-                + " woken = waiters[1], waiters = waiters[2:]"
+                + " woken = waiters[" + liveWaiter("waiters") + "],"
+                + " waiters = waiters[" + liveWaiter("waiters") + " + 1:]"
                 + " WHERE name = ? AND lease_id = ? AND expires_at > clock_timestamp() RETURNING name, contended, woken)"
                 + " SELECT true, CASE WHEN r.contended THEN pg_notify(?, r.name)"
                 + " WHEN r.woken IS NOT NULL THEN pg_notify(?, r.name || ' ' || r.woken) END FROM r";
@@ -217,8 +218,9 @@ final class Statements {
         String freeNow = free("l", "c.now");
         this.leave = "WITH c AS MATERIALIZED (SELECT clock_timestamp() AS now, ?::text AS waiter),"
                 + " r AS (UPDATE " + t + " AS l SET"
-                + " woken = CASE WHEN " + freeNow + " THEN (" + left + ")[1] ELSE l.woken END,"
-                + " waiters = CASE WHEN " + freeNow + " THEN (" + left + ")[2:] ELSE " + left + " END"
+                + " woken = CASE WHEN " + freeNow + " THEN (" + left + ")[" + liveWaiter(left) + "] ELSE l.woken END,"
+                + " waiters = CASE WHEN " + freeNow + " THEN (" + left + ")[" + liveWaiter(left) + " + 1:] ELSE "
+                + left + " END"
                 + " FROM c WHERE l.name = ? AND (c.waiter = ANY (l.waiters) OR " + freeNow
                 + " AND cardinality(l.waiters) > 0)"
                 + " RETURNING l.name, " + freeNow + " AS freed, l.woken)"
@@ -258,6 +260,26 @@ final class Statements {
                 + " RETURNING l.name),"
                 + " gone_shared AS (DELETE FROM " + shared.qualifiedShared + " s USING gone WHERE s.name = gone.name)"
                 + " SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM batch), (SELECT max(name) FROM batch)";
+    }
+
+    /**
+     * The advisory lock key of a release listener's waiter id ({@code id}, an SQL expression): the listener's
+     * connection holds it for as long as it listens (ReleaseListener), so a key nobody holds is the id of a
+     * client that is gone.
+     */
+    static String listenerKey(String id) {
+        return "hashtextextended(" + id + ", 0)";
+    }
+
+    /**
+     * The position in {@code queue} (an SQL text[] expression) of the first waiter whose listener still
+     * listens, or past the end when none does: a shared try of its key fails only while a listener holds it
+     * (a key taken here is let go at the commit). The queue holds one id per waiting client.
+     */
+    private static String liveWaiter(String queue) {
+        return "coalesce((SELECT q.i FROM unnest(" + queue + ") WITH ORDINALITY AS q(w, i)"
+                + " WHERE NOT pg_try_advisory_xact_lock_shared(" + listenerKey("q.w") + ") ORDER BY q.i LIMIT 1),"
+                + " cardinality(" + queue + ") + 1)";
     }
 
     /** Row {@code r}'s name is free for the mutex at {@code now}: no live grant, nothing shared keeps it. */
