@@ -8,6 +8,12 @@ package io.fencelock.postgres;
  */
 final class Statements {
     private static final String MICROS = " * interval '1 microsecond'";
+    /**
+     * Queued clients a release (or a leave) looks at for one still listening: each that crashed while
+     * queued costs one look, so a crowd of them cannot make a release slow; past them the next is woken
+     * unchecked (if it is gone too, the waiters behind it hear of the release by their poll).
+     */
+    static final int WAKE_TRIES = 4;
     /** Rows a purge statement considers at once: each deleted row holds one advisory lock until its commit. */
     static final int PURGE_BATCH = 500;
 
@@ -205,7 +211,7 @@ final class Statements {
         this.release = "WITH r AS (UPDATE " + t + " SET lease_id = NULL, expires_at = clock_timestamp(),"
                 + " lock_owner = NULL, lock_type = NULL, lock_data = NULL, granted_at = NULL,"
                 + " woken = waiters[" + liveWaiter("waiters") + "],"
-                + " waiters = waiters[" + liveWaiter("waiters") + " + 1:]"
+                + " waiters = waiters[(" + liveWaiter("waiters") + ") + 1:]"
                 + " WHERE name = ? AND lease_id = ? AND expires_at > clock_timestamp() RETURNING name, contended, woken)"
                 + " SELECT true, CASE WHEN r.contended THEN pg_notify(?, r.name)"
                 + " WHEN r.woken IS NOT NULL THEN pg_notify(?, r.name || ' ' || r.woken) END FROM r";
@@ -219,7 +225,7 @@ final class Statements {
         this.leave = "WITH c AS MATERIALIZED (SELECT clock_timestamp() AS now, ?::text AS waiter),"
                 + " r AS (UPDATE " + t + " AS l SET"
                 + " woken = CASE WHEN " + freeNow + " THEN (" + left + ")[" + liveWaiter(left) + "] ELSE l.woken END,"
-                + " waiters = CASE WHEN " + freeNow + " THEN (" + left + ")[" + liveWaiter(left) + " + 1:] ELSE "
+                + " waiters = CASE WHEN " + freeNow + " THEN (" + left + ")[(" + liveWaiter(left) + ") + 1:] ELSE "
                 + left + " END"
                 + " FROM c WHERE l.name = ? AND (c.waiter = ANY (l.waiters) OR " + freeNow
                 + " AND cardinality(l.waiters) > 0)"
@@ -272,14 +278,28 @@ final class Statements {
     }
 
     /**
-     * The position in {@code queue} (an SQL text[] expression) of the first waiter whose listener still
-     * listens, or past the end when none does: a shared try of its key fails only while a listener holds it
-     * (a key taken here is let go at the commit). The queue holds one id per waiting client.
+     * The position in {@code queue} (an SQL text[] expression) of the first of its first {@link #WAKE_TRIES}
+     * waiters whose listener still listens, else the position after those tried (past the end of a shorter
+     * queue): a shared try of a waiter's key fails only while a listener holds it (a key taken here is let
+     * go at the commit, and taken again by the second look of the same statement). A chain of scalar
+     * tests, not a subquery: on an empty queue each is a strict function of NULL, where a subquery is a
+     * plan every release initialises, contended or not (pgbench, acquire + release, 8 clients, six passes
+     * of 10 s: median 13.6k cycles/s with the subquery, 14.15k with the chain, 14.15k without either).
      */
     private static String liveWaiter(String queue) {
-        return "coalesce((SELECT q.i FROM unnest(" + queue + ") WITH ORDINALITY AS q(w, i)"
-                + " WHERE NOT pg_try_advisory_xact_lock_shared(" + listenerKey("q.w") + ") ORDER BY q.i LIMIT 1),"
-                + " cardinality(" + queue + ") + 1)";
+        StringBuilder k = new StringBuilder("CASE");
+        for (int i = 1; i <= WAKE_TRIES; i++) {
+            k.append(" WHEN NOT pg_try_advisory_xact_lock_shared(")
+                    .append(listenerKey("(" + queue + ")[" + i + "]"))
+                    .append(") THEN ")
+                    .append(i);
+        }
+        return k.append(" ELSE coalesce(least(cardinality(")
+                .append(queue)
+                .append("), ")
+                .append(WAKE_TRIES)
+                .append("), 0) + 1 END")
+                .toString();
     }
 
     /** Row {@code r}'s name is free for the mutex at {@code now}: no live grant, nothing shared keeps it. */
