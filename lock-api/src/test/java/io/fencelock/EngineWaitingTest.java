@@ -335,15 +335,15 @@ class EngineWaitingTest {
                     Duration.ofMillis(4).toNanos() << Math.min(misses, 20),
                     Duration.ofMillis(100).toNanos());
             for (int i = 0; i < 50; i++) {
-                assertThat(Engine.pollPauseNanos(o, misses, null))
+                assertThat(ReleaseForecasts.fallbackPauseNanos(o, misses, false, null, Math.random()))
                         .as("miss " + misses)
                         .isBetween(ceiling / 2, ceiling);
             }
         }
-        assertThat(Engine.pollPauseNanos(o, 10, Duration.ofMillis(3)))
+        assertThat(ReleaseForecasts.fallbackPauseNanos(o, 10, false, Duration.ofMillis(3), Math.random()))
                 .as("the holder expires in 3 ms")
                 .isLessThanOrEqualTo(Duration.ofMillis(4).toNanos());
-        assertThat(Engine.pollPauseNanos(o, 10, Duration.ZERO))
+        assertThat(ReleaseForecasts.fallbackPauseNanos(o, 10, true, Duration.ZERO, Math.random()))
                 .as("never a busy loop")
                 .isGreaterThanOrEqualTo(100_000);
     }
