@@ -359,12 +359,7 @@ final class Engine implements AutoCloseable {
                                 forecast.expectedSpan(),
                                 attempt.holderRemaining,
                                 ThreadLocalRandom.current().nextDouble())
-                        : ReleaseForecasts.fallbackPauseNanos(
-                                options,
-                                misses++,
-                                wakeUps != null && wakeUps.hears(name),
-                                attempt.holderRemaining,
-                                ThreadLocalRandom.current().nextDouble());
+                        : pollPauseNanos(options, misses++, attempt.holderRemaining);
                 woken = waiter.await(Math.min(left, pause));
                 if (woken) {
                     misses = 0;
@@ -500,6 +495,17 @@ final class Engine implements AutoCloseable {
         }
         watchdog.watch(lease);
         return new Attempt(lease, null);
+    }
+
+    /** Jittered exponential backoff, capped, and never past the holder's known remaining time. */
+    static long pollPauseNanos(LockOptions options, int misses, Duration holderRemaining) {
+        return ReleaseForecasts.pauseNanos(
+                options,
+                misses,
+                0,
+                ReleaseForecasts.NONE,
+                holderRemaining,
+                ThreadLocalRandom.current().nextDouble());
     }
 
     // ---------------------------------------------------------------- held leases

@@ -18,9 +18,7 @@ import java.util.Objects;
  *   <li>{@code initialPollInterval} (default 5 ms) and {@code maxPollInterval} (default 500 ms):
  *       the jittered backoff of a waiter between attempts when no release signal arrives; on a
  *       backend without a release signal, a quarter of the initial interval is the fast poll around
- *       a release the client forecasts from its earlier waits for the name; where the backend's
- *       release signal is heard, the backoff is only a fallback and starts at 8x the initial
- *       interval.</li>
+ *       a release the client forecasts from its earlier waits for the name.</li>
  *   <li>{@code owner} (default host name, process id and client id): the owner description stored
  *       with every grant of the client that does not name its own ({@link LockMetadata}).</li>
  * </ul>

@@ -33,8 +33,6 @@ final class ReleaseForecasts {
     private static final double LEAST_GAIN = 0.25;
 
     private static final long FLOOR_NANOS = TimeUnit.MICROSECONDS.toNanos(100);
-    /** Doublings a heard waiter's fallback poll starts on by ({@link #fallbackPauseNanos}). */
-    static final int HEARD_HEAD_START = 3;
 
     private final ReentrantLock lock = new ReentrantLock();
     private final Map<String, double[]> spans = new LinkedHashMap<>(64, 0.75f, true) {
@@ -95,19 +93,6 @@ final class ReleaseForecasts {
      */
     static long fastPollNanos(LockOptions options) {
         return Math.max(FLOOR_NANOS, options.initialPollInterval().toNanos() / 4);
-    }
-
-    /**
-     * The pause before the next attempt of a waiter with a release signal, where the poll is a fallback;
-     * pure, for the tests. While the feed hears the name ({@code heard}), the backoff starts
-     * {@link #HEARD_HEAD_START} doublings on (8x the initial poll interval: a first pause of 20-40 ms by
-     * default): the release's signal ends the wait, and the poll only bounds one that was lost, so a
-     * wait costs the backend its first attempt and its grant, not two or three refused polls in between
-     * (each a write on some backends: a queue place, a raft proposal). Otherwise it is the plain backoff.
-     */
-    static long fallbackPauseNanos(
-            LockOptions options, int misses, boolean heard, Duration holderRemaining, double jitter) {
-        return pauseNanos(options, heard ? misses + HEARD_HEAD_START : misses, 0, NONE, holderRemaining, jitter);
     }
 
     /**

@@ -335,15 +335,15 @@ class EngineWaitingTest {
                     Duration.ofMillis(4).toNanos() << Math.min(misses, 20),
                     Duration.ofMillis(100).toNanos());
             for (int i = 0; i < 50; i++) {
-                assertThat(ReleaseForecasts.fallbackPauseNanos(o, misses, false, null, Math.random()))
+                assertThat(Engine.pollPauseNanos(o, misses, null))
                         .as("miss " + misses)
                         .isBetween(ceiling / 2, ceiling);
             }
         }
-        assertThat(ReleaseForecasts.fallbackPauseNanos(o, 10, false, Duration.ofMillis(3), Math.random()))
+        assertThat(Engine.pollPauseNanos(o, 10, Duration.ofMillis(3)))
                 .as("the holder expires in 3 ms")
                 .isLessThanOrEqualTo(Duration.ofMillis(4).toNanos());
-        assertThat(ReleaseForecasts.fallbackPauseNanos(o, 10, true, Duration.ZERO, Math.random()))
+        assertThat(Engine.pollPauseNanos(o, 10, Duration.ZERO))
                 .as("never a busy loop")
                 .isGreaterThanOrEqualTo(100_000);
     }

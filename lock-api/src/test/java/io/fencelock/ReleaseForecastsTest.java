@@ -50,31 +50,6 @@ class ReleaseForecastsTest {
         }
     }
 
-    /**
-     * A waiter with a release signal: while its feed hears the name, the fallback poll starts three
-     * doublings on (a first pause of 20-40 ms by default, not 2.5-5), still capped by the maximum poll
-     * interval and the holder's expiry; otherwise it is the plain backoff.
-     */
-    @Test
-    void aHeardWaitersFallbackPollStartsThreeDoublingsOn() {
-        for (int misses = 0; misses < 30; misses++) {
-            long unheard = Math.min(5 * MS << Math.min(misses, 20), 500 * MS);
-            long heard = Math.min(5 * MS << Math.min(misses + 3, 20), 500 * MS);
-            assertThat(ReleaseForecasts.fallbackPauseNanos(OPTIONS, misses, false, null, 1.0))
-                    .isEqualTo(unheard);
-            assertThat(ReleaseForecasts.fallbackPauseNanos(OPTIONS, misses, true, null, 0.0))
-                    .isEqualTo(heard / 2);
-            assertThat(ReleaseForecasts.fallbackPauseNanos(OPTIONS, misses, true, null, 1.0))
-                    .isEqualTo(heard);
-        }
-        assertThat(ReleaseForecasts.fallbackPauseNanos(OPTIONS, 0, true, null, 0.0))
-                .as("the first pause of a heard waiter")
-                .isEqualTo(20 * MS);
-        assertThat(ReleaseForecasts.fallbackPauseNanos(OPTIONS, 0, true, Duration.ofMillis(3), 1.0))
-                .as("never past the holder's expiry")
-                .isEqualTo(4 * MS);
-    }
-
     @Test
     void withAForecastThePauseNeverPassesTheForecastReleaseAndIsFastAroundIt() {
         long forecast = 200 * MS;

@@ -35,8 +35,6 @@ public final class WakeUpRegistry implements AutoCloseable {
      * array is all that costs (a concurrent set per name cost more than the rest of the subscription).
      */
     private final ConcurrentHashMap<String, Subscription[]> subscribers = new ConcurrentHashMap<>();
-    /** Names with subscribers whose watch the feed refused: their releases are not heard. */
-    private final java.util.Set<String> unheard = ConcurrentHashMap.newKeySet();
 
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
@@ -208,19 +206,9 @@ public final class WakeUpRegistry implements AutoCloseable {
     private void watch(String name) {
         try {
             feed.watch(name);
-            unheard.remove(name);
         } catch (RuntimeException e) {
-            unheard.add(name);
             LOG.warn("fencelock: cannot watch '{}' on {} ({}); its waiters poll", name, feed, e.toString());
         }
-    }
-
-    /**
-     * Whether a release of {@code name} is heard now: the feed is open and took the name's watch. A waiter
-     * whose name is not heard polls as a waiter without a signal would, not as a fallback.
-     */
-    public boolean hears(String name) {
-        return open && !closed && !unheard.contains(name);
     }
 
     private void wakeEveryone() {
@@ -329,7 +317,6 @@ public final class WakeUpRegistry implements AutoCloseable {
                     System.arraycopy(current, at + 1, fewer, at, fewer.length - at);
                     return fewer;
                 }
-                unheard.remove(n);
                 try {
                     feed.unwatch(n);
                 } catch (RuntimeException e) {
