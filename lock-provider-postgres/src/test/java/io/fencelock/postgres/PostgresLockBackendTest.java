@@ -479,7 +479,10 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
                 .isFalse();
     }
 
-    /** A queued waiter whose client is gone only loses that one wake-up: the lock is free, and the next waiter is woken next. */
+    /**
+     * A queued waiter whose client is gone does not hold the lock back: the lock is free whatever the queue,
+     * and the queue goes on past it (a client that closes leaves it; one that crashed is skipped, below).
+     */
     @Test
     void aQueuedWaiterThatIsGoneDoesNotHoldTheLockBack() throws InterruptedException {
         String name = name();
@@ -494,7 +497,7 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
             SpiChecks.subscribe(secondSide, name, second::release);
             assertThat(secondSide.tryAcquire(name, lease(), TTL).acquired()).isFalse();
 
-            assertThat(backend.release(name, holder)).isTrue(); // wakes the gone waiter: lost
+            assertThat(backend.release(name, holder)).isTrue();
             String next = lease();
             AcquireResult granted = secondSide.tryAcquire(name, next, TTL);
             assertThat(granted.acquired()).as("free, whatever the queue").isTrue();
@@ -507,6 +510,124 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
                     .as("the queue went on past the gone waiter")
                     .isTrue();
         }
+    }
+
+    /** The row's queue of listener ids, in order. */
+    private static List<String> waiters(String name) throws SQLException {
+        try (Connection c = server.connect(url);
+                PreparedStatement ps = c.prepareStatement("SELECT waiters FROM fencelock_locks WHERE name = ?")) {
+            ps.setString(1, name);
+            try (ResultSet rs = ps.executeQuery()) {
+                assertThat(rs.next()).as("the row of " + name).isTrue();
+                java.sql.Array a = rs.getArray(1);
+                return a == null ? List.of() : List.of((String[]) a.getArray());
+            }
+        }
+    }
+
+    /** What a client that crashed while queued leaves behind: its listener's id, first in the queue. */
+    private static void queueACrashedClientFirst(String name) throws SQLException {
+        try (Connection c = server.connect(url);
+                PreparedStatement ps = c.prepareStatement(
+                        "UPDATE fencelock_locks SET waiters = array_prepend(?, waiters) WHERE name = ?")) {
+            ps.setString(1, UUID.randomUUID().toString());
+            ps.setString(2, name);
+            assertThat(ps.executeUpdate()).isEqualTo(1);
+        }
+    }
+
+    /** No connection holds the listener key of a crashed client's id: the release skips it and drops it. */
+    @Test
+    void aReleaseSkipsTheEntriesOfClientsThatCrashed() throws Exception {
+        String name = name();
+        String holder = lease();
+        assertThat(backend.tryAcquire(name, holder, TTL).acquired()).isTrue();
+        try (PostgresLockBackend survivor = builder().build()) {
+            Semaphore survivorWoken = new Semaphore(0);
+            queue(survivor, name, survivorWoken);
+            queueACrashedClientFirst(name);
+            queueACrashedClientFirst(name);
+            assertThat(waiters(name)).hasSize(3);
+
+            assertThat(backend.release(name, holder)).isTrue();
+            assertThat(survivorWoken.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
+                    .as("the release skips the crashed clients and wakes the next")
+                    .isTrue();
+            assertThat(waiters(name))
+                    .as("the crashed clients' entries went with the wake-up")
+                    .isEmpty();
+        }
+    }
+
+    /**
+     * The first client's wait ends before the release: it leaves the queue, or, if the release comes first,
+     * hears a wake-up it no longer wants and passes it on; either way the client that stayed is woken.
+     */
+    @Test
+    void aWaiterThatStopsWaitingLeavesTheQueue() throws Exception {
+        String name = name();
+        String holder = lease();
+        assertThat(backend.tryAcquire(name, holder, TTL).acquired()).isTrue();
+        try (PostgresLockBackend leaving = builder().build();
+                PostgresLockBackend staying = builder().build()) {
+            Semaphore stayingWoken = new Semaphore(0);
+            WakeUpSubscription leavingWait = SpiChecks.subscribe(leaving, name, () -> {});
+            assertThat(leaving.tryAcquire(name, lease(), TTL).acquired()).isFalse();
+            queue(staying, name, stayingWoken);
+            assertThat(waiters(name)).hasSize(2);
+
+            leavingWait.close();
+            assertThat(backend.release(name, holder)).isTrue();
+            assertThat(stayingWoken.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
+                    .as("the waiter that stayed is woken")
+                    .isTrue();
+            assertThat(waiters(name))
+                    .as("the queue once the one who stayed is woken")
+                    .isEmpty();
+        }
+    }
+
+    /**
+     * The first client is woken while it waits and stops waiting without trying again: it passes the
+     * wake-up on, since the name is still free.
+     */
+    @Test
+    void aWakeUpHeardAndNotUsedIsPassedOn() throws Exception {
+        String name = name();
+        String holder = lease();
+        assertThat(backend.tryAcquire(name, holder, TTL).acquired()).isTrue();
+        try (PostgresLockBackend first = builder().build();
+                PostgresLockBackend second = builder().build()) {
+            Semaphore firstWoken = new Semaphore(0);
+            Semaphore secondWoken = new Semaphore(0);
+            WakeUpSubscription firstWait = SpiChecks.subscribe(first, name, firstWoken::release);
+            assertThat(first.tryAcquire(name, lease(), TTL).acquired()).isFalse();
+            queue(second, name, secondWoken);
+
+            assertThat(backend.release(name, holder)).isTrue();
+            assertThat(firstWoken.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
+                    .as("the first client is woken")
+                    .isTrue();
+            assertThat(secondWoken.availablePermits()).as("the second, not yet").isZero();
+            firstWait.close();
+            assertThat(secondWoken.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
+                    .as("the wake-up the first did not use reaches the second")
+                    .isTrue();
+            assertThat(waiters(name)).isEmpty();
+        }
+    }
+
+    @Test
+    void aClosingClientLeavesTheQueue() throws Exception {
+        String name = name();
+        String holder = lease();
+        assertThat(backend.tryAcquire(name, holder, TTL).acquired()).isTrue();
+        try (PostgresLockBackend closing = builder().build()) {
+            queue(closing, name, new Semaphore(0));
+            assertThat(waiters(name)).hasSize(1);
+        }
+        assertThat(waiters(name)).as("the queue after its only client closed").isEmpty();
+        assertThat(backend.release(name, holder)).isTrue();
     }
 
     /**
