@@ -54,5 +54,17 @@ public enum Capability {
      * uses it when a holder releases a name a waiter of its own client waits for: one round trip per
      * hand-over instead of a release and an acquire.
      */
-    HAND_OVER
+    HAND_OVER,
+    /**
+     * A release grants the mutex to the first queued waiting client in the same atomic step, so a hand-off
+     * across clients costs the release alone (with {@link #WAKE_ON_RELEASE}). A refused attempt of a client
+     * that waits for the name (its feed watches it) queues the client under that attempt's lease id, TTL and
+     * metadata ({@code AcquireResult.queuedAs}); the release grants that lease a new token and its TTL from the
+     * backend's now, and tells the client through its feed ({@code ReleaseFeed.Sink.granted}); a later attempt
+     * of the client learns of it too ({@code AcquireResult.queuedGrant}). A client that stops waiting leaves
+     * the queue. The engine counts the grant's validity from the queuing attempt's send time (the grant came
+     * after it), and a waiter that stops waiting releases its queued lease, so a grant nobody takes never
+     * stands until it expires.
+     */
+    GRANT_ON_RELEASE
 }

@@ -66,6 +66,8 @@ final class Engine implements AutoCloseable {
 
     /** Whether a release of this client's mutex hands it to a waiter of this client in one step ({@link Capability#HAND_OVER}). */
     private final boolean handOvers;
+    /** A release grants the first queued waiter (GRANT_ON_RELEASE, with a feed to hear of it). */
+    private final boolean grantsOnRelease;
 
     private final WakeUpRegistry wakeUps; // null: no feed (a backend on the deprecated subscribe, or no signal)
     private volatile boolean closed;
@@ -104,10 +106,11 @@ final class Engine implements AutoCloseable {
         this.events = new EventFanout(name, listeners);
         this.wakeUps = capabilities.contains(Capability.WAKE_ON_RELEASE)
                 ? backend.releaseFeed()
-                        .map(feed -> new WakeUpRegistry(feed, name + "-wake-ups"))
+                        .map(feed -> new WakeUpRegistry(feed, name + "-wake-ups", this::grantedByRelease))
                         .orElse(null)
                 : null;
         this.handOvers = capabilities.contains(Capability.HAND_OVER);
+        this.grantsOnRelease = wakeUps != null && capabilities.contains(Capability.GRANT_ON_RELEASE);
         this.watchdog = new Watchdog(this, name, runThreads);
     }
 
@@ -253,7 +256,7 @@ final class Engine implements AutoCloseable {
                 }
                 waiter.await(left);
             }
-            return acquireAtHead(spec, deadline, waiter);
+            return waitAtHead(spec, deadline, waiter);
         } catch (InterruptedException e) {
             throw new InterruptedException("interrupted while waiting for lock '" + name + "'");
         } finally {
@@ -267,8 +270,28 @@ final class Engine implements AutoCloseable {
         }
     }
 
-    /** The head of the name's line: attempts, and between attempts sleeps until a release signal or the next poll. */
-    private Optional<Lease> acquireAtHead(AcquireSpec spec, long deadline, WaitLines.Waiter waiter)
+    /**
+     * The head of the name's line: attempts, and between attempts sleeps until a release signal or the next poll.
+     * Where a release grants the first queued waiter, its refusals queue its client on the backend, and a head
+     * that ends its wait without holding lets its queued lease go.
+     */
+    private Optional<Lease> waitAtHead(AcquireSpec spec, long deadline, WaitLines.Waiter waiter)
+            throws InterruptedException {
+        WaitLines.Waiter queuing = grantsOnRelease && spec.shared() == null ? waiter : null;
+        Optional<Lease> outcome = Optional.empty();
+        try {
+            outcome = acquireAtHead(spec, deadline, waiter, queuing);
+            return outcome;
+        } finally {
+            if (queuing != null) {
+                letQueuedLeaseGo(spec, waiter, outcome.map(Lease::leaseId).orElse(null));
+            }
+        }
+    }
+
+    /** The head's attempts, and its sleeps between them until a release signal (or grant) or the next poll. */
+    private Optional<Lease> acquireAtHead(
+            AcquireSpec spec, long deadline, WaitLines.Waiter waiter, WaitLines.Waiter queuing)
             throws InterruptedException {
         String name = spec.name();
         // Without a release signal the pause follows the name's forecast release; with one, the poll is a fallback.
@@ -284,6 +307,13 @@ final class Engine implements AutoCloseable {
                 ManagedLease handedOver = waiter.takeHandedOver();
                 if (handedOver != null) {
                     return handedOver(handedOver, forecast);
+                }
+                if (queuing != null) {
+                    WaitLines.Grant grant = waiter.takeGrant();
+                    ManagedLease granted = grant == null ? null : grantedByRelease(spec, waiter, grant);
+                    if (granted != null) {
+                        return Optional.of(granted);
+                    }
                 }
                 if (Thread.interrupted()) {
                     throw new InterruptedException();
@@ -321,9 +351,16 @@ final class Engine implements AutoCloseable {
                 Attempt attempt;
                 long sent = clock.getAsLong();
                 try {
-                    attempt = attempt(spec);
+                    attempt = attempt(spec, queuing);
                     answered = true;
                 } catch (LockBackendException e) {
+                    if (Thread.interrupted()) {
+                        // the interrupt cut the request short (a driver or pool that answers it with a failure):
+                        // the caller asked to stop waiting, so that is what it hears; the attempt's lease is swept
+                        InterruptedException interrupted = new InterruptedException();
+                        interrupted.initCause(e);
+                        throw interrupted;
+                    }
                     if (!e.isRetryable()) {
                         throw e;
                     }
@@ -365,6 +402,46 @@ final class Engine implements AutoCloseable {
                     misses = 0;
                 }
             }
+        }
+    }
+
+    /**
+     * The head's grant by a release to its queued lease: valid from the queuing attempt's send time (the
+     * release came after that attempt was refused, so the backend's lease ends no earlier than that plus the
+     * TTL), and renewed soon when that was long ago. Null when it is not this head's, or already unusable.
+     */
+    private ManagedLease grantedByRelease(AcquireSpec spec, WaitLines.Waiter waiter, WaitLines.Grant grant) {
+        WaitLines.Sent queued = waiter.queuedUnder(grant.leaseId());
+        if (queued == null) {
+            releaseInBackground(spec.name(), grant.leaseId(), spec.ttl(), false);
+            return null;
+        }
+        return holding(spec, queued.leaseId(), grant.token(), grant.expiresAt(), queued.sentNanos()).lease;
+    }
+
+    /**
+     * A head that stops waiting without holding its queued lease releases it (owner-checked, in the
+     * background): a release may have granted it, or still may before the backend hears that nobody here
+     * waits, and a grant nobody takes would keep the name until it expired.
+     */
+    private void letQueuedLeaseGo(AcquireSpec spec, WaitLines.Waiter waiter, String holding) {
+        WaitLines.Sent queued = waiter.queued();
+        WaitLines.Grant untaken = waiter.takeGrant();
+        if (queued != null && holding == null) {
+            releaseInBackground(spec.name(), queued.leaseId(), spec.ttl(), false);
+        }
+        if (untaken != null
+                && !untaken.leaseId().equals(holding)
+                && (queued == null || holding != null || !untaken.leaseId().equals(queued.leaseId()))) {
+            releaseInBackground(spec.name(), untaken.leaseId(), spec.ttl(), false);
+        }
+    }
+
+    /** A release granted a lease of this client's queue: its waiter takes it, or, when none does, it is let go. */
+    private void grantedByRelease(String name, String leaseId, long token, java.time.Instant expiresAt) {
+        if (!waitLines.offerGrant(name, new WaitLines.Grant(leaseId, token, expiresAt)) && !closed) {
+            // nobody here waits under that lease any more: its release grants the backend's next waiter
+            releaseInBackground(name, leaseId, options.ttl(), false);
         }
     }
 
@@ -438,13 +515,19 @@ final class Engine implements AutoCloseable {
     }
 
     private Attempt attempt(AcquireSpec spec) {
+        return attempt(spec, (WaitLines.Waiter) null);
+    }
+
+    /** One attempt; {@code queuing} is the head of the name's line where a refusal queues it for a grant by a release. */
+    private Attempt attempt(AcquireSpec spec, WaitLines.Waiter queuing) {
         requireOpen();
         SharedRequest shared = spec.shared();
         return attempt(
                 spec,
                 leaseId -> shared == null
                         ? backend.tryAcquire(spec.name(), leaseId, spec.ttl(), spec.metadata())
-                        : backend.tryAcquireShared(spec.name(), leaseId, spec.ttl(), shared, spec.metadata()));
+                        : backend.tryAcquireShared(spec.name(), leaseId, spec.ttl(), shared, spec.metadata()),
+                queuing);
     }
 
     /** One backend request for a grant under a fresh lease id: {@link LockBackend#tryAcquire} or a hand-over. */
@@ -453,25 +536,57 @@ final class Engine implements AutoCloseable {
     }
 
     private Attempt attempt(AcquireSpec spec, GrantRequest request) {
+        return attempt(spec, request, null);
+    }
+
+    private Attempt attempt(AcquireSpec spec, GrantRequest request, WaitLines.Waiter queuing) {
         String name = spec.name();
         Duration ttl = spec.ttl();
         String leaseId = LeaseIds.SHARED.next();
         long sent = clock.getAsLong();
         AcquireResult result;
-        SharedRequest shared = spec.shared();
+        if (queuing != null) {
+            queuing.attempting(leaseId, sent);
+        }
         try {
             result = request.ask(leaseId);
         } catch (IllegalArgumentException | UnsupportedOperationException refused) {
             throw refused; // the backend refused the request itself (another kind of lock): nothing was granted
         } catch (RuntimeException e) {
             // The backend may have granted before the failure or the interrupt, or may still apply the request:
-            // sweep the lease id so nobody waits a TTL (or, on a shared etcd lease, longer) for a ghost.
+            // sweep the lease id so nobody waits a TTL (or, on a shared etcd lease, longer) for a ghost. A lease
+            // being swept is never taken, also not as one a release granted to the queue.
+            if (queuing != null) {
+                queuing.attemptFailed(leaseId);
+            }
             releaseInBackground(name, leaseId, ttl, true);
             throw e;
         }
         if (!result.acquired()) {
+            if (queuing != null && result.queuedAs() != null) {
+                if (result.queuedGrant()) {
+                    // a release granted the head's queued lease and its feed has not told yet (or lost it)
+                    WaitLines.Sent queued = queuing.queuedUnder(result.queuedAs());
+                    if (queued != null && !queued.leaseId().equals(leaseId)) {
+                        return holding(spec, queued.leaseId(), result.token(), result.expiresAt(), queued.sentNanos());
+                    }
+                } else {
+                    queuing.queuedAs(result.queuedAs());
+                }
+            }
             return new Attempt(null, result.holderRemaining());
         }
+        return holding(spec, leaseId, result.token(), result.expiresAt(), sent);
+    }
+
+    /**
+     * The grant of {@code leaseId}, requested at {@code sent}, as this client's held lease; a miss when the
+     * answer came too late for the validity window (the grant is let go in the background).
+     */
+    private Attempt holding(AcquireSpec spec, String leaseId, long token, java.time.Instant expiresAt, long sent) {
+        String name = spec.name();
+        Duration ttl = spec.ttl();
+        SharedRequest shared = spec.shared();
         ManagedLease lease = new ManagedLease(
                 this,
                 name,
@@ -481,8 +596,8 @@ final class Engine implements AutoCloseable {
                 spec.metadata(),
                 shared == null ? LockMode.EXCLUSIVE : shared.mode(),
                 shared == null ? 1 : shared.permits(),
-                result.token(),
-                result.expiresAt(),
+                token,
+                expiresAt,
                 sent);
         if (!lease.isValid()) {
             // The answer took longer than the validity window: the grant is already unusable.

@@ -32,6 +32,12 @@ final class WaitLines {
         private volatile boolean head;
         /** The offer standing for this waiter, open or claimed by a releasing holder; null when none. */
         private final AtomicReference<HandOver> handOver = new AtomicReference<>();
+        /** The head's attempt in flight, whose refusal may queue it for a grant by a release; null when none. */
+        private volatile Sent attempting;
+        /** The head's lease in the backend's queue for a grant by a release ({@code GRANT_ON_RELEASE}); null when none. */
+        private volatile Sent queued;
+        /** A grant a release made to one of the two, not yet taken by the head. */
+        private final AtomicReference<Grant> granted = new AtomicReference<>();
 
         private Waiter(String name, Engine.AcquireSpec handOverSpec) {
             this.name = name;
@@ -89,7 +95,57 @@ final class WaitLines {
             HandOver offer = handOver.get();
             return offer == null ? null : offer.settle();
         }
+
+        /** The head sends an attempt under {@code leaseId} now: a release may grant it before the answer arrives. */
+        void attempting(String leaseId, long sentNanos) {
+            attempting = new Sent(leaseId, sentNanos);
+        }
+
+        /** The attempt under {@code leaseId} failed: its lease is swept, so a grant to it is never this head's. */
+        void attemptFailed(String leaseId) {
+            Sent sent = attempting;
+            if (sent != null && sent.leaseId.equals(leaseId)) {
+                attempting = null;
+            }
+        }
+
+        /**
+         * The backend answered that this head's client waits in its queue under {@code leaseId}: when that is
+         * the attempt just answered, the queued lease is now that one (its send time is the grant's earliest).
+         */
+        void queuedAs(String leaseId) {
+            Sent sent = attempting;
+            if (sent != null && sent.leaseId.equals(leaseId)) {
+                queued = sent;
+            }
+        }
+
+        /** The head's queued lease (its id and send time) if it is {@code leaseId}, else null. */
+        Sent queuedUnder(String leaseId) {
+            Sent q = queued;
+            if (q != null && q.leaseId.equals(leaseId)) {
+                return q;
+            }
+            Sent a = attempting;
+            return a != null && a.leaseId.equals(leaseId) ? a : null;
+        }
+
+        /** The head's queued lease, if any: one a release may still grant after the head stops waiting. */
+        Sent queued() {
+            return queued;
+        }
+
+        /** The grant a release made to this head's queued lease, taken once; null when none came. */
+        Grant takeGrant() {
+            return granted.getAndSet(null);
+        }
     }
+
+    /** A lease id and when the attempt that carried it was sent (the engine's clock). */
+    record Sent(String leaseId, long sentNanos) {}
+
+    /** A grant a release made to a queued lease: its id, token and the backend's expiry (for display). */
+    record Grant(String leaseId, long token, java.time.Instant expiresAt) {}
 
     /**
      * The head's standing offer, while its own client holds the name, to have that grant handed over to it:
@@ -202,6 +258,28 @@ final class WaitLines {
             }
             return line;
         });
+    }
+
+    /**
+     * Gives {@code grant}, a release's grant to a lease of this client's queue, to the head of {@code name}'s
+     * line when that head waits under the lease, and wakes it; false when no waiter here takes it (the
+     * caller lets it go).
+     */
+    boolean offerGrant(String name, Grant grant) {
+        if (lines.isEmpty()) {
+            return false;
+        }
+        boolean[] taken = new boolean[1];
+        lines.computeIfPresent(name, (n, line) -> {
+            Waiter head = line.peekFirst();
+            if (head != null && head.head && head.queuedUnder(grant.leaseId()) != null) {
+                head.granted.set(grant);
+                head.signal();
+                taken[0] = true;
+            }
+            return line;
+        });
+        return taken[0];
     }
 
     /** Claims the open hand-over offer of {@code name}'s head, if it has one: the caller then owes it an answer. */

@@ -286,6 +286,53 @@ class EngineWaitingTest {
         return waiter;
     }
 
+    /**
+     * Where a release grants the first queued waiter (GRANT_ON_RELEASE), the waiter holds without an attempt
+     * of its own, under the lease its refusal queued, and its validity counts from that attempt's send time:
+     * the release came later, so the backend's lease ends later than the waiter believes, never earlier.
+     */
+    @Test
+    void aGrantByAReleaseIsValidFromTheAttemptThatQueuedIt() throws Exception {
+        Lease holder = other.tryAcquire("g").orElseThrow();
+        Future<Optional<Lease>> waiter = pool.submit(() -> client.acquire("g", Duration.ofHours(1)));
+        awaitTrue("the waiter's refused attempt", () -> backend.attempts.get() >= 1);
+        int attempts = backend.attempts.get();
+        String queuedUnder = backend.refusedLeases.get(0);
+        clock.advance(Duration.ofSeconds(10)); // the queuing attempt was sent 10 s before the release
+        holder.release();
+        Lease granted = waiter.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS).orElseThrow();
+        assertThat(backend.attempts.get())
+                .as("attempts of the waiter after the release")
+                .isEqualTo(attempts);
+        assertThat(granted.leaseId()).as("the lease its refusal queued").isEqualTo(queuedUnder);
+        assertThat(granted.fencingToken()).isGreaterThan(holder.fencingToken());
+        assertThat(granted.remainingValidity())
+                .as("validity counted from the queuing attempt, 10 s before the grant")
+                .isEqualTo(options.validityWindow(TTL).minusSeconds(10));
+        LockInfo onBackend = backend.inspect("g").orElseThrow();
+        assertThat(onBackend.expiresAt())
+                .as("the backend's expiry, counted from the release")
+                .isEqualTo(onBackend.serverTime().plus(TTL));
+        granted.release();
+    }
+
+    /** A queued waiter that stops waiting releases the lease it is queued under: a release may grant it yet. */
+    @Test
+    void aQueuedWaiterThatStopsWaitingReleasesItsQueuedLease() throws Exception {
+        Lease holder = other.tryAcquire("s").orElseThrow();
+        Future<Optional<Lease>> waiter = pool.submit(() -> client.acquire("s", Duration.ofSeconds(5)));
+        awaitTrue("the waiter's refused attempt", () -> backend.attempts.get() >= 1);
+        String queuedUnder = backend.refusedLeases.get(0);
+        clock.advance(Duration.ofSeconds(6)); // the wait runs out; the holder's 30 s do not
+        assertThat(waiter.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).isEmpty();
+        client.engine().watchdog.renewTurn(); // the background release, on the watchdog this test drives
+        assertThat(backend.releasedLeases).as("the releases sent").contains(queuedUnder);
+        assertThat(holder.release()).isTrue();
+        assertThat(other.tryAcquire("s"))
+                .as("the name after the holder's release")
+                .isPresent();
+    }
+
     @Test
     void anInterruptedWaiterLeavesTheLine() throws Exception {
         client.tryAcquire("i").orElseThrow();

@@ -21,6 +21,11 @@ final class ScriptedBackend implements LockBackend {
     final AtomicInteger attempts = new AtomicInteger();
     final AtomicInteger grants = new AtomicInteger();
     final AtomicInteger releases = new AtomicInteger();
+    /** The lease ids of every release asked, in order. */
+    final List<String> releasedLeases = new CopyOnWriteArrayList<>();
+    /** The lease ids of refused attempts, in order. */
+    final List<String> refusedLeases = new CopyOnWriteArrayList<>();
+
     final AtomicInteger failingRenews = new AtomicInteger();
     final AtomicInteger failingReleases = new AtomicInteger();
     /** The next acquire is applied, and then its answer is lost. */
@@ -60,6 +65,8 @@ final class ScriptedBackend implements LockBackend {
         }
         if (r.acquired()) {
             grants.incrementAndGet();
+        } else {
+            refusedLeases.add(leaseId);
         }
         return r;
     }
@@ -116,6 +123,7 @@ final class ScriptedBackend implements LockBackend {
     @Override
     public boolean release(String name, String leaseId) {
         releases.incrementAndGet();
+        releasedLeases.add(leaseId);
         if (failingReleases.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
             throw new LockBackendException("connection lost", true);
         }

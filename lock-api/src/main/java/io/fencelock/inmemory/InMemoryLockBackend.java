@@ -14,6 +14,7 @@ import io.fencelock.spi.RenewResult;
 import io.fencelock.spi.SharedRequest;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumSet;
@@ -58,7 +59,8 @@ public final class InMemoryLockBackend implements LockBackend {
             Capability.EXTENDABLE_TTL,
             Capability.SHARED_LOCKS,
             Capability.FAIR_ORDER,
-            Capability.HAND_OVER));
+            Capability.HAND_OVER,
+            Capability.GRANT_ON_RELEASE));
     private static final Map<String, Store> NAMED = new ConcurrentHashMap<>();
 
     private final Store store;
@@ -125,6 +127,39 @@ public final class InMemoryLockBackend implements LockBackend {
         long grantedAt;
         LockMetadata metadata = LockMetadata.NONE;
         final SharedGrants shared = new SharedGrants();
+        /** Clients waiting for the mutex, in order of their first refusal, each under one lease (GRANT_ON_RELEASE). */
+        final ArrayDeque<Queued> queue = new ArrayDeque<>();
+        /** The client whose queued lease the last release granted, while that grant stands; else null. */
+        Feed grantedTo;
+
+        Queued queuedBy(Feed feed) {
+            for (Queued q : queue) {
+                if (q.feed == feed) {
+                    return q;
+                }
+            }
+            return null;
+        }
+    }
+
+    /** A waiting client's place in a name's queue: the lease, TTL and metadata a release grants it, and since when. */
+    private static final class Queued {
+        final Feed feed;
+        String leaseId;
+        long ttlNanos;
+        LockMetadata metadata;
+        long queuedAt;
+
+        Queued(Feed feed) {
+            this.feed = feed;
+        }
+
+        void set(String leaseId, Duration ttl, LockMetadata metadata, long now) {
+            this.leaseId = leaseId;
+            this.ttlNanos = ttl.toNanos();
+            this.metadata = metadata;
+            this.queuedAt = now;
+        }
     }
 
     /** Locks, the token counter and the listening feeds of one store; every step under one lock, never across a call out. */
@@ -164,7 +199,7 @@ public final class InMemoryLockBackend implements LockBackend {
             long now = store.clock.getAsLong();
             Entry e = store.entries.get(name);
             if (e != null && Store.held(e, now)) {
-                return AcquireResult.held(Duration.ofNanos(e.expiresAt - now));
+                return refused(e, name, leaseId, ttl, metadata, now);
             }
             if (e != null) {
                 e.shared.requireKind(name, LockMode.EXCLUSIVE, 0, now);
@@ -202,7 +237,34 @@ public final class InMemoryLockBackend implements LockBackend {
         }
     }
 
+    /**
+     * A refusal by a live holder. A client that waits for the name (its feed watches it) is queued under this
+     * attempt's lease, or stays queued under its earlier one; a place older than a quarter of its TTL takes the
+     * new lease, so that a grant's validity, counted by the client from the queuing attempt, is not mostly gone.
+     */
+    private AcquireResult refused(Entry e, String name, String leaseId, Duration ttl, LockMetadata metadata, long now) {
+        Duration remaining = Duration.ofNanos(e.expiresAt - now);
+        if (!feed.watches(name)) {
+            return AcquireResult.held(remaining);
+        }
+        if (e.grantedTo == feed) {
+            return AcquireResult.queuedGrant(e.leaseId, e.token, store.wall(e.expiresAt));
+        }
+        Queued q = e.queuedBy(feed);
+        if (q == null) {
+            q = new Queued(feed);
+            e.queue.addLast(q);
+            q.set(leaseId, ttl, metadata, now);
+        } else if (now - q.queuedAt > q.ttlNanos / 4) {
+            q.set(leaseId, ttl, metadata, now);
+        }
+        return AcquireResult.queued(remaining, q.leaseId);
+    }
+
+    /** A grant takes its client out of the name's queue. */
     private void grant(Entry e, String leaseId, Duration ttl, LockMetadata metadata, long now) {
+        e.queue.removeIf(q -> q.feed == feed);
+        e.grantedTo = null;
         e.leaseId = leaseId;
         e.token = ++store.lastToken;
         e.tokenIssuedAt = now;
@@ -308,6 +370,7 @@ public final class InMemoryLockBackend implements LockBackend {
     public boolean release(String name, String leaseId) {
         requireOpen();
         boolean freed;
+        Granted next = null;
         store.lock.lock();
         try {
             long now = store.clock.getAsLong();
@@ -321,13 +384,39 @@ public final class InMemoryLockBackend implements LockBackend {
                 e.leaseId = null;
                 e.metadata = LockMetadata.NONE;
                 e.expiresAt = now;
+                e.grantedTo = null;
                 freed = true;
+                next = grantQueued(e, name, now);
             }
         } finally {
             store.lock.unlock();
         }
-        store.feeds.forEach(f -> f.released(name));
+        if (next != null) {
+            next.feed().granted(name, next.leaseId(), next.token(), next.expiresAt()); // a waiting client holds it
+        } else {
+            store.feeds.forEach(f -> f.released(name));
+        }
         return freed;
+    }
+
+    /** The first queued client still waiting for the name gets the grant; the places of clients gone are dropped. */
+    private record Granted(Feed feed, String leaseId, long token, Instant expiresAt) {}
+
+    private Granted grantQueued(Entry e, String name, long now) {
+        Queued q;
+        while ((q = e.queue.pollFirst()) != null) {
+            if (store.feeds.contains(q.feed) && q.feed.watches(name)) {
+                e.leaseId = q.leaseId;
+                e.token = ++store.lastToken;
+                e.tokenIssuedAt = now;
+                e.grantedAt = now;
+                e.metadata = q.metadata;
+                e.expiresAt = now + q.ttlNanos;
+                e.grantedTo = q.feed;
+                return new Granted(q.feed, q.leaseId, e.token, store.wall(e.expiresAt));
+            }
+        }
+        return null;
     }
 
     @Override
@@ -449,6 +538,39 @@ public final class InMemoryLockBackend implements LockBackend {
     /** Hears the store's releases, on the releasing thread. */
     private final class Feed implements ReleaseFeed {
         private volatile Sink sink;
+        /** The names a waiter of this client waits for: its refusals queue it there. */
+        private final Set<String> watched = ConcurrentHashMap.newKeySet();
+
+        boolean watches(String name) {
+            return !watched.isEmpty() && watched.contains(name);
+        }
+
+        @Override
+        public void watch(String name) {
+            watched.add(name);
+        }
+
+        /** Nobody here waits for the name any more: the client leaves its queue. */
+        @Override
+        public void unwatch(String name) {
+            watched.remove(name);
+            store.lock.lock();
+            try {
+                Entry e = store.entries.get(name);
+                if (e != null) {
+                    e.queue.removeIf(q -> q.feed == this);
+                }
+            } finally {
+                store.lock.unlock();
+            }
+        }
+
+        void granted(String name, String leaseId, long token, Instant expiresAt) {
+            Sink s = sink;
+            if (s != null) {
+                s.granted(name, leaseId, token, expiresAt);
+            }
+        }
 
         @Override
         public void open(Sink sink) {

@@ -65,6 +65,16 @@ public interface ReleaseFeed extends AutoCloseable {
         void released(String name);
 
         /**
+         * A release granted {@code name} to {@code leaseId}, the lease under which a waiter of this client was
+         * queued ({@link io.fencelock.Capability#GRANT_ON_RELEASE}), with {@code token}, expiring at
+         * {@code expiresAt} on the backend's clock (for display). The engine's registry gives it to the waiter
+         * or, when none takes it, releases it; a sink that cannot take grants wakes the name's waiters.
+         */
+        default void granted(String name, String leaseId, long token, java.time.Instant expiresAt) {
+            released(name);
+        }
+
+        /**
          * The feed broke (outside a {@link #read}); signals are missed until the engine has reopened it.
          * Logged by the engine, without credentials: the cause's message must carry none.
          */

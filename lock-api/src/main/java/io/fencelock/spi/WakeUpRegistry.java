@@ -29,6 +29,7 @@ public final class WakeUpRegistry implements AutoCloseable {
 
     private final ReleaseFeed feed;
     private final String threadName;
+    private final Grants grants;
     /**
      * Each watched name's subscribers, an array replaced (never changed) inside the map's compute: an
      * acquire subscribes and unsubscribes once each, usually alone on its name, and a one-element
@@ -48,8 +49,26 @@ public final class WakeUpRegistry implements AutoCloseable {
      * @param threadName the name of the thread that drives it
      */
     public WakeUpRegistry(ReleaseFeed feed, String threadName) {
+        this(feed, threadName, null);
+    }
+
+    /**
+     * @param feed       the backend's feed; the registry closes it
+     * @param threadName the name of the thread that drives it
+     * @param grants     takes the grants a release made to this client's queued waiters
+     *                   ({@link io.fencelock.Capability#GRANT_ON_RELEASE}); null: such a grant wakes the
+     *                   name's subscribers, as a release does
+     */
+    public WakeUpRegistry(ReleaseFeed feed, String threadName, Grants grants) {
         this.feed = java.util.Objects.requireNonNull(feed, "feed");
         this.threadName = threadName;
+        this.grants = grants;
+    }
+
+    /** Where the grants a release made to a queued waiter of this client go; called on a feed thread, returns quickly. */
+    @FunctionalInterface
+    public interface Grants {
+        void granted(String name, String leaseId, long token, java.time.Instant expiresAt);
     }
 
     /** Calls {@code onRelease} (on a feed or registry thread; it must return quickly) for each release of {@code name} heard. */
@@ -221,6 +240,19 @@ public final class WakeUpRegistry implements AutoCloseable {
             Subscription[] current = subscribers.get(name);
             if (current != null) {
                 fire(current);
+            }
+        }
+
+        @Override
+        public void granted(String name, String leaseId, long token, java.time.Instant expiresAt) {
+            if (grants == null) {
+                released(name);
+                return;
+            }
+            try {
+                grants.granted(name, leaseId, token, expiresAt);
+            } catch (RuntimeException e) {
+                LOG.warn("fencelock: taking a grant of '{}' by a release failed", name, e);
             }
         }
 

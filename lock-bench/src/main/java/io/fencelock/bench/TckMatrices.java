@@ -52,6 +52,9 @@ public final class TckMatrices {
             Map.entry(
                     "releaseWakesTheNextWaiterWhenOneLeft",
                     "a waiter that stopped waiting may keep a release's wake-up from the next client"),
+            Map.entry(
+                    "releaseGrantsTheQueuedWaiter",
+                    "a release that grants the queued waiter may leave the name free for another, or the waiter unaware"),
             Map.entry("tryAcquireHonoursTimeout", "a waiting acquire may not return when its wait runs out"),
             Map.entry("locksAreIndependent", "holding one lock may block another name"),
             Map.entry(

@@ -110,7 +110,9 @@ final class LockTable implements JdbcLockTable {
                 + "    shared_until    timestamptz,\n"
                 + "    shared_held_until timestamptz,\n"
                 + "    waiters         text[],\n"
-                + "    woken           text\n"
+                + "    woken           text,\n"
+                + "    queued_grants   jsonb,\n"
+                + "    granted_to      text\n"
                 + ")";
     }
 
@@ -284,6 +286,8 @@ final class LockTable implements JdbcLockTable {
         columns.put("shared_held_until", "timestamp with time zone");
         columns.put("waiters", "text[]");
         columns.put("woken", "text");
+        columns.put("queued_grants", "jsonb");
+        columns.put("granted_to", "text");
         return columns;
     }
 
@@ -300,6 +304,8 @@ final class LockTable implements JdbcLockTable {
         columns.put("shared_held_until", "timestamptz");
         columns.put("waiters", "text[]");
         columns.put("woken", "text");
+        columns.put("queued_grants", "jsonb");
+        columns.put("granted_to", "text");
         return columns;
     }
 

@@ -71,7 +71,8 @@ public final class PostgresLockBackend implements LockBackend {
             Capability.EXTENDABLE_TTL,
             Capability.SHARED_LOCKS,
             Capability.FAIR_ORDER,
-            Capability.HAND_OVER));
+            Capability.HAND_OVER,
+            Capability.GRANT_ON_RELEASE));
     private static final Logger LOG = LoggerFactory.getLogger(PostgresLockBackend.class);
     private static final SqlTime.Reader TIME = SqlTime.TIMESTAMPTZ;
     /** Connection trouble, a serialization failure or deadlock, a cancelled statement, a server going down or full. */
@@ -146,6 +147,7 @@ public final class PostgresLockBackend implements LockBackend {
                 int next = LockInfoRows.bindMetadata(ps, 5, metadata);
                 ps.setString(next, name);
                 LockInfoRows.bindText(ps, next + 1, waiter);
+                LockInfoRows.bindText(ps, next + 2, waiter);
                 try (ResultSet rs = ps.executeQuery()) {
                     if (rs.next()) {
                         return AcquireResult.granted(rs.getLong(1), TIME.read(rs, 2));
@@ -180,7 +182,13 @@ public final class PostgresLockBackend implements LockBackend {
                 if (rs.getBoolean(1)) {
                     return AcquireResult.granted(rs.getLong(2), TIME.read(rs, 3));
                 }
-                return AcquireResult.held(SharedRows.remaining(rs, 4));
+                String queuedAs = rs.getString(7);
+                if (queuedAs == null) {
+                    return AcquireResult.held(SharedRows.remaining(rs, 4));
+                }
+                return rs.getBoolean(8)
+                        ? AcquireResult.queuedGrant(queuedAs, rs.getLong(2), TIME.read(rs, 3))
+                        : AcquireResult.queued(SharedRows.remaining(rs, 4), queuedAs);
             }
         }
     }
@@ -200,9 +208,10 @@ public final class PostgresLockBackend implements LockBackend {
             ps.setLong(2, ttlMicros);
             int next = LockInfoRows.bindMetadata(ps, 3, metadata);
             LockInfoRows.bindText(ps, next, waiter);
-            ps.setString(next + 1, name);
-            ps.setString(next + 2, fromLeaseId);
-            ps.setString(next + 3, name);
+            LockInfoRows.bindText(ps, next + 1, waiter);
+            ps.setString(next + 2, name);
+            ps.setString(next + 3, fromLeaseId);
+            ps.setString(next + 4, name);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
                     return AcquireResult.held(null);
@@ -325,6 +334,7 @@ public final class PostgresLockBackend implements LockBackend {
                 ps.setString(2, leaseId);
                 ps.setString(3, table.channel);
                 ps.setString(4, table.channel);
+                ps.setString(5, table.channel);
                 try (ResultSet rs = ps.executeQuery()) {
                     if (rs.next()) {
                         return true;

@@ -8,6 +8,7 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -212,20 +213,7 @@ final class ReleaseListener implements ReleaseFeed {
                 return;
             }
             for (PGNotification notification : notifications) {
-                String payload = notification.getParameter();
-                int space = payload.indexOf(' ');
-                if (space < 0) {
-                    sink.released(payload); // every waiter of the name
-                } else if (payload.startsWith(waiterId, space + 1)
-                        && payload.length() == space + 1 + waiterId.length()) {
-                    String name = payload.substring(0, space);
-                    if (watched.contains(name)) {
-                        sink.released(name); // this client's waiter, woken alone
-                    } else {
-                        queued.remove(name); // the release took this client out of the queue
-                        leaveLater(name, true); // woken after its waiters stopped waiting: pass the wake-up on
-                    }
-                }
+                heard(notification.getParameter());
             }
         } catch (SQLException e) {
             if (closed) {
@@ -236,6 +224,44 @@ final class ReleaseListener implements ReleaseFeed {
             throw failure("lost the release listener connection to", e);
         } finally {
             reading.release();
+        }
+    }
+
+    /**
+     * One payload: a released name (every waiter of it), {@code "name waiter"} (this client's waiter woken
+     * alone), or {@code "name waiter lease token expiry-µs"} (a release granted the lease this client queued).
+     */
+    private void heard(String payload) {
+        int space = payload.indexOf(' ');
+        if (space < 0) {
+            sink.released(payload); // every waiter of the name
+            return;
+        }
+        int end = space + 1 + waiterId.length();
+        if (!payload.startsWith(waiterId, space + 1) || payload.length() != end && payload.charAt(end) != ' ') {
+            return; // another client's
+        }
+        String name = payload.substring(0, space);
+        if (payload.length() > end) {
+            queued.remove(name); // the release took this client out of the queue, granting it
+            String[] grant = payload.substring(end + 1).split(" ");
+            if (grant.length == 3) {
+                // the engine gives it to the waiter queued under the lease, or, when none is, releases it
+                long micros = Long.parseLong(grant[2]);
+                sink.granted(
+                        name,
+                        grant[0],
+                        Long.parseLong(grant[1]),
+                        Instant.ofEpochSecond(
+                                Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1000));
+            }
+        } else if (watched.contains(name)) {
+            // this client's waiter, woken alone; it stays "queued": should it stop waiting without a grant, its
+            // leave passes the wake-up on
+            sink.released(name);
+        } else {
+            queued.remove(name); // the release took this client out of the queue
+            leaveLater(name, true); // woken after its waiters stopped waiting: pass the wake-up on
         }
     }
 

@@ -20,24 +20,25 @@ final class Statements {
     /**
      * name (guard), waiter (the client's listener, or null), lease id, name (a refusal seen in the
      * snapshot), name, ttl µs, owner, lock type, data (JSON text), name (the refusal's hint):
-     * granted, token, expiry, remaining µs, and the kind and limit of a shared name that refuses a mutex.
+     * granted, token, expiry, remaining µs, the kind and limit of a shared name that refuses a mutex, the lease under
+     * which the waiter's client is queued (or was granted by a release) and whether a release granted it.
      */
     final String acquire;
     /**
      * name (guard), lease id, name, ttl µs, owner, lock type, data (JSON text), name (the holder look),
-     * waiter (or null): token and expiry when granted, no row otherwise ({@link #acquire} decides then).
+     * waiter (or null) twice: token and expiry when granted, no row otherwise ({@link #acquire} decides then).
      */
     final String grant;
     /** names[], lease ids[], ttls µs[], token periods µs[] (0: none). */
     final String renew;
-    /** name, lease id, the NOTIFY channel twice: a row when the mutex grant was live (and is now freed). */
+    /** name, lease id, the NOTIFY channel three times: a row when the mutex grant was live (and is now freed or granted on). */
     final String release;
     /** waiter, name, the NOTIFY channel: a client's waiter leaves the name's queue, passing a wake-up on. */
     final String leave;
     /** name, id, channel, name, id: freed, run when {@link #release} freed no mutex grant (a shared grant or waiter). */
     final String releaseShared;
     /**
-     * new lease id, ttl µs, owner, lock type, data (JSON text), waiter (the client's listener, or null), name, the
+     * new lease id, ttl µs, owner, lock type, data (JSON text), waiter (the client's listener, or null) twice, name, the
      * holder's lease id, name (the refusal's hint): granted, token, expiry, remaining µs.
      */
     final String handOver;
@@ -106,7 +107,8 @@ final class Statements {
                 + " ON CONFLICT (name) DO UPDATE SET lease_id = EXCLUDED.lease_id, token = " + nextToken + ","
                 + " token_issued_at = EXCLUDED.token_issued_at, expires_at = EXCLUDED.expires_at, contended = false,"
                 + " lock_owner = EXCLUDED.lock_owner, lock_type = EXCLUDED.lock_type, lock_data = EXCLUDED.lock_data,"
-                + " granted_at = EXCLUDED.granted_at, waiters = array_remove(l.waiters, ?::text)"
+                + " granted_at = EXCLUDED.granted_at, waiters = array_remove(l.waiters, ?::text),"
+                + " queued_grants = " + withoutEntry("l.queued_grants", "?::text") + ", granted_to = NULL"
                 + " WHERE " + free
                 + " RETURNING l.token, l.expires_at";
         // Whom a release wakes: a caller whose client waits for the name (the engine watches it on the
@@ -121,12 +123,16 @@ final class Statements {
         // the snapshot, within the statement, and the release will signal.
         String waiter = "(SELECT c.waiter FROM c)";
         String queued = "coalesce(" + waiter + " = ANY (l.waiters), false)";
+        // the name is held by the grant a release made to the waiter's queued lease
+        String holdsGrant = grantHeldBy("l", waiter);
         this.acquire = "WITH c AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared" + guard.formatted("?")
                 + " AS guarded, clock_timestamp() AS now, ?::text AS waiter, ?::text AS lease_id),"
                 + " refused AS MATERIALIZED (SELECT 1 FROM " + t + " h, c WHERE h.name = ?"
                 + " AND h.lease_id IS NOT NULL AND h.expires_at > c.now"
                 + " AND NOT coalesce(h.shared_until > c.now OR h.shared_held_until > c.now, false)"
-                + " AND CASE WHEN c.waiter IS NULL THEN h.contended ELSE coalesce(c.waiter = ANY (h.waiters), false) END),"
+                + " AND CASE WHEN c.waiter IS NULL THEN h.contended ELSE " + grantHeldBy("h", "c.waiter")
+                + " OR coalesce(c.waiter = ANY (h.waiters), false) AND " + freshEntry("h", "c.waiter", "c.now")
+                + " END),"
                 + " acquired AS ("
                 + " INSERT INTO " + t + " AS l (name, lease_id, token, token_issued_at, expires_at, contended,"
                 + " lock_owner, lock_type, lock_data, granted_at)"
@@ -139,25 +145,38 @@ final class Statements {
                 + " contended = CASE WHEN " + free + " THEN false WHEN " + waiter + " IS NULL THEN true"
                 + " ELSE l.contended END,"
                 + " waiters = CASE WHEN " + free + " THEN array_remove(l.waiters, " + waiter + ")"
-                + " WHEN " + waiter + " IS NULL OR " + queued + " THEN l.waiters"
+                + " WHEN " + waiter + " IS NULL OR " + queued + " OR " + holdsGrant + " THEN l.waiters"
                 // the waiter the last release woke lost the race to another caller: first again
                 + " WHEN " + waiter + " = l.woken THEN array_prepend(" + waiter + ", l.waiters)"
-                + " ELSE array_append(l.waiters, " + waiter + ") END"
-                // a refusal writes only to record itself, or to learn of a name of another kind from the
-                // row's latest version
+                + " ELSE array_append(l.waiters, " + waiter + ") END,"
+                // the grant a release makes to the waiter: this attempt's lease, TTL and metadata, and since when;
+                // written with the waiter's place, and again once a quarter of its TTL old (the client counts the
+                // grant's validity from the attempt that wrote it)
+                + " queued_grants = CASE WHEN " + free + " THEN " + withoutEntry("l.queued_grants", waiter)
+                + " WHEN " + waiter + " IS NULL OR " + holdsGrant + " OR " + queued + " AND "
+                + freshEntry("l", waiter, now) + " THEN l.queued_grants"
+                + " ELSE coalesce(l.queued_grants, '{}'::jsonb) || jsonb_build_object(" + waiter
+                + ", jsonb_build_object("
+                + "'l', EXCLUDED.lease_id, 't', (extract(epoch FROM EXCLUDED.expires_at - EXCLUDED.token_issued_at)"
+                + " * 1000000)::bigint, 'o', EXCLUDED.lock_owner, 'y', EXCLUDED.lock_type, 'd', EXCLUDED.lock_data,"
+                + " 'at', EXCLUDED.token_issued_at)) END,"
+                + " granted_to = CASE WHEN " + free + " THEN NULL ELSE l.granted_to END"
+                // a refusal writes only to record itself (or its entry, grown old), or to learn of a name of another
+                // kind from the row's latest version
                 + " WHERE " + free + " OR " + otherKind + " OR CASE WHEN " + waiter + " IS NULL THEN NOT l.contended"
-                + " ELSE NOT " + queued + " END"
+                + " ELSE NOT " + holdsGrant + " AND NOT (" + queued + " AND " + freshEntry("l", waiter, now) + ") END"
                 + " RETURNING coalesce(l.lease_id = (SELECT c.lease_id FROM c), false) AS granted, l.token, l.expires_at, l.shared_kind, l.shared_limit,"
-                + " l.shared_until, l.shared_held_until)"
+                + " l.shared_until, l.shared_held_until, " + queuedLease("l", waiter) + " AS queued_lease, "
+                + holdsGrant + " AS queued_granted)"
                 + " SELECT a.granted, a.token, a.expires_at,"
                 + " (extract(epoch FROM greatest(a.expires_at, a.shared_held_until) - c.now) * 1000000)::bigint,"
                 + " CASE WHEN NOT a.granted AND a.shared_until > c.now AND a.shared_kind <> 'EXCLUSIVE'"
-                + " THEN a.shared_kind END, a.shared_limit"
+                + " THEN a.shared_kind END, a.shared_limit, a.queued_lease, a.queued_granted"
                 + " FROM acquired a, c"
                 // refused without a write: the holder's remaining time, as the statement's snapshot shows it (a hint)
-                + " UNION ALL SELECT false, NULL, NULL, (extract(epoch FROM greatest(CASE WHEN h.lease_id IS NOT NULL"
+                + " UNION ALL SELECT false, h.token, h.expires_at, (extract(epoch FROM greatest(CASE WHEN h.lease_id IS NOT NULL"
                 + " AND h.expires_at > c.now THEN h.expires_at END, h.shared_held_until) - c.now) * 1000000)::bigint,"
-                + " NULL, NULL"
+                + " NULL, NULL, " + queuedLease("h", "c.waiter") + ", " + grantHeldBy("h", "c.waiter")
                 + " FROM " + t + " h, c WHERE h.name = ? AND NOT EXISTS (SELECT 1 FROM acquired)"
                 + " AND (h.lease_id IS NOT NULL AND h.expires_at > c.now OR h.shared_held_until > c.now)";
         // A hand-over: the holder's grant ends and the new lease's begins in one update of the row, so the
@@ -171,7 +190,8 @@ final class Statements {
                 + " handed AS (UPDATE " + t + " AS l SET lease_id = ?, token = " + nextToken
                 + ", token_issued_at = c.now,"
                 + " expires_at = c.now + ?" + MICROS + ", lock_owner = ?, lock_type = ?, lock_data = ?::jsonb,"
-                + " granted_at = c.now, waiters = array_remove(l.waiters, ?::text)"
+                + " granted_at = c.now, waiters = array_remove(l.waiters, ?::text),"
+                + " queued_grants = " + withoutEntry("l.queued_grants", "?::text") + ", granted_to = NULL"
                 + " FROM c WHERE l.name = ? AND l.lease_id = ? AND l.expires_at > c.now AND "
                 + noSharedHold("l", "c.now")
                 + " RETURNING l.token, l.expires_at)"
@@ -208,12 +228,30 @@ final class Statements {
         // listens (liveWaiter): a crashed client's id is skipped and dropped with the ones before it.
         // A lease id that is not the mutex's may be a shared grant's or a waiter's: their function runs
         // only when the name has a row of that id.
-        this.release = "WITH r AS (UPDATE " + t + " SET lease_id = NULL, expires_at = clock_timestamp(),"
-                + " lock_owner = NULL, lock_type = NULL, lock_data = NULL, granted_at = NULL,"
-                + " woken = waiters[" + liveWaiter("waiters") + "],"
-                + " waiters = waiters[(" + liveWaiter("waiters") + ") + 1:]"
-                + " WHERE name = ? AND lease_id = ? AND expires_at > clock_timestamp() RETURNING name, contended, woken)"
-                + " SELECT true, CASE WHEN r.contended THEN pg_notify(?, r.name)"
+        // With GRANT_ON_RELEASE, the waiter chosen is granted in the same update when its client queued a grant
+        // (queued_grants): its lease, TTL from now, metadata and a new token; granted_to names its client, whose
+        // listener hears "name waiter lease token expiry-µs" and whose later attempts learn of it. A waiter queued
+        // without a grant (a client of an earlier version) is woken as before, the name left free.
+        String next = "waiters[" + liveWaiter("waiters") + "]";
+        String entry = "CASE WHEN queued_grants IS NOT NULL THEN queued_grants -> " + next + " END";
+        String grants = "(" + entry + ") IS NOT NULL";
+        this.release = "WITH r AS (UPDATE " + t + " SET lease_id = (" + entry + ") ->> 'l',"
+                + " token = CASE WHEN " + grants + " THEN " + nextToken + " ELSE token END,"
+                + " token_issued_at = CASE WHEN " + grants + " THEN clock_timestamp() ELSE token_issued_at END,"
+                + " expires_at = clock_timestamp() + coalesce(((" + entry + ") ->> 't')::bigint, 0)" + MICROS + ","
+                + " lock_owner = (" + entry + ") ->> 'o', lock_type = (" + entry + ") ->> 'y',"
+                + " lock_data = nullif((" + entry + ") -> 'd', 'null'::jsonb),"
+                + " granted_at = CASE WHEN " + grants + " THEN clock_timestamp() END,"
+                + " granted_to = CASE WHEN " + grants + " THEN " + next + " || ' ' || ((" + entry + ") ->> 'l') END,"
+                + " woken = CASE WHEN " + grants + " THEN NULL ELSE " + next + " END,"
+                + " waiters = waiters[(" + liveWaiter("waiters") + ") + 1:],"
+                + " queued_grants = CASE WHEN queued_grants IS NOT NULL THEN nullif(queued_grants - waiters[1:"
+                + liveWaiter("waiters") + "], '{}'::jsonb) END"
+                + " WHERE name = ? AND lease_id = ? AND expires_at > clock_timestamp()"
+                + " RETURNING name, contended, woken, granted_to, lease_id, token, expires_at)"
+                + " SELECT true, CASE WHEN r.contended THEN pg_notify(?, r.name) END,"
+                + " CASE WHEN r.granted_to IS NOT NULL THEN pg_notify(?, r.name || ' ' || r.granted_to"
+                + " || ' ' || r.token || ' ' || (extract(epoch FROM r.expires_at) * 1000000)::bigint)"
                 + " WHEN r.woken IS NOT NULL THEN pg_notify(?, r.name || ' ' || r.woken) END FROM r";
         // A client whose waiters of the name stopped waiting leaves the queue, and a client woken after they
         // stopped passes the wake-up on: when the name is free, the next queued waiter is woken in its place,
@@ -226,7 +264,10 @@ final class Statements {
                 + " r AS (UPDATE " + t + " AS l SET"
                 + " woken = CASE WHEN " + freeNow + " THEN (" + left + ")[" + liveWaiter(left) + "] ELSE l.woken END,"
                 + " waiters = CASE WHEN " + freeNow + " THEN (" + left + ")[(" + liveWaiter(left) + ") + 1:] ELSE "
-                + left + " END"
+                + left + " END,"
+                + " queued_grants = nullif(CASE WHEN " + freeNow + " THEN l.queued_grants - c.waiter - (" + left
+                + ")[1:"
+                + liveWaiter(left) + "] ELSE l.queued_grants - c.waiter END, '{}'::jsonb)"
                 + " FROM c WHERE l.name = ? AND (c.waiter = ANY (l.waiters) OR " + freeNow
                 + " AND cardinality(l.waiters) > 0)"
                 + " RETURNING l.name, " + freeNow + " AS freed, l.woken)"
@@ -300,6 +341,32 @@ final class Statements {
                 .append(WAKE_TRIES)
                 .append("), 0) + 1 END")
                 .toString();
+    }
+
+    /** {@code grants} (a queued_grants expression) without {@code waiter}'s entry (none when null); null when empty. */
+    private static String withoutEntry(String grants, String waiter) {
+        return "nullif(" + grants + " - coalesce(" + waiter + ", ''), '{}'::jsonb)";
+    }
+
+    /** {@code waiter}'s queued grant on row {@code r} was written less than a quarter of its TTL before {@code now}. */
+    private static String freshEntry(String r, String waiter, String now) {
+        String e = r + ".queued_grants -> " + waiter;
+        return "coalesce((" + e + " ->> 'at')::timestamptz >= " + now + " - ((" + e + " ->> 't')::bigint / 4)" + MICROS
+                + ", false)";
+    }
+
+    /** The lease under which {@code waiter}'s client waits on row {@code r}: the one a release granted, or its queued one. */
+    private static String queuedLease(String r, String waiter) {
+        return "CASE WHEN " + grantHeldBy(r, waiter) + " THEN " + r + ".lease_id ELSE " + r + ".queued_grants -> "
+                + waiter + " ->> 'l' END";
+    }
+
+    /**
+     * Row {@code r}'s holder is the grant a release made to {@code waiter}'s queued lease: {@code granted_to} names
+     * the waiter and that lease, so it no longer matches once another grant (of any version) replaced it.
+     */
+    private static String grantHeldBy(String r, String waiter) {
+        return "coalesce(" + r + ".granted_to = " + waiter + " || ' ' || " + r + ".lease_id, false)";
     }
 
     /** Row {@code r}'s name is free for the mutex at {@code now}: no live grant, nothing shared keeps it. */

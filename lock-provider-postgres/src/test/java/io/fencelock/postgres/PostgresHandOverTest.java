@@ -70,11 +70,11 @@ class PostgresHandOverTest {
 
     /**
      * Another client's waiter, queued behind this client's own (its head, refused while its client held),
-     * is the one the new holder's release wakes: the hand-over took the grantee's client out of the queue,
+     * is the one the new holder's release grants: the hand-over took the grantee's client out of the queue,
      * as a grant does, and kept the rest.
      */
     @Test
-    void theNewHoldersReleaseWakesTheQueuedWaiterOfAnotherClientAndTheHandOverWakesNobody()
+    void theNewHoldersReleaseGrantsTheQueuedWaiterOfAnotherClientAndTheHandOverWakesNobody()
             throws InterruptedException {
         String name = name();
         String holder = lease();
@@ -87,7 +87,8 @@ class PostgresHandOverTest {
             assertThat(backend.tryAcquire(name, lease(), TTL).acquired())
                     .as("this client's waiter, refused: first in the queue")
                     .isFalse();
-            assertThat(otherClient.tryAcquire(name, lease(), TTL).acquired())
+            String theirLease = lease();
+            assertThat(otherClient.tryAcquire(name, theirLease, TTL).acquired())
                     .as("the other client's waiter, refused: second")
                     .isFalse();
 
@@ -97,15 +98,19 @@ class PostgresHandOverTest {
             assertThat(backend.release(name, next)).isTrue();
 
             assertThat(theirs.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
-                    .as("the other client's waiter, woken by the new holder's release")
+                    .as("the other client's waiter, granted by the new holder's release")
                     .isTrue();
             assertThat(theirs.availablePermits()).as("and by nothing before it").isZero();
             assertThat(own.availablePermits())
                     .as("the grantee's client, out of the queue")
                     .isZero();
             AcquireResult granted = otherClient.tryAcquire(name, lease(), TTL);
-            assertThat(granted.acquired()).isTrue();
+            assertThat(granted.queuedGrant())
+                    .as("the other client's queued lease holds")
+                    .isTrue();
+            assertThat(granted.queuedAs()).isEqualTo(theirLease);
             assertThat(granted.token()).isGreaterThan(handed.token());
+            assertThat(otherClient.release(name, theirLease)).isTrue();
         }
     }
 

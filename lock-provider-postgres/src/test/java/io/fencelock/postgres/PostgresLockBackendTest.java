@@ -416,72 +416,84 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
     }
 
     /**
-     * Waiting clients queue on the row in the order of their first refusal, and a release wakes the
-     * first alone; a woken waiter still needs its own grant (and token), and when another caller took
-     * the lock first it is first in the queue again. Notifications reach every listener in commit
-     * order, so once the second waiter hears the release meant for it, it has also seen (and ignored)
-     * the one before.
+     * Waiting clients queue on the row in the order of their first refusal, each under the lease of that
+     * refusal, and a release grants the first alone in the same update (a new token, its lease, its TTL) and
+     * tells its client; the name is never free in between, and the client's later attempts learn of the grant
+     * too. Releasing that grant grants the next. Notifications reach every listener in commit order, so once
+     * the second client hears the grant meant for it, it has also seen (and ignored) the one before.
      */
     @Test
-    void aReleaseWakesTheFirstQueuedWaiterAloneAndAWokenWaiterStillNeedsItsGrant() throws InterruptedException {
+    void aReleaseGrantsTheFirstQueuedWaiterAlone() throws Exception {
         String name = name();
         String holder = lease();
-        assertThat(backend.tryAcquire(name, holder, TTL).acquired()).isTrue();
+        AcquireResult held = backend.tryAcquire(name, holder, TTL);
+        assertThat(held.acquired()).isTrue();
         Semaphore first = new Semaphore(0);
         Semaphore second = new Semaphore(0);
         try (PostgresLockBackend firstSide = builder().build();
                 PostgresLockBackend secondSide = builder().build()) {
-            queue(firstSide, name, first);
-            queue(secondSide, name, second);
-            assertThat(firstSide.tryAcquire(name, lease(), TTL).acquired())
-                    .as("refused again, still first in the queue")
-                    .isFalse();
+            String firstQueued = queue(firstSide, name, first);
+            String secondQueued = queue(secondSide, name, second);
+            AcquireResult again = firstSide.tryAcquire(name, lease(), TTL);
+            assertThat(again.acquired()).as("refused again").isFalse();
+            assertThat(again.queuedAs())
+                    .as("still queued under its first refused lease")
+                    .isEqualTo(firstQueued);
 
             assertThat(backend.release(name, holder)).isTrue();
             assertThat(first.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
-                    .as("the first waiter is woken")
+                    .as("the first waiter's client is told")
                     .isTrue();
-            // another caller takes the lock before the woken waiter tries: the wake-up was no grant
-            String barging = lease();
-            AcquireResult taken = backend.tryAcquire(name, barging, TTL);
-            assertThat(taken.acquired()).isTrue();
-            assertThat(firstSide.tryAcquire(name, lease(), TTL).acquired())
-                    .as("the woken waiter, refused")
+            AcquireResult right = secondSide.tryAcquire(name, lease(), TTL);
+            assertThat(right.acquired())
+                    .as("a caller right after the release: the name went to the queue")
                     .isFalse();
-
-            assertThat(backend.release(name, barging)).isTrue();
-            assertThat(first.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
-                    .as("first again in the queue, woken again")
+            assertThat(right.queuedAs()).as("the second, still queued").isEqualTo(secondQueued);
+            AcquireResult told = firstSide.tryAcquire(name, lease(), TTL);
+            assertThat(told.queuedGrant())
+                    .as("the first client's next attempt learns of its grant")
                     .isTrue();
-            String firstLease = lease();
-            AcquireResult granted = firstSide.tryAcquire(name, firstLease, TTL);
-            assertThat(granted.acquired()).isTrue();
-            assertThat(granted.token()).as("its own grant and token").isGreaterThan(taken.token());
+            assertThat(told.queuedAs()).isEqualTo(firstQueued);
+            assertThat(told.token()).as("a new token").isGreaterThan(held.token());
+            assertThat(backend.inspect(name).map(LockInfo::leaseId)).contains(firstQueued);
+            assertThat(waiters(name))
+                    .as("the queue after the grant: the second client")
+                    .hasSize(1);
 
-            assertThat(firstSide.release(name, firstLease)).isTrue();
+            assertThat(firstSide.release(name, firstQueued))
+                    .as("the grant, released as any grant")
+                    .isTrue();
             assertThat(second.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
-                    .as("the second waiter, woken by the third release")
+                    .as("the second waiter's client, told of the grant that release made")
                     .isTrue();
+            assertThat(backend.inspect(name).map(LockInfo::leaseId)).contains(secondQueued);
             assertThat(second.availablePermits())
                     .as("and by no release before it")
                     .isZero();
             assertThat(first.availablePermits())
-                    .as("nor the first waiter, gone from the queue")
+                    .as("nor the first, gone from the queue")
                     .isZero();
+            assertThat(waiters(name)).isEmpty();
+            assertThat(secondSide.release(name, secondQueued)).isTrue();
         }
     }
 
-    /** A waiter of {@code side}'s client, refused on a held name: queued, its wake-ups counted by {@code wakeUps}. */
-    private static void queue(PostgresLockBackend side, String name, Semaphore wakeUps) {
+    /**
+     * A waiter of {@code side}'s client, refused on a held name: queued, its wake-ups (and grants) counted by
+     * {@code wakeUps}. Returns the lease it is queued under.
+     */
+    private static String queue(PostgresLockBackend side, String name, Semaphore wakeUps) {
         SpiChecks.subscribe(side, name, wakeUps::release);
-        assertThat(side.tryAcquire(name, lease(), TTL).acquired())
-                .as("refused while held")
-                .isFalse();
+        String lease = lease();
+        AcquireResult refused = side.tryAcquire(name, lease, TTL);
+        assertThat(refused.acquired()).as("refused while held").isFalse();
+        assertThat(refused.queuedAs()).as("queued under the refused lease").isEqualTo(lease);
+        return lease;
     }
 
     /**
-     * A queued waiter whose client is gone does not hold the lock back: the lock is free whatever the queue,
-     * and the queue goes on past it (a client that closes leaves it; one that crashed is skipped, below).
+     * A queued waiter whose client is gone does not hold the lock back: a client that closes leaves the queue
+     * (one that crashed is skipped, below), and the release grants the waiter behind it.
      */
     @Test
     void aQueuedWaiterThatIsGoneDoesNotHoldTheLockBack() throws InterruptedException {
@@ -494,21 +506,16 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
                 SpiChecks.subscribe(gone, name, () -> {});
                 assertThat(gone.tryAcquire(name, lease(), TTL).acquired()).isFalse();
             }
-            SpiChecks.subscribe(secondSide, name, second::release);
-            assertThat(secondSide.tryAcquire(name, lease(), TTL).acquired()).isFalse();
+            String secondQueued = queue(secondSide, name, second);
 
             assertThat(backend.release(name, holder)).isTrue();
-            String next = lease();
-            AcquireResult granted = secondSide.tryAcquire(name, next, TTL);
-            assertThat(granted.acquired()).as("free, whatever the queue").isTrue();
-            assertThat(secondSide.release(name, next)).isTrue();
-            String other = lease();
-            assertThat(backend.tryAcquire(name, other, TTL).acquired()).isTrue();
-            assertThat(secondSide.tryAcquire(name, lease(), TTL).acquired()).isFalse();
-            assertThat(backend.release(name, other)).isTrue();
             assertThat(second.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
-                    .as("the queue went on past the gone waiter")
+                    .as("the waiter behind the gone one is told")
                     .isTrue();
+            assertThat(backend.inspect(name).map(LockInfo::leaseId))
+                    .as("the holder after the release")
+                    .contains(secondQueued);
+            assertThat(secondSide.release(name, secondQueued)).isTrue();
         }
     }
 
@@ -560,8 +567,10 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
     }
 
     /**
-     * The first client's wait ends before the release: it leaves the queue, or, if the release comes first,
-     * hears a wake-up it no longer wants and passes it on; either way the client that stayed is woken.
+     * A client whose waiter stops waiting leaves the queue (its leave runs on the listener's thread), and the
+     * release grants the client that stayed. Which comes first, the leave or a release, is the engine's to
+     * settle (it releases a grant nobody here waits for: {@code releaseWakesTheNextWaiterWhenOneLeft}); here
+     * the release waits for the leave.
      */
     @Test
     void aWaiterThatStopsWaitingLeavesTheQueue() throws Exception {
@@ -573,23 +582,27 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
             Semaphore stayingWoken = new Semaphore(0);
             WakeUpSubscription leavingWait = SpiChecks.subscribe(leaving, name, () -> {});
             assertThat(leaving.tryAcquire(name, lease(), TTL).acquired()).isFalse();
-            queue(staying, name, stayingWoken);
+            String stayed = queue(staying, name, stayingWoken);
             assertThat(waiters(name)).hasSize(2);
 
             leavingWait.close();
+            awaitQueue(name, 1);
             assertThat(backend.release(name, holder)).isTrue();
             assertThat(stayingWoken.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
-                    .as("the waiter that stayed is woken")
+                    .as("the waiter that stayed is told of its grant")
                     .isTrue();
+            assertThat(backend.inspect(name).map(LockInfo::leaseId)).contains(stayed);
             assertThat(waiters(name))
-                    .as("the queue once the one who stayed is woken")
+                    .as("the queue once the one who stayed is granted")
                     .isEmpty();
+            assertThat(staying.release(name, stayed)).isTrue();
         }
     }
 
     /**
-     * The first client is woken while it waits and stops waiting without trying again: it passes the
-     * wake-up on, since the name is still free.
+     * A client of an earlier version queues without a grant: a release wakes it alone and leaves the name
+     * free, and a client woken after it stopped waiting passes the wake-up on (the leave statement wakes the
+     * next, as a release would). Shown with the grants taken out of the row, as such a queue looks.
      */
     @Test
     void aWakeUpHeardAndNotUsedIsPassedOn() throws Exception {
@@ -603,11 +616,20 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
             WakeUpSubscription firstWait = SpiChecks.subscribe(first, name, firstWoken::release);
             assertThat(first.tryAcquire(name, lease(), TTL).acquired()).isFalse();
             queue(second, name, secondWoken);
+            try (Connection c = server.connect(url);
+                    PreparedStatement ps =
+                            c.prepareStatement("UPDATE fencelock_locks SET queued_grants = NULL WHERE name = ?")) {
+                ps.setString(1, name);
+                assertThat(ps.executeUpdate()).isEqualTo(1);
+            }
 
             assertThat(backend.release(name, holder)).isTrue();
             assertThat(firstWoken.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
                     .as("the first client is woken")
                     .isTrue();
+            assertThat(backend.inspect(name).map(LockInfo::held))
+                    .as("a wake-up, not a grant")
+                    .contains(false);
             assertThat(secondWoken.availablePermits()).as("the second, not yet").isZero();
             firstWait.close();
             assertThat(secondWoken.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
@@ -631,42 +653,101 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
     }
 
     /**
-     * A queued waiter that is granted a free name without having been woken (the release woke the waiter
-     * before it) leaves the queue: its own release wakes nobody, so the next release it hears is the one its
-     * next refusal asked for. Notifications reach a listener in commit order, so once that one is heard, a
-     * wake-up by its own release would have been heard before it.
+     * A queued waiter granted by a release leaves the queue with its grant entry: its own release of that
+     * grant notifies nobody, so the next grant it hears is the one its next refusal asked for. Notifications
+     * reach a listener in commit order, so once that one is heard, one of its own release would have been too.
      */
     @Test
-    void aQueuedWaiterGrantedAFreeNameLeavesTheQueue() throws InterruptedException {
+    void aQueuedWaiterGrantedLeavesTheQueue() throws Exception {
         String name = name();
         String holder = lease();
         assertThat(backend.tryAcquire(name, holder, TTL).acquired()).isTrue();
         Semaphore first = new Semaphore(0);
-        Semaphore second = new Semaphore(0);
-        try (PostgresLockBackend firstSide = builder().build();
-                PostgresLockBackend secondSide = builder().build()) {
-            queue(firstSide, name, first);
-            queue(secondSide, name, second);
-            assertThat(backend.release(name, holder)).isTrue(); // wakes the first; the second stays queued
+        try (PostgresLockBackend firstSide = builder().build()) {
+            String queued = queue(firstSide, name, first);
+            assertThat(backend.release(name, holder)).isTrue();
             assertThat(first.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).isTrue();
-
-            String secondLease = lease();
-            AcquireResult granted = secondSide.tryAcquire(name, secondLease, TTL);
-            assertThat(granted.acquired())
-                    .as("the second waiter, on a free name")
-                    .isTrue();
-            assertThat(secondSide.release(name, secondLease)).isTrue();
+            assertThat(waiters(name)).isEmpty();
+            assertThat(queuedGrants(name)).as("the grant entries once granted").isNull();
+            assertThat(firstSide.release(name, queued)).isTrue();
 
             String next = lease();
             assertThat(backend.tryAcquire(name, next, TTL).acquired()).isTrue();
-            assertThat(secondSide.tryAcquire(name, lease(), TTL).acquired()).isFalse();
+            String queuedAgain = lease();
+            assertThat(firstSide.tryAcquire(name, queuedAgain, TTL).queuedAs())
+                    .as("queued again, under its new refused lease")
+                    .isEqualTo(queuedAgain);
             assertThat(backend.release(name, next)).isTrue();
-            assertThat(second.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
-                    .as("the second waiter, woken by the release its refusal asked for")
+            assertThat(first.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
+                    .as("told of the grant its new refusal asked for")
                     .isTrue();
-            assertThat(second.availablePermits())
-                    .as("and not by its own release before")
+            assertThat(first.availablePermits())
+                    .as("and of nothing by its own release before")
                     .isZero();
+            assertThat(backend.inspect(name).map(LockInfo::leaseId)).contains(queuedAgain);
+            assertThat(firstSide.release(name, queuedAgain)).isTrue();
+        }
+    }
+
+    /**
+     * A queue entry is written once and rewritten only when a quarter of its TTL old: a client counts its
+     * grant's validity from the attempt that wrote the entry, so a long wait must not leave that attempt far
+     * behind; refusals in between are plain reads.
+     */
+    @Test
+    void aQueuedGrantGrownOldTakesTheLatestRefusedLease() throws Exception {
+        String name = name();
+        String holder = lease();
+        assertThat(backend.tryAcquire(name, holder, TTL).acquired()).isTrue();
+        Duration shortTtl = Duration.ofMillis(400);
+        try (PostgresLockBackend side = builder().build()) {
+            SpiChecks.subscribe(side, name, () -> {});
+            String firstLease = lease();
+            assertThat(side.tryAcquire(name, firstLease, shortTtl).queuedAs()).isEqualTo(firstLease);
+            assertThat(side.tryAcquire(name, lease(), shortTtl).queuedAs())
+                    .as("young: the entry stands")
+                    .isEqualTo(firstLease);
+            long writtenAt = System.nanoTime();
+            String later = lease();
+            String queuedAs = side.tryAcquire(name, later, shortTtl).queuedAs();
+            while (queuedAs.equals(firstLease)) {
+                assertThat(Duration.ofNanos(System.nanoTime() - writtenAt))
+                        .isLessThan(Duration.ofSeconds(HANG_GUARD_SECONDS));
+                later = lease();
+                queuedAs = side.tryAcquire(name, later, shortTtl).queuedAs();
+            }
+            assertThat(queuedAs)
+                    .as("grown old: the entry takes the refused lease")
+                    .isEqualTo(later);
+            assertThat(Duration.ofNanos(System.nanoTime() - writtenAt))
+                    .as("rewritten once a quarter of its TTL old")
+                    .isGreaterThanOrEqualTo(shortTtl.dividedBy(4).minusMillis(50));
+            assertThat(waiters(name)).as("one place in the queue").hasSize(1);
+        }
+        assertThat(backend.release(name, holder)).isTrue();
+    }
+
+    /** The row's grant entries of queued waiters (null when none). */
+    private static String queuedGrants(String name) throws SQLException {
+        try (Connection c = server.connect(url);
+                PreparedStatement ps =
+                        c.prepareStatement("SELECT queued_grants::text FROM fencelock_locks WHERE name = ?")) {
+            ps.setString(1, name);
+            try (ResultSet rs = ps.executeQuery()) {
+                assertThat(rs.next()).as("the row of " + name).isTrue();
+                return rs.getString(1);
+            }
+        }
+    }
+
+    /** Waits (bounded) until {@code name}'s queue has {@code size} entries: a leave runs on the listener's thread. */
+    private static void awaitQueue(String name, int size) throws Exception {
+        long start = System.nanoTime();
+        while (waiters(name).size() != size) {
+            assertThat(Duration.ofNanos(System.nanoTime() - start))
+                    .as("the queue of " + name + " to have " + size + " entries")
+                    .isLessThan(Duration.ofSeconds(HANG_GUARD_SECONDS));
+            Thread.onSpinWait();
         }
     }
 
@@ -858,7 +939,8 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
                 + " ADD COLUMN IF NOT EXISTS shared_kind text, ADD COLUMN IF NOT EXISTS shared_limit integer,"
                 + " ADD COLUMN IF NOT EXISTS shared_until timestamptz,"
                 + " ADD COLUMN IF NOT EXISTS shared_held_until timestamptz, ADD COLUMN IF NOT EXISTS waiters text[],"
-                + " ADD COLUMN IF NOT EXISTS woken text";
+                + " ADD COLUMN IF NOT EXISTS woken text, ADD COLUMN IF NOT EXISTS queued_grants jsonb,"
+                + " ADD COLUMN IF NOT EXISTS granted_to text";
         assertThatThrownBy(() -> builder().table(older).build())
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("createTable(true)")
@@ -889,7 +971,7 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining(
                         "[lock_owner, lock_type, lock_data, granted_at, shared_kind, shared_limit, shared_until,"
-                                + " shared_held_until, waiters, woken]");
+                                + " shared_held_until, waiters, woken, queued_grants, granted_to]");
 
         try (PostgresLockBackend upgraded =
                 builder().table(table).createTable(true).build()) {
@@ -929,7 +1011,8 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
         String function = "\"public\".\"" + table + "_sh_acq\"(";
         assertThatThrownBy(() -> builder().table(table).build())
                 .isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("[shared_kind, shared_limit, shared_until, shared_held_until, waiters, woken]")
+                .hasMessageContaining(
+                        "[shared_kind, shared_limit, shared_until, shared_held_until, waiters, woken, queued_grants, granted_to]")
                 .hasMessageContaining("the table of shared grants \"public\".\"" + table + "_shared\" is missing")
                 .hasMessageContaining("function " + function)
                 .hasMessageContaining("CREATE OR REPLACE FUNCTION " + function);
@@ -1099,7 +1182,8 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
                         Capability.EXTENDABLE_TTL,
                         Capability.SHARED_LOCKS,
                         Capability.FAIR_ORDER,
-                        Capability.HAND_OVER);
+                        Capability.HAND_OVER,
+                        Capability.GRANT_ON_RELEASE);
     }
 
     private static void execute(String... statements) throws SQLException {

@@ -711,38 +711,100 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         assertThat(leaverBackend.refusedAcquires())
                 .as("the leaver's refused attempts")
                 .isPositive();
+        try (OncePerMinuteWaiter waiter = oncePerMinuteWaiter(name, ttl)) {
+            long released = System.nanoTime();
+            assertThat(holder.release()).isTrue();
+            Lease next = waiter.lease("a waiter that polls every minute did not hold the lock within " + HANG_BOUND
+                    + " of its release, after an earlier waiter left: the wake-up was lost");
+            assertThat(next).as("the waiter's lease").isNotNull();
+            System.out.println("[fencelock-tck] wake-up past a waiter that left: "
+                    + (System.nanoTime() - released) / 1000 + " us");
+            next.release();
+        }
+    }
+
+    /**
+     * A waiter in a client of its own that polls once a minute (its first pause is half to all of that), so
+     * that within {@link #HANG_BOUND} only a release's signal or grant can bring it the lock; refused at least
+     * once when this returns.
+     */
+    private OncePerMinuteWaiter oncePerMinuteWaiter(String name, Duration ttl) throws Exception {
         Duration poll = Duration.ofMinutes(1);
-        InstrumentedBackend waiterBackend = new InstrumentedBackend(fixture.openBackend());
-        LockClient waiterClient = client(
-                waiterBackend,
+        InstrumentedBackend backend = new InstrumentedBackend(fixture.openBackend());
+        LockClient waiting = client(
+                backend,
                 LockOptions.builder()
                         .ttl(ttl)
                         .autoRenew(true)
                         .initialPollInterval(poll)
                         .maxPollInterval(poll)
                         .build());
-        // it waits longer than its first poll pause (half to all of the interval): a grant within the bound
-        // came from a wake-up, not from a poll
-        ExecutorService waiterThread = Executors.newSingleThreadExecutor();
+        ExecutorService thread = Executors.newSingleThreadExecutor();
+        Future<Lease> lease =
+                thread.submit(() -> waiting.acquire(name, poll.multipliedBy(2)).orElse(null));
         try {
-            Future<Lease> waiter = waiterThread.submit(
-                    () -> waiterClient.acquire(name, poll.multipliedBy(2)).orElse(null));
-            awaitCondition("the waiter to find the lock held", () -> waiterBackend.refusedAcquires() >= 1);
+            awaitCondition("the waiter to find the lock held", () -> backend.refusedAcquires() >= 1);
+        } catch (Exception | AssertionError e) {
+            thread.shutdownNow();
+            throw e;
+        }
+        return new OncePerMinuteWaiter(thread, lease);
+    }
+
+    private record OncePerMinuteWaiter(ExecutorService thread, Future<Lease> acquire) implements AutoCloseable {
+        /** Its lease, once it holds within the bound; else an AssertionError saying {@code lost}. */
+        Lease lease(String lost) throws Exception {
+            try {
+                return acquire.get(HANG_BOUND.toSeconds(), TimeUnit.SECONDS);
+            } catch (TimeoutException e) {
+                throw new AssertionError(lost);
+            }
+        }
+
+        @Override
+        public void close() {
+            thread.shutdownNow();
+        }
+    }
+
+    /**
+     * A release grants the first queued waiting client in the same step ({@code GRANT_ON_RELEASE}): the name is
+     * never free between the release and that client's grant, so a client that asks right after the release
+     * is refused. The waiting client polls once a minute here, so only the grant, told by its feed, can bring it
+     * the lock within the bound; its token is above the releaser's and the backend shows its lease.
+     */
+    @Test
+    void releaseGrantsTheQueuedWaiter() throws Exception {
+        requireClaim(Capability.GRANT_ON_RELEASE);
+        String name = freshName();
+        Duration ttl = Duration.ofSeconds(45); // longer than the bound, as in releaseWakesTheNextWaiterWhenOneLeft
+        LockClient holderClient = client(options(ttl, true));
+        Lease holder = holderClient.tryAcquire(name).orElseThrow();
+        LockClient rival = client(options(ttl, true));
+        try (OncePerMinuteWaiter waiter = oncePerMinuteWaiter(name, ttl)) {
             long released = System.nanoTime();
             assertThat(holder.release()).isTrue();
-            Lease next;
-            try {
-                next = waiter.get(HANG_BOUND.toSeconds(), TimeUnit.SECONDS);
-            } catch (TimeoutException e) {
-                throw new AssertionError("a waiter that polls every " + poll + " did not hold the lock within "
-                        + HANG_BOUND + " of its release, after an earlier waiter left: the wake-up was lost");
-            }
+            assertThat(rival.tryAcquire(name))
+                    .as("an attempt right after the release (the release grants the queued waiter in the same step)")
+                    .isEmpty();
+            Lease next = waiter.lease("a queued waiter that polls every minute did not hold the lock within "
+                    + HANG_BOUND + " of the release that granted it: the grant was not told");
+            long heldAfter = System.nanoTime() - released;
             assertThat(next).as("the waiter's lease").isNotNull();
-            System.out.println("[fencelock-tck] wake-up past a waiter that left: "
-                    + (System.nanoTime() - released) / 1000 + " us");
-            next.release();
-        } finally {
-            waiterThread.shutdownNow();
+            assertThat(next.fencingToken())
+                    .as("the queued waiter's token against the releaser's")
+                    .isGreaterThan(holder.fencingToken());
+            assertThat(next.isValid()).as("the queued waiter's lease is valid").isTrue();
+            assertThat(rival.inspect(name).map(LockInfo::leaseId))
+                    .as("the holder the backend shows")
+                    .contains(next.leaseId());
+            System.out.println("[fencelock-tck] queued waiter granted by the release: " + heldAfter / 1000 + " us");
+            assertThat(next.release())
+                    .as("the release of a lease a release granted")
+                    .isTrue();
+            assertThat(rival.tryAcquire(name))
+                    .as("the lock after the queued waiter's release")
+                    .isPresent();
         }
     }
 

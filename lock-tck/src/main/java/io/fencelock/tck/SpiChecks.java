@@ -2,6 +2,7 @@ package io.fencelock.tck;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fencelock.Capability;
 import io.fencelock.LockBackendException;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.WakeUpRegistry;
@@ -94,7 +95,8 @@ public final class SpiChecks {
 
             String holder = lease();
             assertThat(backend.tryAcquire(name, holder, ttl).acquired()).isTrue();
-            assertThat(backend.tryAcquire(name, lease(), ttl).acquired())
+            String refused = lease();
+            assertThat(backend.tryAcquire(name, refused, ttl).acquired())
                     .as("refused: marks the lock")
                     .isFalse();
             assertThat(backend.tryAcquire(name, lease(), ttl).acquired())
@@ -107,6 +109,15 @@ public final class SpiChecks {
             assertThat(wakeUps.availablePermits())
                     .as("wake-ups beyond the contended release's")
                     .isZero();
+            if (backend.capabilities().contains(Capability.GRANT_ON_RELEASE)) {
+                // the release granted the lease this client queued under: its first refused one
+                assertThat(backend.release(name, refused))
+                        .as("the release of the grant the contended release made")
+                        .isTrue();
+                assertThat(wakeUps.tryAcquire(hangGuard.toMillis() / 10, TimeUnit.MILLISECONDS))
+                        .as("a signal from releasing a grant nobody was refused since")
+                        .isFalse();
+            }
 
             String next = lease();
             assertThat(backend.tryAcquire(name, next, ttl).acquired())
@@ -115,13 +126,15 @@ public final class SpiChecks {
             assertThat(backend.release(name, next)).isTrue();
             String last = lease();
             assertThat(backend.tryAcquire(name, last, ttl).acquired()).isTrue();
-            assertThat(backend.tryAcquire(name, lease(), ttl).acquired()).isFalse();
+            String refusedLast = lease();
+            assertThat(backend.tryAcquire(name, refusedLast, ttl).acquired()).isFalse();
             assertThat(backend.release(name, last)).isTrue();
             assertThat(wakeUps.tryAcquire(hangGuard.toNanos(), TimeUnit.NANOSECONDS))
                     .isTrue();
             assertThat(wakeUps.availablePermits())
                     .as("the release after the cleared mark sent none")
                     .isZero();
+            backend.release(name, refusedLast); // granted by that release where the backend grants the queue
         }
     }
 

@@ -8,6 +8,7 @@ import io.fencelock.tck.BackendFixture;
 import io.fencelock.tck.LockBackendContract;
 import io.fencelock.tck.matrix.MatrixRecorder;
 import io.fencelock.testservers.postgres.PostgresServer;
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -142,6 +143,28 @@ class BrokenBackendsAreCaughtTest {
         Events events = run(WakeUpPassedOn.class, "releaseWakesTheNextWaiterWhenOneLeft");
         assertThat(events.failed().count()).as("failures: " + failures(events)).isZero();
         assertThat(events.succeeded().count()).isEqualTo(1);
+    }
+
+    @Test
+    void aGrantByReleaseToldToNobodyIsCaught() {
+        Events events = run(GrantToldToNobody.class, "releaseGrantsTheQueuedWaiter");
+        assertThat(events.failed().count())
+                .as("releaseGrantsTheQueuedWaiter on GrantToldToNobody")
+                .isEqualTo(1);
+        assertThat(failure(events).getMessage()).contains("the grant was not told");
+    }
+
+    @Test
+    void aGrantByReleaseLeftStandingForAWaiterThatLeftIsCaught() {
+        assertFails(QueuedGrantUnreleasable.class, "releaseWakesTheNextWaiterWhenOneLeft");
+        // the same kept places, whose grants are released as any grant, are not flagged: the engine lets them go
+        for (String property : List.of("releaseWakesTheNextWaiterWhenOneLeft", "releaseGrantsTheQueuedWaiter")) {
+            Events events = run(QueuedGrantKeepsPlaces.class, property);
+            assertThat(events.failed().count())
+                    .as(property + " failures: " + failures(events))
+                    .isZero();
+            assertThat(events.succeeded().count()).as(property).isEqualTo(1);
+        }
     }
 
     @Test
@@ -325,16 +348,31 @@ class BrokenBackendsAreCaughtTest {
 
     /** A fixture of wake-up queues on one in-memory store of this JVM. */
     private static BackendFixture queuedWakeUps(boolean passesOn) {
-        String store = "queued-wake-ups-" + java.util.UUID.randomUUID();
+        return onOneInMemoryStore(
+                "in-memory store with wake-up queues that " + (passesOn ? "pass a wake-up on" : "drop it"),
+                store -> new QueuedWakeUpBackend(store, passesOn));
+    }
+
+    /** A fixture of queued grants on one in-memory store of this JVM, with {@code flaw}. */
+    private static BackendFixture queuedGrants(QueuedGrantBackend.Flaw flaw) {
+        return onOneInMemoryStore(
+                "in-memory store whose releases grant queued waiters, " + flaw,
+                store -> new QueuedGrantBackend(store, flaw));
+    }
+
+    /** Backends {@code open} makes on one fresh in-memory store of this JVM (by its name). */
+    private static BackendFixture onOneInMemoryStore(
+            String description, java.util.function.Function<String, LockBackend> open) {
+        String store = "broken-" + java.util.UUID.randomUUID();
         return new BackendFixture() {
             @Override
             public LockBackend openBackend() {
-                return new QueuedWakeUpBackend(store, passesOn);
+                return open.apply(store);
             }
 
             @Override
             public String description() {
-                return "in-memory store with wake-up queues that " + (passesOn ? "pass a wake-up on" : "drop it");
+                return description;
             }
 
             @Override
@@ -355,6 +393,27 @@ class BrokenBackendsAreCaughtTest {
         @Override
         protected BackendFixture fixture() {
             return queuedWakeUps(true);
+        }
+    }
+
+    static class GrantToldToNobody extends LockBackendContract {
+        @Override
+        protected BackendFixture fixture() {
+            return queuedGrants(QueuedGrantBackend.Flaw.SILENT_GRANT);
+        }
+    }
+
+    static class QueuedGrantUnreleasable extends LockBackendContract {
+        @Override
+        protected BackendFixture fixture() {
+            return queuedGrants(QueuedGrantBackend.Flaw.UNRELEASABLE_QUEUED_GRANT);
+        }
+    }
+
+    static class QueuedGrantKeepsPlaces extends LockBackendContract {
+        @Override
+        protected BackendFixture fixture() {
+            return queuedGrants(QueuedGrantBackend.Flaw.KEEPS_PLACES_OF_WAITERS_THAT_LEFT);
         }
     }
 

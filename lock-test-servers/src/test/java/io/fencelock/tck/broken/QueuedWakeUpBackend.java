@@ -1,17 +1,10 @@
 package io.fencelock.tck.broken;
 
 import io.fencelock.Capability;
-import io.fencelock.LockInfo;
 import io.fencelock.LockMetadata;
-import io.fencelock.inmemory.InMemoryLockBackend;
 import io.fencelock.spi.AcquireResult;
-import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.ReleaseFeed;
-import io.fencelock.spi.RenewRequest;
-import io.fencelock.spi.RenewResult;
-import io.fencelock.spi.SharedRequest;
 import java.time.Duration;
-import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -24,17 +17,16 @@ import java.util.concurrent.ConcurrentLinkedDeque;
  * wake-up, so the next client in the queue hears of the release only by its poll. The sound variant
  * passes the wake-up on to the next queued client.
  */
-final class QueuedWakeUpBackend implements LockBackend {
+final class QueuedWakeUpBackend extends OnInMemoryStore {
     /** The queues of every backend of a store, by store and name: the clients of one server share them. */
     private static final ConcurrentHashMap<String, ConcurrentLinkedDeque<Feed>> QUEUES = new ConcurrentHashMap<>();
 
-    private final InMemoryLockBackend store;
     private final String storeName;
     private final boolean passesOn;
     private final Feed feed = new Feed();
 
     QueuedWakeUpBackend(String storeName, boolean passesOn) {
-        this.store = InMemoryLockBackend.builder().store(storeName).build();
+        super(storeName);
         this.storeName = storeName;
         this.passesOn = passesOn;
     }
@@ -51,11 +43,6 @@ final class QueuedWakeUpBackend implements LockBackend {
                 return;
             }
         }
-    }
-
-    @Override
-    public AcquireResult tryAcquire(String name, String leaseId, Duration ttl) {
-        return tryAcquire(name, leaseId, ttl, LockMetadata.NONE);
     }
 
     @Override
@@ -79,50 +66,10 @@ final class QueuedWakeUpBackend implements LockBackend {
         return freed;
     }
 
+    /** The store's queued grants are not this backend's wake-up queue. */
     @Override
-    public AcquireResult handOver(
-            String name, String fromLeaseId, String leaseId, Duration ttl, LockMetadata metadata) {
-        return store.handOver(name, fromLeaseId, leaseId, ttl, metadata);
-    }
-
-    @Override
-    public List<RenewResult> renew(List<RenewRequest> requests) {
-        return store.renew(requests);
-    }
-
-    @Override
-    public AcquireResult tryAcquireShared(
-            String name, String leaseId, Duration ttl, SharedRequest request, LockMetadata metadata) {
-        return store.tryAcquireShared(name, leaseId, ttl, request, metadata);
-    }
-
-    @Override
-    public RenewResult downgrade(String name, String leaseId, Duration ttl) {
-        return store.downgrade(name, leaseId, ttl);
-    }
-
-    @Override
-    public Optional<LockInfo> inspect(String name) {
-        return store.inspect(name);
-    }
-
-    @Override
-    public List<LockInfo> list(String prefix) {
-        return store.list(prefix);
-    }
-
-    @Override
-    public int purgeFree(Duration freeFor) {
-        return store.purgeFree(freeFor);
-    }
-
-    /** The in-memory backend's, but for shared locks, whose releases this backend does not signal. */
-    @Override
-    public Set<Capability> capabilities() {
-        Set<Capability> capabilities = java.util.EnumSet.copyOf(store.capabilities());
-        capabilities.remove(Capability.SHARED_LOCKS);
-        capabilities.remove(Capability.FAIR_ORDER);
-        return capabilities;
+    Set<Capability> withheld() {
+        return Set.of(Capability.GRANT_ON_RELEASE);
     }
 
     @Override
@@ -133,7 +80,7 @@ final class QueuedWakeUpBackend implements LockBackend {
     @Override
     public void close() {
         feed.close();
-        store.close();
+        super.close();
     }
 
     @Override
