@@ -231,24 +231,29 @@ final class Statements {
         // With GRANT_ON_RELEASE, the waiter chosen is granted in the same update when its client queued a grant
         // (queued_grants): its lease, TTL from now, metadata and a new token; granted_to names its client, whose
         // listener hears "name waiter lease token expiry-µs" and whose later attempts learn of it. A waiter queued
-        // without a grant (a client of an earlier version) is woken as before, the name left free.
-        String next = "waiters[" + liveWaiter("waiters") + "]";
-        String entry = "CASE WHEN queued_grants IS NOT NULL THEN queued_grants -> " + next + " END";
+        // without a grant (a client of an earlier version) is woken as before, the name left free. The live
+        // waiter is picked once, by a locking read of the row (p: its latest version, locked until the commit):
+        // a chain of tries in each column the grant sets made every release initialise a dozen copies of it
+        // (own names, provider alone, 8 threads, three alternating passes of 6 s: 4,811 cycles/s with the
+        // copies, 5,368 with the pick, 5,439 with the release before grants, 5,647 before this change).
+        String next = "l.waiters[p.k]";
+        String entry = "l.queued_grants -> " + next;
         String grants = "(" + entry + ") IS NOT NULL";
-        this.release = "WITH r AS (UPDATE " + t + " SET lease_id = (" + entry + ") ->> 'l',"
-                + " token = CASE WHEN " + grants + " THEN " + nextToken + " ELSE token END,"
-                + " token_issued_at = CASE WHEN " + grants + " THEN clock_timestamp() ELSE token_issued_at END,"
+        this.release = "WITH p AS MATERIALIZED (SELECT name, " + liveWaiter("waiters") + " AS k FROM " + t
+                + " WHERE name = ? AND lease_id = ? AND expires_at > clock_timestamp() FOR UPDATE),"
+                + " r AS (UPDATE " + t + " AS l SET lease_id = (" + entry + ") ->> 'l',"
+                + " token = CASE WHEN " + grants + " THEN " + nextToken + " ELSE l.token END,"
+                + " token_issued_at = CASE WHEN " + grants + " THEN clock_timestamp() ELSE l.token_issued_at END,"
                 + " expires_at = clock_timestamp() + coalesce(((" + entry + ") ->> 't')::bigint, 0)" + MICROS + ","
                 + " lock_owner = (" + entry + ") ->> 'o', lock_type = (" + entry + ") ->> 'y',"
                 + " lock_data = nullif((" + entry + ") -> 'd', 'null'::jsonb),"
                 + " granted_at = CASE WHEN " + grants + " THEN clock_timestamp() END,"
                 + " granted_to = CASE WHEN " + grants + " THEN " + next + " || ' ' || ((" + entry + ") ->> 'l') END,"
                 + " woken = CASE WHEN " + grants + " THEN NULL ELSE " + next + " END,"
-                + " waiters = waiters[(" + liveWaiter("waiters") + ") + 1:],"
-                + " queued_grants = CASE WHEN queued_grants IS NOT NULL THEN nullif(queued_grants - waiters[1:"
-                + liveWaiter("waiters") + "], '{}'::jsonb) END"
-                + " WHERE name = ? AND lease_id = ? AND expires_at > clock_timestamp()"
-                + " RETURNING name, contended, woken, granted_to, lease_id, token, expires_at)"
+                + " waiters = l.waiters[p.k + 1:],"
+                + " queued_grants = nullif(l.queued_grants - l.waiters[1:p.k], '{}'::jsonb)"
+                + " FROM p WHERE l.name = p.name"
+                + " RETURNING l.name, l.contended, l.woken, l.granted_to, l.token, l.expires_at)"
                 + " SELECT true, CASE WHEN r.contended THEN pg_notify(?, r.name) END,"
                 + " CASE WHEN r.granted_to IS NOT NULL THEN pg_notify(?, r.name || ' ' || r.granted_to"
                 + " || ' ' || r.token || ' ' || (extract(epoch FROM r.expires_at) * 1000000)::bigint)"
