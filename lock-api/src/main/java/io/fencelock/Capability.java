@@ -62,7 +62,8 @@ public enum Capability {
      * metadata ({@code AcquireResult.queuedAs}); the release grants that lease a new token and its TTL from the
      * backend's now, and tells the client through its feed ({@code ReleaseFeed.Sink.granted}); a later attempt
      * of the client learns of it too ({@code AcquireResult.queuedGrant}). A client that stops waiting leaves
-     * the queue. The engine counts the grant's validity from the queuing attempt's send time (the grant came
+     * the queue: a {@code release} of the lease it is queued under, when that lease holds nothing, withdraws
+     * its place. The engine counts the grant's validity from the queuing attempt's send time (the grant came
      * after it), and a waiter that stops waiting releases its queued lease, so a grant nobody takes never
      * stands until it expires.
      */

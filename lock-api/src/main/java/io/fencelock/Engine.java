@@ -278,13 +278,13 @@ final class Engine implements AutoCloseable {
     private Optional<Lease> waitAtHead(AcquireSpec spec, long deadline, WaitLines.Waiter waiter)
             throws InterruptedException {
         WaitLines.Waiter queuing = grantsOnRelease && spec.shared() == null ? waiter : null;
-        Optional<Lease> outcome = Optional.empty();
+        Optional<Lease> outcome = null;
         try {
             outcome = acquireAtHead(spec, deadline, waiter, queuing);
             return outcome;
         } finally {
             if (queuing != null) {
-                letQueuedLeaseGo(spec, waiter, outcome.map(Lease::leaseId).orElse(null));
+                letQueuedLeaseGo(spec, waiter, outcome == null ? null : outcome.map(Lease::leaseId), outcome != null);
             }
         }
     }
@@ -420,15 +420,31 @@ final class Engine implements AutoCloseable {
     }
 
     /**
-     * A head that stops waiting without holding its queued lease releases it (owner-checked, in the
-     * background): a release may have granted it, or still may before the backend hears that nobody here
-     * waits, and a grant nobody takes would keep the name until it expired.
+     * A head that stops waiting without holding its queued lease releases it (owner-checked): a release may
+     * have granted it, or still may until the backend hears that nobody here waits, and a grant nobody takes
+     * would keep the name until it expired. When the wait simply ran out, on the caller's thread (the release
+     * of a lease that holds nothing withdraws its queue place, so a release right after the call grants no
+     * one here); else, and when that fails, in the background.
      */
-    private void letQueuedLeaseGo(AcquireSpec spec, WaitLines.Waiter waiter, String holding) {
+    private void letQueuedLeaseGo(
+            AcquireSpec spec, WaitLines.Waiter waiter, Optional<String> outcome, boolean answered) {
+        String holding = outcome == null ? null : outcome.orElse(null);
         WaitLines.Sent queued = waiter.queued();
         WaitLines.Grant untaken = waiter.takeGrant();
         if (queued != null && holding == null) {
-            releaseInBackground(spec.name(), queued.leaseId(), spec.ttl(), false);
+            boolean released = false;
+            if (answered && !closed) {
+                try {
+                    withoutInterrupt(() -> releaseOnBackend(spec.name(), queued.leaseId()));
+                    released = true;
+                } catch (RuntimeException e) {
+                    LOG.debug(
+                            "fencelock: letting go of the queued lease of '{}' failed: {}", spec.name(), e.toString());
+                }
+            }
+            if (!released) {
+                releaseInBackground(spec.name(), queued.leaseId(), spec.ttl(), false);
+            }
         }
         if (untaken != null
                 && !untaken.leaseId().equals(holding)

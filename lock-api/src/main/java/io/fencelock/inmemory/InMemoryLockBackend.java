@@ -379,6 +379,9 @@ public final class InMemoryLockBackend implements LockBackend {
                 // a shared grant, or a withdrawn intent or queue place (false: nothing freed, but readers may enter)
                 freed = e.shared.remove(leaseId, now);
             } else if (e == null || !leaseId.equals(e.leaseId) || !Store.held(e, now)) {
+                if (e != null) {
+                    e.queue.removeIf(q -> leaseId.equals(q.leaseId)); // a queue place, withdrawn
+                }
                 return false;
             } else {
                 e.leaseId = null;

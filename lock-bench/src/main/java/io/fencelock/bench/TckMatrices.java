@@ -53,6 +53,9 @@ public final class TckMatrices {
                     "releaseWakesTheNextWaiterWhenOneLeft",
                     "a waiter that stopped waiting may keep a release's wake-up from the next client"),
             Map.entry(
+                    "aReleaseAfterAWaiterGaveUpLeavesTheNameFree",
+                    "a waiter that gave up may keep the name held past the next release"),
+            Map.entry(
                     "releaseGrantsTheQueuedWaiter",
                     "a release that grants the queued waiter may leave the name free for another, or the waiter unaware"),
             Map.entry("tryAcquireHonoursTimeout", "a waiting acquire may not return when its wait runs out"),

@@ -341,6 +341,14 @@ public final class PostgresLockBackend implements LockBackend {
                     }
                 }
             }
+            try (PreparedStatement ps = c.prepareStatement(sql.withdraw)) {
+                ps.setString(1, listener.waiterId());
+                ps.setString(2, name);
+                ps.setString(3, leaseId);
+                if (ps.executeUpdate() > 0) {
+                    return false; // a queue place, withdrawn: nothing was held
+                }
+            }
             try (PreparedStatement ps = c.prepareStatement(sql.releaseShared)) {
                 ps.setString(1, name);
                 ps.setString(2, leaseId);

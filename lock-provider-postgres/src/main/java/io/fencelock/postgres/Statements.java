@@ -35,6 +35,11 @@ final class Statements {
     final String release;
     /** waiter, name, the NOTIFY channel: a client's waiter leaves the name's queue, passing a wake-up on. */
     final String leave;
+    /**
+     * waiter, name, lease id: this client's place in the name's queue withdrawn when it is queued under that lease
+     * (a row when it was), run when {@link #release} freed no mutex grant.
+     */
+    final String withdraw;
     /** name, id, channel, name, id: freed, run when {@link #release} freed no mutex grant (a shared grant or waiter). */
     final String releaseShared;
     /**
@@ -277,6 +282,14 @@ final class Statements {
                 + " AND cardinality(l.waiters) > 0)"
                 + " RETURNING l.name, " + freeNow + " AS freed, l.woken)"
                 + " SELECT pg_notify(?, r.name || ' ' || r.woken) FROM r WHERE r.freed AND r.woken IS NOT NULL";
+        // The engine releases the lease a waiter of this client is queued under when the waiter stops waiting
+        // without holding: a release of it that frees nothing takes the client's place out of the queue (when it
+        // is still queued under that lease), before the acquire returns, so that no later release grants a client
+        // nobody waits in.
+        this.withdraw = "WITH c AS MATERIALIZED (SELECT ?::text AS waiter) UPDATE " + t + " AS l"
+                + " SET waiters = array_remove(l.waiters, c.waiter), queued_grants = "
+                + withoutEntry("l.queued_grants", "c.waiter")
+                + " FROM c WHERE l.name = ? AND l.queued_grants -> c.waiter ->> 'l' = ?";
         this.releaseShared = "SELECT " + shared.releaseFunction + "(?, ?, ?) WHERE EXISTS (SELECT 1 FROM "
                 + shared.qualifiedShared + " s WHERE s.name = ? AND s.id = ?)";
         // the columns of lock-jdbc's LockInfoRows, then the name's shared kind and limit and one live

@@ -727,6 +727,30 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
         assertThat(backend.release(name, holder)).isTrue();
     }
 
+    /** The release of the lease a client is queued under, holding nothing, withdraws the client's place. */
+    @Test
+    void aReleaseOfAQueuedLeaseWithdrawsItsPlace() throws Exception {
+        String name = name();
+        String holder = lease();
+        assertThat(backend.tryAcquire(name, holder, TTL).acquired()).isTrue();
+        try (PostgresLockBackend side = builder().build()) {
+            String queued = queue(side, name, new Semaphore(0));
+            assertThat(side.release(name, lease()))
+                    .as("another lease: nothing to withdraw")
+                    .isFalse();
+            assertThat(waiters(name)).hasSize(1);
+            assertThat(side.release(name, queued)).as("nothing was held").isFalse();
+            assertThat(waiters(name))
+                    .as("the queue once the place is withdrawn")
+                    .isEmpty();
+            assertThat(queuedGrants(name)).isNull();
+            assertThat(backend.release(name, holder)).isTrue();
+            assertThat(backend.inspect(name).map(LockInfo::held))
+                    .as("free after the release")
+                    .contains(false);
+        }
+    }
+
     /** The row's grant entries of queued waiters (null when none). */
     private static String queuedGrants(String name) throws SQLException {
         try (Connection c = server.connect(url);

@@ -808,6 +808,35 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         }
     }
 
+    /**
+     * A waiter that gave up leaves nothing behind that keeps the name: once its {@code acquire} has returned
+     * empty, the holder's release leaves the name free for the next caller at once, its own client or
+     * another (a backend that queues waiting clients, or grants the first of them in the release, must have
+     * taken the one that left out by then).
+     */
+    @Test
+    void aReleaseAfterAWaiterGaveUpLeavesTheNameFree() throws Exception {
+        String name = freshName();
+        Duration ttl = Duration.ofSeconds(45);
+        LockClient holderClient = client(options(ttl, true));
+        LockClient waiterClient = client(options(ttl, true));
+        LockClient other = client(options(ttl, true));
+        for (LockClient next : List.of(waiterClient, other)) {
+            Lease holder = holderClient.tryAcquire(name).orElseThrow();
+            assertThat(waiterClient.acquire(name, Duration.ofMillis(200)))
+                    .as("a wait for a held lock")
+                    .isEmpty();
+            assertThat(holder.release()).isTrue();
+            Optional<Lease> taken = next.tryAcquire(name);
+            assertThat(taken)
+                    .as(
+                            "a tryAcquire by the %s right after the release",
+                            next == other ? "another client" : "waiter's client")
+                    .isPresent();
+            assertThat(taken.get().release()).isTrue();
+        }
+    }
+
     @Test
     void tryAcquireHonoursTimeout() throws Exception {
         String name = freshName();

@@ -158,13 +158,25 @@ class BrokenBackendsAreCaughtTest {
     void aGrantByReleaseLeftStandingForAWaiterThatLeftIsCaught() {
         assertFails(QueuedGrantUnreleasable.class, "releaseWakesTheNextWaiterWhenOneLeft");
         // the same kept places, whose grants are released as any grant, are not flagged: the engine lets them go
-        for (String property : List.of("releaseWakesTheNextWaiterWhenOneLeft", "releaseGrantsTheQueuedWaiter")) {
+        for (String property : List.of(
+                "releaseWakesTheNextWaiterWhenOneLeft",
+                "releaseGrantsTheQueuedWaiter",
+                "aReleaseAfterAWaiterGaveUpLeavesTheNameFree")) {
             Events events = run(QueuedGrantKeepsPlaces.class, property);
             assertThat(events.failed().count())
                     .as(property + " failures: " + failures(events))
                     .isZero();
             assertThat(events.succeeded().count()).as(property).isEqualTo(1);
         }
+    }
+
+    @Test
+    void aQueuePlaceOutlivingItsWaiterIsCaught() {
+        Events events = run(QueuePlaceNotWithdrawn.class, "aReleaseAfterAWaiterGaveUpLeavesTheNameFree");
+        assertThat(events.failed().count())
+                .as("aReleaseAfterAWaiterGaveUpLeavesTheNameFree on QueuePlaceNotWithdrawn")
+                .isEqualTo(1);
+        assertThat(failure(events).getMessage()).contains("right after the release");
     }
 
     @Test
@@ -407,6 +419,13 @@ class BrokenBackendsAreCaughtTest {
         @Override
         protected BackendFixture fixture() {
             return queuedGrants(QueuedGrantBackend.Flaw.UNRELEASABLE_QUEUED_GRANT);
+        }
+    }
+
+    static class QueuePlaceNotWithdrawn extends LockBackendContract {
+        @Override
+        protected BackendFixture fixture() {
+            return queuedGrants(QueuedGrantBackend.Flaw.PLACE_NOT_WITHDRAWN);
         }
     }
 

@@ -16,19 +16,33 @@ import java.util.concurrent.ConcurrentHashMap;
  *   <li>{@link Flaw#SILENT_GRANT}: the release grants the queued client but tells nobody (no grant on the
  *       feed, a plain refusal to the client's later attempts), so the client waits for a lock it holds;</li>
  *   <li>{@link Flaw#UNRELEASABLE_QUEUED_GRANT}: a client keeps its queue place after its waiters stopped
- *       waiting (as a provider whose leave runs later does), and a grant a release made cannot be released
+ *       waiting (its leave and the release of its queued lease withdraw nothing), and a grant a release made
+ *       cannot be released
  *       (a provider that records it under something else than the lease id it told): a grant to a client
  *       that left stands until it expires;</li>
  *   <li>{@link Flaw#KEEPS_PLACES_OF_WAITERS_THAT_LEFT}: the sound variant of the last one: the place is kept,
- *       the grant to it is released as any grant, and the engine lets it go.</li>
+ *       the grant to it is released as any grant, and the engine lets it go;</li>
+ *   <li>{@link Flaw#PLACE_NOT_WITHDRAWN}: the place is kept, and the release of the lease a client is queued
+ *       under (holding nothing) does not withdraw it, so the next release grants a client nobody waits in;
+ *       its grants reach the client 50 ms after the release (as over a network), so the grant stands when the
+ *       next caller asks.</li>
  * </ul>
  */
 final class QueuedGrantBackend extends OnInMemoryStore {
     enum Flaw {
         SILENT_GRANT,
         UNRELEASABLE_QUEUED_GRANT,
-        KEEPS_PLACES_OF_WAITERS_THAT_LEFT
+        KEEPS_PLACES_OF_WAITERS_THAT_LEFT,
+        PLACE_NOT_WITHDRAWN
     }
+
+    /** Delivers PLACE_NOT_WITHDRAWN's grants late; one daemon thread for all such backends. */
+    private static final java.util.concurrent.ScheduledExecutorService LATE =
+            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "late-grants");
+                t.setDaemon(true);
+                return t;
+            });
 
     private final Flaw flaw;
     /** Lease ids a release granted to this client. */
@@ -52,6 +66,10 @@ final class QueuedGrantBackend extends OnInMemoryStore {
     public boolean release(String name, String leaseId) {
         if (flaw == Flaw.UNRELEASABLE_QUEUED_GRANT && grantedByRelease.contains(leaseId)) {
             return false;
+        }
+        if ((flaw == Flaw.PLACE_NOT_WITHDRAWN || flaw == Flaw.UNRELEASABLE_QUEUED_GRANT)
+                && !store.inspect(name).map(i -> leaseId.equals(i.leaseId())).orElse(false)) {
+            return false; // holds nothing: the queue place stays
         }
         return store.release(name, leaseId);
     }
@@ -85,7 +103,12 @@ final class QueuedGrantBackend extends OnInMemoryStore {
                 @Override
                 public void granted(String name, String leaseId, long token, Instant expiresAt) {
                     grantedByRelease.add(leaseId);
-                    if (flaw != Flaw.SILENT_GRANT) {
+                    if (flaw == Flaw.PLACE_NOT_WITHDRAWN) {
+                        LATE.schedule(
+                                () -> sink.granted(name, leaseId, token, expiresAt),
+                                50,
+                                java.util.concurrent.TimeUnit.MILLISECONDS);
+                    } else if (flaw != Flaw.SILENT_GRANT) {
                         sink.granted(name, leaseId, token, expiresAt);
                     }
                 }
