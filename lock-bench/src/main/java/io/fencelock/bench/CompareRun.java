@@ -58,7 +58,10 @@ public final class CompareRun {
             Map.entry(Capability.FAIR_ORDER, "no fair waiting: waiters are granted in no particular order"),
             Map.entry(
                     Capability.HAND_OVER,
-                    "a release to a waiter of the same client is a release and then that waiter's acquire (two round trips)"));
+                    "a release to a waiter of the same client is a release and then that waiter's acquire (two round trips)"),
+            Map.entry(
+                    Capability.GRANT_ON_RELEASE,
+                    "a release frees the name and a waiting client then asks for it: a hand-off across clients costs a round trip more, and a waiter may lose the name to a caller that asks first"));
 
     private final BenchSettings settings;
     private final Progress progress;
