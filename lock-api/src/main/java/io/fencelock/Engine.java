@@ -351,7 +351,7 @@ final class Engine implements AutoCloseable {
                 Attempt attempt;
                 long sent = clock.getAsLong();
                 try {
-                    attempt = attempt(spec, queuing);
+                    attempt = attemptAsHead(spec, queuing);
                     answered = true;
                 } catch (LockBackendException e) {
                     if (Thread.interrupted()) {
@@ -431,7 +431,8 @@ final class Engine implements AutoCloseable {
         String holding = outcome == null ? null : outcome.orElse(null);
         WaitLines.Sent queued = waiter.queued();
         WaitLines.Grant untaken = waiter.takeGrant();
-        if (queued != null && holding == null) {
+        boolean letQueuedGo = queued != null && holding == null;
+        if (letQueuedGo) {
             boolean released = false;
             if (answered && !closed) {
                 try {
@@ -446,9 +447,10 @@ final class Engine implements AutoCloseable {
                 releaseInBackground(spec.name(), queued.leaseId(), spec.ttl(), false);
             }
         }
+        // a grant that came too late for the waiter, unless it is the queued lease let go just above
         if (untaken != null
                 && !untaken.leaseId().equals(holding)
-                && (queued == null || holding != null || !untaken.leaseId().equals(queued.leaseId()))) {
+                && !(letQueuedGo && untaken.leaseId().equals(queued.leaseId()))) {
             releaseInBackground(spec.name(), untaken.leaseId(), spec.ttl(), false);
         }
     }
@@ -531,11 +533,11 @@ final class Engine implements AutoCloseable {
     }
 
     private Attempt attempt(AcquireSpec spec) {
-        return attempt(spec, (WaitLines.Waiter) null);
+        return attemptAsHead(spec, null);
     }
 
     /** One attempt; {@code queuing} is the head of the name's line where a refusal queues it for a grant by a release. */
-    private Attempt attempt(AcquireSpec spec, WaitLines.Waiter queuing) {
+    private Attempt attemptAsHead(AcquireSpec spec, WaitLines.Waiter queuing) {
         requireOpen();
         SharedRequest shared = spec.shared();
         return attempt(
