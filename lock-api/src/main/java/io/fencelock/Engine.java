@@ -455,9 +455,15 @@ final class Engine implements AutoCloseable {
         }
     }
 
-    /** A release granted a lease of this client's queue: its waiter takes it, or, when none does, it is let go. */
+    /**
+     * A release granted a lease of this client's queue: its waiter takes it, or, when none does, it is let go,
+     * unless this client holds it already (its waiter learned of the grant from an attempt before the feed
+     * told it: the lease enters {@link #held} before its waiter leaves the line, so one of the two sees it).
+     */
     private void grantedByRelease(String name, String leaseId, long token, java.time.Instant expiresAt) {
-        if (!waitLines.offerGrant(name, new WaitLines.Grant(leaseId, token, expiresAt)) && !closed) {
+        if (!waitLines.offerGrant(name, new WaitLines.Grant(leaseId, token, expiresAt))
+                && !closed
+                && !held.containsKey(leaseId)) {
             // nobody here waits under that lease any more: its release grants the backend's next waiter
             releaseInBackground(name, leaseId, options.ttl(), false);
         }

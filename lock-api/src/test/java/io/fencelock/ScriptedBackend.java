@@ -43,6 +43,10 @@ final class ScriptedBackend implements LockBackend {
     /** Runs inside a renewal after the backend applied it: the answer is slow. */
     volatile Runnable beforeRenewAnswer = () -> {};
 
+    /** The feed's grants are kept back until {@link #tellLateGrants()}: a grant heard late. */
+    volatile boolean grantsLate;
+
+    private final List<Runnable> lateGrants = new CopyOnWriteArrayList<>();
     private final boolean signals;
 
     ScriptedBackend(InMemoryLockBackend delegate, boolean signals) {
@@ -153,7 +157,76 @@ final class ScriptedBackend implements LockBackend {
 
     @Override
     public Optional<ReleaseFeed> releaseFeed() {
-        return signals ? delegate.releaseFeed() : Optional.empty();
+        return signals ? delegate.releaseFeed().map(LateGrants::new) : Optional.empty();
+    }
+
+    /** Tells the grants kept back, on the caller's thread. */
+    void tellLateGrants() {
+        lateGrants.forEach(Runnable::run);
+        lateGrants.clear();
+    }
+
+    /** The in-memory feed, its grants kept back while {@link #grantsLate}. */
+    private final class LateGrants implements ReleaseFeed {
+        private final ReleaseFeed feed;
+
+        LateGrants(ReleaseFeed feed) {
+            this.feed = feed;
+        }
+
+        @Override
+        public void open(Sink engine) {
+            feed.open(new Sink() {
+                @Override
+                public void released(String name) {
+                    engine.released(name);
+                }
+
+                @Override
+                public void granted(String name, String leaseId, long token, java.time.Instant expiresAt) {
+                    if (grantsLate) {
+                        lateGrants.add(() -> engine.granted(name, leaseId, token, expiresAt));
+                    } else {
+                        engine.granted(name, leaseId, token, expiresAt);
+                    }
+                }
+
+                @Override
+                public void broken(Throwable cause) {
+                    engine.broken(cause);
+                }
+
+                @Override
+                public void resumed() {
+                    engine.resumed();
+                }
+            });
+        }
+
+        @Override
+        public boolean needsReading() {
+            return feed.needsReading();
+        }
+
+        @Override
+        public void read(Duration max) {
+            feed.read(max);
+        }
+
+        @Override
+        public void watch(String name) {
+            feed.watch(name);
+        }
+
+        @Override
+        public void unwatch(String name) {
+            feed.unwatch(name);
+        }
+
+        @Override
+        public void close() {
+            feed.close();
+        }
     }
 
     @Override
