@@ -19,6 +19,7 @@ import io.fencelock.tck.CredentialChecks;
 import io.fencelock.tck.SpiChecks;
 import io.fencelock.tck.fixture.ServerControl;
 import io.fencelock.tck.spi.LockBackendSpiTemplate;
+import io.fencelock.tck.spi.QueuedGrantProviderChecks;
 import io.fencelock.tck.spi.SpiHarness;
 import io.fencelock.testservers.postgres.PostgresServer;
 import java.sql.Connection;
@@ -417,78 +418,30 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
 
     /**
      * Waiting clients queue on the row in the order of their first refusal, each under the lease of that
-     * refusal, and a release grants the first alone in the same update (a new token, its lease, its TTL) and
-     * tells its client; the name is never free in between, and the client's later attempts learn of the grant
-     * too. Releasing that grant grants the next. Notifications reach every listener in commit order, so once
-     * the second client hears the grant meant for it, it has also seen (and ignored) the one before.
+     * refusal, and a release grants the first alone in the same update and tells its client
+     * ({@link QueuedGrantProviderChecks#assertAReleaseGrantsTheFirstQueuedWaiterAlone}); notifications reach
+     * every listener in commit order.
      */
     @Test
     void aReleaseGrantsTheFirstQueuedWaiterAlone() throws Exception {
-        String name = name();
-        String holder = lease();
-        AcquireResult held = backend.tryAcquire(name, holder, TTL);
-        assertThat(held.acquired()).isTrue();
-        Semaphore first = new Semaphore(0);
-        Semaphore second = new Semaphore(0);
         try (PostgresLockBackend firstSide = builder().build();
                 PostgresLockBackend secondSide = builder().build()) {
-            String firstQueued = queue(firstSide, name, first);
-            String secondQueued = queue(secondSide, name, second);
-            AcquireResult again = firstSide.tryAcquire(name, lease(), TTL);
-            assertThat(again.acquired()).as("refused again").isFalse();
-            assertThat(again.queuedAs())
-                    .as("still queued under its first refused lease")
-                    .isEqualTo(firstQueued);
-
-            assertThat(backend.release(name, holder)).isTrue();
-            assertThat(first.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
-                    .as("the first waiter's client is told")
-                    .isTrue();
-            AcquireResult right = secondSide.tryAcquire(name, lease(), TTL);
-            assertThat(right.acquired())
-                    .as("a caller right after the release: the name went to the queue")
-                    .isFalse();
-            assertThat(right.queuedAs()).as("the second, still queued").isEqualTo(secondQueued);
-            AcquireResult told = firstSide.tryAcquire(name, lease(), TTL);
-            assertThat(told.queuedGrant())
-                    .as("the first client's next attempt learns of its grant")
-                    .isTrue();
-            assertThat(told.queuedAs()).isEqualTo(firstQueued);
-            assertThat(told.token()).as("a new token").isGreaterThan(held.token());
-            assertThat(backend.inspect(name).map(LockInfo::leaseId)).contains(firstQueued);
-            assertThat(waiters(name))
-                    .as("the queue after the grant: the second client")
-                    .hasSize(1);
-
-            assertThat(firstSide.release(name, firstQueued))
-                    .as("the grant, released as any grant")
-                    .isTrue();
-            assertThat(second.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
-                    .as("the second waiter's client, told of the grant that release made")
-                    .isTrue();
-            assertThat(backend.inspect(name).map(LockInfo::leaseId)).contains(secondQueued);
-            assertThat(second.availablePermits())
-                    .as("and by no release before it")
-                    .isZero();
-            assertThat(first.availablePermits())
-                    .as("nor the first, gone from the queue")
-                    .isZero();
-            assertThat(waiters(name)).isEmpty();
-            assertThat(secondSide.release(name, secondQueued)).isTrue();
+            QueuedGrantProviderChecks.assertAReleaseGrantsTheFirstQueuedWaiterAlone(
+                    backend, firstSide, secondSide, name(), PostgresLockBackendTest::queueLength);
         }
     }
 
-    /**
-     * A waiter of {@code side}'s client, refused on a held name: queued, its wake-ups (and grants) counted by
-     * {@code wakeUps}. Returns the lease it is queued under.
-     */
+    /** How many clients {@code name}'s row queues. */
+    private static int queueLength(String name) {
+        try {
+            return waiters(name).size();
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     private static String queue(PostgresLockBackend side, String name, Semaphore wakeUps) {
-        SpiChecks.subscribe(side, name, wakeUps::release);
-        String lease = lease();
-        AcquireResult refused = side.tryAcquire(name, lease, TTL);
-        assertThat(refused.acquired()).as("refused while held").isFalse();
-        assertThat(refused.queuedAs()).as("queued under the refused lease").isEqualTo(lease);
-        return lease;
+        return QueuedGrantProviderChecks.queue(side, name, wakeUps);
     }
 
     /**
@@ -689,66 +642,24 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
         }
     }
 
-    /**
-     * A queue entry is written once and rewritten only when a quarter of its TTL old: a client counts its
-     * grant's validity from the attempt that wrote the entry, so a long wait must not leave that attempt far
-     * behind; refusals in between are plain reads.
-     */
+    /** A queue entry is rewritten only when a quarter of its TTL old: {@link QueuedGrantProviderChecks}. */
     @Test
     void aQueuedGrantGrownOldTakesTheLatestRefusedLease() throws Exception {
-        String name = name();
-        String holder = lease();
-        assertThat(backend.tryAcquire(name, holder, TTL).acquired()).isTrue();
-        Duration shortTtl = Duration.ofMillis(400);
         try (PostgresLockBackend side = builder().build()) {
-            SpiChecks.subscribe(side, name, () -> {});
-            String firstLease = lease();
-            assertThat(side.tryAcquire(name, firstLease, shortTtl).queuedAs()).isEqualTo(firstLease);
-            assertThat(side.tryAcquire(name, lease(), shortTtl).queuedAs())
-                    .as("young: the entry stands")
-                    .isEqualTo(firstLease);
-            long writtenAt = System.nanoTime();
-            String later = lease();
-            String queuedAs = side.tryAcquire(name, later, shortTtl).queuedAs();
-            while (queuedAs.equals(firstLease)) {
-                assertThat(Duration.ofNanos(System.nanoTime() - writtenAt))
-                        .isLessThan(Duration.ofSeconds(HANG_GUARD_SECONDS));
-                later = lease();
-                queuedAs = side.tryAcquire(name, later, shortTtl).queuedAs();
-            }
-            assertThat(queuedAs)
-                    .as("grown old: the entry takes the refused lease")
-                    .isEqualTo(later);
-            assertThat(Duration.ofNanos(System.nanoTime() - writtenAt))
-                    .as("rewritten once a quarter of its TTL old")
-                    .isGreaterThanOrEqualTo(shortTtl.dividedBy(4).minusMillis(50));
-            assertThat(waiters(name)).as("one place in the queue").hasSize(1);
+            QueuedGrantProviderChecks.assertAPlaceGrownOldTakesTheLatestRefusedLease(
+                    backend, side, name(), PostgresLockBackendTest::queueLength);
         }
-        assertThat(backend.release(name, holder)).isTrue();
     }
 
     /** The release of the lease a client is queued under, holding nothing, withdraws the client's place. */
     @Test
     void aReleaseOfAQueuedLeaseWithdrawsItsPlace() throws Exception {
         String name = name();
-        String holder = lease();
-        assertThat(backend.tryAcquire(name, holder, TTL).acquired()).isTrue();
         try (PostgresLockBackend side = builder().build()) {
-            String queued = queue(side, name, new Semaphore(0));
-            assertThat(side.release(name, lease()))
-                    .as("another lease: nothing to withdraw")
-                    .isFalse();
-            assertThat(waiters(name)).hasSize(1);
-            assertThat(side.release(name, queued)).as("nothing was held").isFalse();
-            assertThat(waiters(name))
-                    .as("the queue once the place is withdrawn")
-                    .isEmpty();
-            assertThat(queuedGrants(name)).isNull();
-            assertThat(backend.release(name, holder)).isTrue();
-            assertThat(backend.inspect(name).map(LockInfo::held))
-                    .as("free after the release")
-                    .contains(false);
+            QueuedGrantProviderChecks.assertAReleaseOfAQueuedLeaseWithdrawsItsPlace(
+                    backend, side, name, PostgresLockBackendTest::queueLength);
         }
+        assertThat(queuedGrants(name)).as("no grant entry left").isNull();
     }
 
     /** The row's grant entries of queued waiters (null when none). */
