@@ -59,8 +59,8 @@ public enum Capability {
      * A release grants the mutex to the first queued waiting client in the same atomic step, so a hand-off
      * across clients costs the release alone (with {@link #WAKE_ON_RELEASE}). A refused attempt of a client
      * that waits for the name (its feed watches it) queues the client under that attempt's lease id, TTL and
-     * metadata ({@code AcquireResult.queuedAs}); the release grants that lease a new token and its TTL from the
-     * backend's now, and tells the client through its feed ({@code ReleaseFeed.Sink.granted}); a later attempt
+     * metadata ({@code AcquireResult.queuedAs}); the release grants that lease a new token and an expiry at
+     * least its TTL after that attempt (PostgreSQL: the TTL from the backend's now), and tells the client through its feed ({@code ReleaseFeed.Sink.granted}); a later attempt
      * of the client learns of it too ({@code AcquireResult.queuedGrant}). A client that stops waiting leaves
      * the queue: a {@code release} of the lease it is queued under, when that lease holds nothing, withdraws
      * its place. The engine counts the grant's validity from the queuing attempt's send time (the grant came
