@@ -41,6 +41,7 @@ final class KeyLayout {
     private static final String TOKEN_SUFFIX = ":token";
     private static final String SHARED_SUFFIX = ":shared";
     private static final String QUEUE_SUFFIX = ":queue";
+    private static final String GRANTS_SUFFIX = ":grants";
 
     final String prefix;
     final String channel;
@@ -81,9 +82,20 @@ final class KeyLayout {
         return prefix + "{" + name + "}" + QUEUE_SUFFIX;
     }
 
-    /** The lock, token record, shared record and wake-up queue of {@code name}, the KEYS of the mutex's acquire and release. */
+    /**
+     * The grants the name's queued waiters ask for (waiter id → lease id, TTL ms, metadata), which a
+     * release makes ({@code GRANT_ON_RELEASE}, Scripts).
+     */
+    String grantsKey(String name) {
+        return prefix + "{" + name + "}" + GRANTS_SUFFIX;
+    }
+
+    /**
+     * The lock, token record, shared record, wake-up queue and queued grants of {@code name}, the KEYS of the
+     * mutex's acquire, hand-over and release.
+     */
     String[] mutexKeysOf(String name) {
-        return new String[] {lockKey(name), tokenKey(name), sharedKey(name), queueKey(name)};
+        return new String[] {lockKey(name), tokenKey(name), sharedKey(name), queueKey(name), grantsKey(name)};
     }
 
     /** The channel on which a release wakes the waiter {@code waiterId}: one per backend instance. */

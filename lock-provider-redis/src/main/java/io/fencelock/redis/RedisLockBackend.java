@@ -119,14 +119,40 @@ public final class RedisLockBackend implements LockBackend {
     @Override
     public AcquireResult tryAcquire(String name, String leaseId, Duration ttl, LockMetadata metadata) {
         RedisSharedLocks.requireId(leaseId);
-        List<Object> r = mutexGrant("tryAcquire of '", Scripts.ACQUIRE, name, leaseId, ttl, metadata, QUEUE_SLACK);
+        // a waiter's refusal (re)writes its grant request when it has none, or one a quarter of its TTL old
+        long t0 = System.nanoTime();
+        ReleaseSubscriber.Request standing = subscriber.request(name);
+        boolean write = (standing == null || standing.stale(ttl, t0))
+                && facts.capabilities().contains(Capability.GRANT_ON_RELEASE);
+        List<Object> r = mutexGrant(
+                "tryAcquire of '",
+                Scripts.ACQUIRE,
+                name,
+                leaseId,
+                ttl,
+                metadata,
+                QUEUE_SLACK,
+                write ? "1" : "",
+                standing == null ? "" : standing.leaseId());
+        if (number(r, 0) == 3) {
+            // a release granted the lease of this client's request; its feed may not have told it yet
+            subscriber.granted(name);
+            return AcquireResult.queuedGrant(standing.leaseId(), number(r, 1), Instant.ofEpochMilli(number(r, 2)));
+        }
         AcquireResult result = RedisSharedLocks.acquired(name, r, LockMode.EXCLUSIVE, 0);
         if (result.acquired()) {
             subscriber.granted(name);
-        } else {
-            subscriber.refused(name, number(r, 2));
+            return result;
         }
-        return result;
+        subscriber.refused(name, number(r, 2));
+        long queued = r.size() > 3 ? number(r, 3) : 0;
+        if (queued == 1) {
+            subscriber.requested(name, leaseId, t0, ttl);
+            return AcquireResult.queued(result.holderRemaining(), leaseId);
+        }
+        return queued == 2 && standing != null
+                ? AcquireResult.queued(result.holderRemaining(), standing.leaseId())
+                : result;
     }
 
     /**
@@ -147,7 +173,7 @@ public final class RedisLockBackend implements LockBackend {
         return result;
     }
 
-    /** A mutex grant's script call: ARGV lease id, ttl, metadata, this client's waiter id and place, then {@code last}. */
+    /** A mutex grant's script call: ARGV lease id, ttl, metadata, this client's waiter id and place, then {@code more}. */
     private List<Object> mutexGrant(
             String operation,
             Scripts.Script script,
@@ -155,21 +181,18 @@ public final class RedisLockBackend implements LockBackend {
             String leaseId,
             Duration ttl,
             LockMetadata metadata,
-            String last) {
+            String... more) {
+        String[] args = new String[5 + more.length];
+        args[0] = leaseId;
+        args[1] = Long.toString(millis(ttl));
+        args[2] = HeldValue.json(metadata);
+        args[3] = subscriber.waiterFor(name);
+        args[4] = subscriber.placeIn(name);
+        System.arraycopy(more, 0, args, 5, more.length);
         return await(
                 operation,
                 name,
-                eval(
-                        connection.current(),
-                        script,
-                        ScriptOutputType.MULTI,
-                        keys.mutexKeysOf(name),
-                        leaseId,
-                        Long.toString(millis(ttl)),
-                        HeldValue.json(metadata),
-                        subscriber.waiterFor(name),
-                        subscriber.placeIn(name),
-                        last));
+                eval(connection.current(), script, ScriptOutputType.MULTI, keys.mutexKeysOf(name), args));
     }
 
     /**
@@ -187,7 +210,7 @@ public final class RedisLockBackend implements LockBackend {
                             connection.current(),
                             Scripts.LEAVE,
                             ScriptOutputType.INTEGER,
-                            new String[] {keys.lockKey(name), keys.queueKey(name)},
+                            new String[] {keys.lockKey(name), keys.queueKey(name), keys.grantsKey(name)},
                             subscriber.waiterId(),
                             keys.wakePrefix,
                             name)
@@ -262,19 +285,23 @@ public final class RedisLockBackend implements LockBackend {
     @Override
     public boolean release(String name, String leaseId) {
         RedisSharedLocks.requireId(leaseId);
-        Long freed = await(
-                "release of '",
-                name,
-                eval(
-                        connection.current(),
-                        Scripts.RELEASE,
-                        ScriptOutputType.INTEGER,
-                        keys.mutexKeysOf(name),
-                        leaseId,
-                        keys.channel,
-                        name,
-                        keys.wakePrefix));
+        Long freed = await("release of '", name, releaseCall(name, leaseId));
+        subscriber.withdrawn(name, leaseId);
         return freed != null && freed == 1;
+    }
+
+    /** The release script's call ({@link Scripts#RELEASE}). */
+    private Call<Long> releaseCall(String name, String leaseId) {
+        return eval(
+                connection.current(),
+                Scripts.RELEASE,
+                ScriptOutputType.INTEGER,
+                keys.mutexKeysOf(name),
+                leaseId,
+                keys.channel,
+                name,
+                keys.wakePrefix,
+                subscriber.waiterId());
     }
 
     @Override

@@ -57,6 +57,9 @@ record RedisServerFacts(Set<Capability> capabilities, String persistence) {
         String persistence;
         if (deployment == Deployment.STANDALONE) {
             declared.add(Capability.LINEARIZABLE); // one server executes one script at a time
+            // the release script grants the first queued waiter that hears it: only one server's PUBLISH counts
+            // every subscriber (a Cluster node counts its own, and delivers to the others' too)
+            declared.add(Capability.GRANT_ON_RELEASE);
             if (aof == null) {
                 persistence = "persistence unknown (CONFIG GET refused), so tokens are not durable";
             } else {

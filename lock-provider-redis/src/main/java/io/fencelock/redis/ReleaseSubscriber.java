@@ -5,6 +5,7 @@ import io.fencelock.spi.ReleaseFeed;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -41,6 +42,19 @@ final class ReleaseSubscriber implements ReleaseFeed {
     private final Set<String> watched = ConcurrentHashMap.newKeySet();
     /** Names whose queue holds this backend, with its place (server ms of its first refusal). */
     private final ConcurrentHashMap<String, String> places = new ConcurrentHashMap<>();
+    /** Names for which this backend's grant request stands: the lease it was written with, when, for which TTL. */
+    private final ConcurrentHashMap<String, Request> requests = new ConcurrentHashMap<>();
+
+    /**
+     * A grant request as written: a release grants {@code leaseId} ({@code GRANT_ON_RELEASE}); {@code granted}
+     * once a release did (the request is gone, but an attempt still learns of the grant by its lease).
+     */
+    record Request(String leaseId, long writtenAt, Duration ttl, boolean granted) {
+        /** Whether a refusal at {@code now} (nanoTime) rewrites it: granted, another TTL, or a quarter of its TTL old. */
+        boolean stale(Duration asked, long now) {
+            return granted || !ttl.equals(asked) || now - writtenAt >= ttl.toNanos() / 4;
+        }
+    }
 
     private volatile StatefulRedisPubSubConnection<String, String> connection;
     private volatile boolean closed;
@@ -86,9 +100,30 @@ final class ReleaseSubscriber implements ReleaseFeed {
         }
     }
 
-    /** An attempt was granted: the grant took this backend out of the queue. */
+    /** An attempt was granted: the grant took this backend out of the queue, with its grant request. */
     void granted(String name) {
         places.remove(name);
+        requests.remove(name);
+    }
+
+    /** This backend's standing grant request for {@code name}, or null. */
+    Request request(String name) {
+        return requests.get(name);
+    }
+
+    /** A waiter's refusal wrote this backend's grant request for {@code name} with {@code leaseId}. */
+    void requested(String name, String leaseId, long writtenAt, Duration ttl) {
+        if (watched.contains(name)) {
+            requests.put(name, new Request(leaseId, writtenAt, ttl, false));
+        }
+    }
+
+    /** The release of {@code leaseId} withdrew this backend's request for {@code name} if it was written with it. */
+    void withdrawn(String name, String leaseId) {
+        Request r = requests.get(name);
+        if (r != null && r.leaseId().equals(leaseId) && requests.remove(name, r)) {
+            places.remove(name);
+        }
     }
 
     @Override
@@ -99,6 +134,7 @@ final class ReleaseSubscriber implements ReleaseFeed {
     @Override
     public void unwatch(String name) {
         watched.remove(name);
+        requests.remove(name);
         if (places.remove(name) != null) {
             leave.accept(name);
         }
@@ -174,12 +210,41 @@ final class ReleaseSubscriber implements ReleaseFeed {
             if (channel.equals(from)) {
                 sink.released(name);
             } else if (wakeChannel.equals(from)) {
-                if (watched.contains(name)) {
+                int lf = name.indexOf('\n');
+                if (lf >= 0) {
+                    granted(name, lf);
+                } else if (watched.contains(name)) {
                     sink.released(name);
                 } else {
                     places.remove(name);
                     leave.accept(name); // woken after the wait ended: pass the wake-up on
                 }
+            }
+        }
+
+        /**
+         * A release granted this backend's request ({@code name LF lease LF token LF expiry ms}, GRANT_NEXT): it
+         * took the place and the request, and the engine takes the grant or, when nobody waits under that
+         * lease and this client does not hold it already (its waiter may have learned of it from an attempt),
+         * releases it, which grants the next.
+         */
+        private void granted(String message, int lf) {
+            String[] parts = message.split("\n", -1);
+            String name = message.substring(0, lf);
+            if (parts.length != 4) {
+                log.debug("fencelock: an unreadable grant message for '{}' on {}", name, where);
+                sink.released(name);
+                return;
+            }
+            places.remove(name);
+            Request r = requests.get(name);
+            if (r != null && r.leaseId().equals(parts[1])) {
+                requests.replace(name, r, new Request(r.leaseId(), r.writtenAt(), r.ttl(), true));
+            }
+            try {
+                sink.granted(name, parts[1], Long.parseLong(parts[2]), Instant.ofEpochMilli(Long.parseLong(parts[3])));
+            } catch (NumberFormatException unreadable) {
+                sink.released(name);
             }
         }
 

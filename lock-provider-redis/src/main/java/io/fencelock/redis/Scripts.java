@@ -71,15 +71,53 @@ final class Scripts {
             """.replace("WAKE_TRIES", Integer.toString(WAKE_TRIES));
 
     /**
-     * KEYS: lock, wake-up queue. ARGV: waiter id, wake channel prefix, name. A waiter stops waiting (or
-     * heard a wake-up it no longer wants): leaves the queue and, when the lock is free, wakes the next
-     * waiter in its place, so that a wake-up is never lost with a waiter that left.
+     * KEYS: lock, wake-up queue, queued grants. ARGV: waiter id, wake channel prefix, name. A waiter stops
+     * waiting (or heard a wake-up it no longer wants): leaves the queue (and its grant request) and, when the
+     * lock is free, wakes the next waiter in its place, so that a wake-up is never lost with a waiter that left.
      */
     static final Script LEAVE = new Script("leave", WAKE_NEXT + """
             redis.call('ZREM', KEYS[2], ARGV[1])
+            redis.call('HDEL', KEYS[3], ARGV[1])
             if redis.call('EXISTS', KEYS[1]) == 0 then wakeNext(KEYS[2], ARGV[2], ARGV[3]) end
             return 1
             """);
+
+    /**
+     * Grants the name to the first waiter of its queue that asked for a grant and still listens
+     * ({@code GRANT_ON_RELEASE}): takes it out of the queue and its request ({@code lease LF ttl ms LF
+     * metadata}, written by ACQUIRE) out of the grants, draws the next token and publishes {@code name LF
+     * lease LF token LF expiry ms} on the waiter's own channel; only if someone hears it is the lock set to
+     * that lease's grant (value and expiry as ACQUIRE writes them, from this TIME). A waiter that asked no
+     * grant (an older client) is woken as WAKE_NEXT wakes it, which ends the search. A waiter nobody hears
+     * (its client is gone) costs a token number and one of {@link #WAKE_TRIES} tries. Returns the lease
+     * granted, or nil.
+     */
+    private static final String GRANT_NEXT = """
+            local function grantNext(lock, record, queue, grants, prefix, name)
+              for _ = 1, WAKE_TRIES do
+                local head = redis.call('ZPOPMIN', queue)
+                if not head[1] then return nil end
+                local ask = redis.call('HGET', grants, head[1])
+                if ask then
+                  redis.call('HDEL', grants, head[1])
+                  local a = string.find(ask, '\\n', 1, true)
+                  local b = string.find(ask, '\\n', a + 1, true)
+                  local lease = string.sub(ask, 1, a - 1)
+                  local t = redis.call('TIME')
+                  local ms = t[1] .. string.sub('00000' .. t[2], -6, -4)
+                  local px = string.format('%.0f', tonumber(ms) + tonumber(string.sub(ask, a + 1, b - 1)))
+                  local token = redis.call('HINCRBY', record, 'n', 1)
+                  if redis.call('PUBLISH', prefix .. head[1], name .. '\\n' .. lease .. '\\n' .. token .. '\\n' .. px) > 0 then
+                    redis.call('SET', lock, lease .. '\\n' .. ms .. '\\n' .. string.sub(ask, b + 1), 'PXAT', px)
+                    return lease
+                  end
+                elseif redis.call('PUBLISH', prefix .. head[1], name) > 0 then
+                  return nil
+                end
+              end
+              return nil
+            end
+            """.replace("WAKE_TRIES", Integer.toString(WAKE_TRIES));
 
     /**
      * The value and expiry of a grant, as ACQUIRE and HAND_OVER write it (ARGV: lease id, ttl ms, metadata
@@ -96,11 +134,16 @@ final class Scripts {
             """;
 
     /**
-     * KEYS: lock, token record, shared record, wake-up queue. ARGV: lease id, ttl (ms), metadata JSON ('' for
-     * none), waiter id ('' when the client has no waiter for the name), the waiter's place in the queue
-     * ('' when it has none yet), queue slack (ms, {@link #QUEUE_SLACK_MS}).
-     * Returns {1, token, expiry ms} when granted, else {0, the holder's PTTL (ms, negative if unknown), now ms},
-     * or {2, kind, limit} when live shared grants or waiters make the name another kind of lock.
+     * KEYS: lock, token record, shared record, wake-up queue, queued grants. ARGV: lease id, ttl (ms), metadata
+     * JSON ('' for none), waiter id ('' when the client has no waiter for the name), the waiter's place in the
+     * queue ('' when it has none yet), queue slack (ms, {@link #QUEUE_SLACK_MS}), '1' when a waiter's refusal
+     * is to (re)write its grant request with this lease ('' otherwise), the lease the waiter's request was
+     * last written with ('' when none).
+     * Returns {1, token, expiry ms} when granted, else {0, the holder's PTTL (ms, negative if unknown), now ms}
+     * followed, for a waiter, by 1 when its grant request was written with this lease or 2 when the one
+     * written before stands; {3, token, expiry ms} when the lock is held by the lease of the waiter's request
+     * (a release granted it: GRANT_NEXT); or {2, kind, limit} when live shared grants or waiters make the
+     * name another kind of lock.
      * The lock's value is the lease id, the grant's time (now ms) and the metadata (HeldValue), so
      * metadata and grant time live and die with the grant and cost no command of their own; the grant's
      * time is also the token's issue time (RENEW). A grant is two commands, {@code SET NX} and, only if
@@ -118,9 +161,12 @@ final class Scripts {
      * 1, which shared releases look for), and where only fair mutex waiters live, the mutex takes the
      * name (it does not wait in their queue).
      */
-    static final Script ACQUIRE = new Script("acquire", GRANT_VALUE + """
+    static final Script ACQUIRE = new Script("acquire", HOLDS + GRANT_VALUE + """
             if redis.call('SET', KEYS[1], value, 'NX', 'PXAT', px) then
-              if ARGV[5] ~= '' then redis.call('ZREM', KEYS[4], ARGV[4]) end
+              if ARGV[5] ~= '' then
+                redis.call('ZREM', KEYS[4], ARGV[4])
+                redis.call('HDEL', KEYS[5], ARGV[4])
+              end
               return {1, redis.call('HINCRBY', KEYS[2], 'n', 1), expiry}
             end
             local left
@@ -135,14 +181,27 @@ final class Scripts {
               end
               if not left then
                 redis.call('SET', KEYS[1], value, 'PXAT', px)
-                if ARGV[5] ~= '' then redis.call('ZREM', KEYS[4], ARGV[4]) end
+                if ARGV[5] ~= '' then
+                  redis.call('ZREM', KEYS[4], ARGV[4])
+                  redis.call('HDEL', KEYS[5], ARGV[4])
+                end
                 return {1, redis.call('HINCRBY', KEYS[2], 'n', 1), expiry}
               end
             else
               left = redis.call('PTTL', KEYS[1])
               if ARGV[4] ~= '' then
+                if ARGV[8] ~= '' and holds(held, ARGV[8]) then
+                  return {3, tonumber(redis.call('HGET', KEYS[2], 'n')), nowMs + (left > 0 and left or 0)}
+                end
+                local keep = (left > 0 and left or 0) + tonumber(ARGV[6])
                 redis.call('ZADD', KEYS[4], 'NX', ARGV[5] ~= '' and ARGV[5] or ms, ARGV[4])
-                redis.call('PEXPIRE', KEYS[4], (left > 0 and left or 0) + tonumber(ARGV[6]))
+                redis.call('PEXPIRE', KEYS[4], keep)
+                if ARGV[7] ~= '' then
+                  redis.call('HSET', KEYS[5], ARGV[4], ARGV[1] .. '\\n' .. ARGV[2] .. '\\n' .. ARGV[3])
+                  redis.call('PEXPIRE', KEYS[5], keep)
+                  return {0, left, nowMs, 1}
+                end
+                if redis.call('PEXPIRE', KEYS[5], keep) == 1 then return {0, left, nowMs, 2} end
                 return {0, left, nowMs}
               end
               if held then mark = string.sub(held, 1, (string.find(held, '\\n', 1, true) or (#held + 1)) - 1) end
@@ -154,7 +213,7 @@ final class Scripts {
             """);
 
     /**
-     * KEYS: lock, token record, shared record (unused), wake-up queue. ARGV: the new lease id, ttl (ms),
+     * KEYS: lock, token record, shared record (unused), wake-up queue, queued grants. ARGV: the new lease id, ttl (ms),
      * metadata JSON, waiter id, the waiter's place ('' when none), as ACQUIRE's, then the lease id handing
      * over. Only when the lock's value is a grant of that lease (HOLDS: a key past its expiry reads as
      * absent, and the shared marker holds no lease) is it overwritten with the new lease's grant, as
@@ -172,7 +231,10 @@ final class Scripts {
             end
             """ + GRANT_VALUE + """
             redis.call('SET', KEYS[1], value, 'PXAT', px)
-            if ARGV[5] ~= '' then redis.call('ZREM', KEYS[4], ARGV[4]) end
+            if ARGV[5] ~= '' then
+              redis.call('ZREM', KEYS[4], ARGV[4])
+              redis.call('HDEL', KEYS[5], ARGV[4])
+            end
             if redis.call('HGET', KEYS[2], 'w') == ARGV[6] then redis.call('HSET', KEYS[2], 'w', ARGV[1]) end
             return {1, redis.call('HINCRBY', KEYS[2], 'n', 1), expiry}
             """);
@@ -236,27 +298,37 @@ final class Scripts {
             """);
 
     /**
-     * KEYS: lock, token record, shared record, wake-up queue. ARGV: lease id, channel, name, wake channel
-     * prefix. Deletes the lock only if the lease holds it, then wakes the first waiter of the queue
-     * still listening ({@code WAKE_NEXT}), and, when an attempt was refused during this grant (the record's mark is
-     * this lease id, or 1 from a shared refusal), publishes the name so that waiters wake: every
-     * client's subscription hears every message on the channel, so an uncontended release publishes
-     * nothing. Returns 1 when this call freed it. The record stays;
-     * the metadata goes with the lock's value. An id that does not hold the mutex may be a shared
-     * grant's or a waiter's (SharedScripts.RELEASE).
+     * KEYS: lock, token record, shared record, wake-up queue, queued grants. ARGV: lease id, channel, name,
+     * wake channel prefix, the releasing client's waiter id. Deletes the lock only if the lease holds it,
+     * then grants the name to the first queued waiter that asked for a grant and still listens
+     * ({@code GRANT_NEXT}: the name is held again before the script ends, so it is never free, and a mark
+     * naming this lease moves to the new holder's, whose release then publishes), or wakes the first
+     * waiter that asked none; and, when nothing was granted and an attempt was refused during this grant
+     * (the record's mark is this lease id, or 1 from a shared refusal), publishes the name so that waiters
+     * wake: every client's subscription hears every message on the channel, so an uncontended release
+     * publishes nothing. Returns 1 when this call freed it. The record stays; the metadata goes with the
+     * lock's value. A lease that holds nothing and is the one the releasing client's grant request was
+     * written with withdraws that request and the client's place (its waiter stopped waiting); an id that
+     * does not hold the mutex may also be a shared grant's or a waiter's (SharedScripts.RELEASE).
      */
-    static final Script RELEASE = new Script("release", WAKE_NEXT + """
+    static final Script RELEASE = new Script("release", HOLDS + GRANT_NEXT + """
             local v = redis.call('GET', KEYS[1])
-            if v and string.byte(v, #ARGV[1] + 1) == 10 and string.sub(v, 1, #ARGV[1]) == ARGV[1] then
+            if holds(v, ARGV[1]) then
               redis.call('DEL', KEYS[1])
-              wakeNext(KEYS[4], ARGV[4], ARGV[3])
+              local granted = grantNext(KEYS[1], KEYS[2], KEYS[4], KEYS[5], ARGV[4], ARGV[3])
               local w = redis.call('HGET', KEYS[2], 'w')
-              if w == ARGV[1] or w == '1' then
+              if granted then
+                if w == ARGV[1] then redis.call('HSET', KEYS[2], 'w', granted) end
+              elseif w == ARGV[1] or w == '1' then
                 redis.call('PUBLISH', ARGV[2], ARGV[3])
                 -- a shared refusal's mark outlives mutex grants: drop it once no shared entry lives
                 if w == '1' and redis.call('EXISTS', KEYS[3]) == 0 then redis.call('HSET', KEYS[2], 'w', '0') end
               end
               return 1
+            end
+            if ARGV[5] ~= '' and holds(redis.call('HGET', KEYS[5], ARGV[5]), ARGV[1]) then
+              redis.call('HDEL', KEYS[5], ARGV[5])
+              redis.call('ZREM', KEYS[4], ARGV[5])
             end
             """ + SharedScripts.RELEASE);
 

@@ -299,6 +299,7 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
                 Capability.SHARED_LOCKS,
                 Capability.FAIR_ORDER,
                 Capability.HAND_OVER,
+                Capability.GRANT_ON_RELEASE,
                 Capability.LINEARIZABLE);
         if (server.source() != Source.ENV) {
             assertThat(backend.capabilities())

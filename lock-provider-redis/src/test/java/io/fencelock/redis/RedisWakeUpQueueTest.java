@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.fencelock.LockInfo;
 import io.fencelock.spi.WakeUpSubscription;
 import io.fencelock.tck.SpiChecks;
+import io.fencelock.tck.spi.QueuedGrantProviderChecks;
 import io.fencelock.testservers.redis.LettuceClients;
 import io.fencelock.testservers.redis.RedisServer;
 import io.lettuce.core.RedisClient;
@@ -20,8 +21,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The wake-up queue across clients: a release wakes the first waiting client only, a crashed or
- * departed waiter does not hold the others back, and the queue decides whom to wake, never who holds.
+ * The queue across clients: a release grants the first waiting client only (GRANT_ON_RELEASE), and a
+ * crashed or departed waiter does not hold the others back.
  * Each waiter is its own backend (its own connections), subscribed as the engine subscribes.
  */
 class RedisWakeUpQueueTest {
@@ -50,43 +51,44 @@ class RedisWakeUpQueueTest {
         LettuceClients.shutDown(raw);
     }
 
+    /**
+     * A release grants the first queued client alone, in the release's script (GRANT_NEXT), and tells it on
+     * its own channel: {@link QueuedGrantProviderChecks#assertAReleaseGrantsTheFirstQueuedWaiterAlone}.
+     */
     @Test
-    void aReleaseWakesOnlyTheFirstWaitingClient() throws InterruptedException {
-        String name = name();
-        String holder = lease();
-        assertThat(holderSide.tryAcquire(name, holder, TTL).acquired()).isTrue();
+    void aReleaseGrantsTheFirstQueuedClientAlone() throws InterruptedException {
         try (RedisLockBackend first = backend();
                 RedisLockBackend second = backend()) {
-            Semaphore firstWoken = new Semaphore(0);
-            Semaphore secondWoken = new Semaphore(0);
-            SpiChecks.subscribe(first, name, firstWoken::release);
-            SpiChecks.subscribe(second, name, secondWoken::release);
-            assertThat(first.tryAcquire(name, lease(), TTL).acquired()).isFalse();
-            nextServerMillisecond(); // places are server milliseconds: the second waiter's is later
-            assertThat(second.tryAcquire(name, lease(), TTL).acquired()).isFalse();
-            assertThat(redis.zcard(queue(name))).isEqualTo(2);
-
-            assertThat(holderSide.release(name, holder)).isTrue();
-            assertThat(firstWoken.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
-                    .as("the first waiter is woken")
-                    .isTrue();
-            String next = lease();
-            assertThat(first.tryAcquire(name, next, TTL).acquired()).isTrue();
-            assertThat(first.release(name, next)).isTrue();
-
-            assertThat(secondWoken.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
-                    .as("the second waiter is woken by the next release")
-                    .isTrue();
-            // its wake-ups arrive in order on its own connection: had the first release woken it too,
-            // that wake-up would be here already
-            assertThat(secondWoken.availablePermits())
-                    .as("wake-ups of the second waiter beyond the second release's")
-                    .isZero();
-            assertThat(firstWoken.availablePermits())
-                    .as("the first waiter, granted, is out of the queue")
-                    .isZero();
-            assertThat(redis.exists(queue(name))).as("nobody queues any more").isZero();
+            QueuedGrantProviderChecks.assertAReleaseGrantsTheFirstQueuedWaiterAlone(
+                    holderSide,
+                    first,
+                    second,
+                    name(),
+                    RedisWakeUpQueueTest::queueLength,
+                    RedisWakeUpQueueTest::nextServerMillisecond); // places are server milliseconds
         }
+    }
+
+    /** A release of a queued lease holding nothing withdraws the place: {@link QueuedGrantProviderChecks}. */
+    @Test
+    void aReleaseOfAQueuedLeaseWithdrawsItsPlace() {
+        try (RedisLockBackend side = backend()) {
+            QueuedGrantProviderChecks.assertAReleaseOfAQueuedLeaseWithdrawsItsPlace(
+                    holderSide, side, name(), RedisWakeUpQueueTest::queueLength);
+        }
+    }
+
+    /** A grant request is rewritten only when a quarter of its TTL old: {@link QueuedGrantProviderChecks}. */
+    @Test
+    void aRequestGrownOldTakesTheLatestRefusedLease() {
+        try (RedisLockBackend side = backend()) {
+            QueuedGrantProviderChecks.assertAPlaceGrownOldTakesTheLatestRefusedLease(
+                    holderSide, side, name(), RedisWakeUpQueueTest::queueLength);
+        }
+    }
+
+    private static int queueLength(String name) {
+        return redis.zcard(queue(name)).intValue();
     }
 
     @Test
@@ -95,13 +97,15 @@ class RedisWakeUpQueueTest {
         String holder = lease();
         assertThat(holderSide.tryAcquire(name, holder, TTL).acquired()).isTrue();
         Semaphore survivorWoken = new Semaphore(0);
+        String survivorLease = lease();
         try (RedisLockBackend survivor = backend()) {
             SpiChecks.subscribe(survivor, name, survivorWoken::release);
             try (RedisLockBackend crashing = backend()) {
                 SpiChecks.subscribe(crashing, name, () -> {});
                 assertThat(crashing.tryAcquire(name, lease(), TTL).acquired()).isFalse();
                 nextServerMillisecond();
-                assertThat(survivor.tryAcquire(name, lease(), TTL).acquired()).isFalse();
+                assertThat(survivor.tryAcquire(name, survivorLease, TTL).acquired())
+                        .isFalse();
                 assertThat(redis.zrange(queue(name), 0, 0))
                         .as("the crashing client is first")
                         .hasSize(1);
@@ -110,14 +114,16 @@ class RedisWakeUpQueueTest {
             assertThat(redis.zcard(queue(name))).isEqualTo(2);
             assertThat(holderSide.release(name, holder)).isTrue();
             assertThat(survivorWoken.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
-                    .as("the release skips the dead waiter and wakes the next")
+                    .as("the release skips the dead waiter and grants the next")
                     .isTrue();
             assertThat(redis.exists(queue(name))).isZero();
+            assertThat(holderSide.inspect(name).map(LockInfo::leaseId)).contains(survivorLease);
+            assertThat(survivor.release(name, survivorLease)).isTrue();
         }
     }
 
     @Test
-    void aWaiterThatStopsWaitingPassesItsWakeUpOn() throws InterruptedException {
+    void aWaiterThatStopsWaitingLeavesTheQueueToTheNext() throws InterruptedException {
         String name = name();
         String holder = lease();
         assertThat(holderSide.tryAcquire(name, holder, TTL).acquired()).isTrue();
@@ -126,58 +132,24 @@ class RedisWakeUpQueueTest {
             Semaphore stayingWoken = new Semaphore(0);
             WakeUpSubscription leavingWait = SpiChecks.subscribe(leaving, name, () -> {});
             SpiChecks.subscribe(staying, name, stayingWoken::release);
-            assertThat(leaving.tryAcquire(name, lease(), TTL).acquired()).isFalse();
+            String leavingLease = lease();
+            assertThat(leaving.tryAcquire(name, leavingLease, TTL).acquired()).isFalse();
             nextServerMillisecond();
-            assertThat(staying.tryAcquire(name, lease(), TTL).acquired()).isFalse();
+            String stayingLease = lease();
+            assertThat(staying.tryAcquire(name, stayingLease, TTL).acquired()).isFalse();
 
-            // the first waiter's wait ends: it leaves the queue, or, if the release comes first, hears
-            // a wake-up it no longer wants and passes it on; either way the next waiter is woken
+            // the first waiter's wait ends: as the engine does, it releases the lease it is queued under,
+            // which withdraws its request and place, and stops watching the name
+            assertThat(leaving.release(name, leavingLease))
+                    .as("nothing was held")
+                    .isFalse();
             leavingWait.close();
             assertThat(holderSide.release(name, holder)).isTrue();
             assertThat(stayingWoken.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
-                    .as("the waiter that stayed is woken")
+                    .as("the waiter that stayed is granted")
                     .isTrue();
-        }
-    }
-
-    @Test
-    void theQueueWakesButNeverGrants() throws InterruptedException {
-        String name = name();
-        String holder = lease();
-        assertThat(holderSide.tryAcquire(name, holder, TTL).acquired()).isTrue();
-        try (RedisLockBackend queued = backend();
-                RedisLockBackend newcomer = backend()) {
-            Semaphore queuedWoken = new Semaphore(0);
-            SpiChecks.subscribe(queued, name, queuedWoken::release);
-            assertThat(queued.tryAcquire(name, lease(), TTL).acquired()).isFalse();
-
-            assertThat(holderSide.release(name, holder)).isTrue();
-            assertThat(queuedWoken.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
-                    .isTrue();
-            assertThat(holderSide.inspect(name).map(LockInfo::held))
-                    .as("woken, the waiter holds nothing until its own grant")
-                    .contains(false);
-            String barging = lease();
-            assertThat(newcomer.tryAcquire(name, barging, TTL).acquired())
-                    .as("a client outside the queue may take a free lock")
-                    .isTrue();
-            assertThat(queued.tryAcquire(name, lease(), TTL).acquired())
-                    .as("the woken waiter lost the race: refused, queued again")
-                    .isFalse();
-            assertThat(redis.zcard(queue(name))).isEqualTo(1);
-
-            assertThat(newcomer.release(name, barging)).isTrue();
-            assertThat(queuedWoken.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
-                    .as("woken again by the next release")
-                    .isTrue();
-            String own = lease();
-            assertThat(queued.tryAcquire(name, own, TTL).token())
-                    .as("its own grant, with its own token")
-                    .isEqualTo(3);
-            assertThat(redis.exists(queue(name)))
-                    .as("the grant took it out of the queue")
-                    .isZero();
-            assertThat(queued.release(name, own)).isTrue();
+            assertThat(holderSide.inspect(name).map(LockInfo::leaseId)).contains(stayingLease);
+            assertThat(staying.release(name, stayingLease)).isTrue();
         }
     }
 

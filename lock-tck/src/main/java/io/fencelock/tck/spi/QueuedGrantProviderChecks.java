@@ -56,12 +56,28 @@ public final class QueuedGrantProviderChecks {
             String name,
             ToIntFunction<String> places)
             throws InterruptedException {
+        assertAReleaseGrantsTheFirstQueuedWaiterAlone(backend, firstSide, secondSide, name, places, () -> {});
+    }
+
+    /**
+     * The same, with {@code betweenRefusals} run between the two clients' first refusals (a backend whose
+     * queue places are server times of a coarse clock waits there for the next tick).
+     */
+    public static void assertAReleaseGrantsTheFirstQueuedWaiterAlone(
+            LockBackend backend,
+            LockBackend firstSide,
+            LockBackend secondSide,
+            String name,
+            ToIntFunction<String> places,
+            Runnable betweenRefusals)
+            throws InterruptedException {
         String holder = lease();
         AcquireResult held = backend.tryAcquire(name, holder, TTL);
         assertThat(held.acquired()).isTrue();
         Semaphore first = new Semaphore(0);
         Semaphore second = new Semaphore(0);
         String firstQueued = queue(firstSide, name, first);
+        betweenRefusals.run();
         String secondQueued = queue(secondSide, name, second);
         AcquireResult again = firstSide.tryAcquire(name, lease(), TTL);
         assertThat(again.acquired()).as("refused again").isFalse();
@@ -141,13 +157,17 @@ public final class QueuedGrantProviderChecks {
         String holder = lease();
         assertThat(backend.tryAcquire(name, holder, TTL).acquired()).isTrue();
         Duration shortTtl = Duration.ofMillis(400);
+        String warmUp = lease(); // a first request of a client may set up connections or scripts
+        assertThat(side.tryAcquire(name + "-warm-up", warmUp, shortTtl).acquired())
+                .isTrue();
+        assertThat(side.release(name + "-warm-up", warmUp)).isTrue();
         SpiChecks.subscribe(side, name, () -> {});
         String firstLease = lease();
+        long writtenAt = System.nanoTime(); // the place is written no earlier than this
         assertThat(side.tryAcquire(name, firstLease, shortTtl).queuedAs()).isEqualTo(firstLease);
         assertThat(side.tryAcquire(name, lease(), shortTtl).queuedAs())
                 .as("young: the place stands")
                 .isEqualTo(firstLease);
-        long writtenAt = System.nanoTime();
         String later = lease();
         String queuedAs = side.tryAcquire(name, later, shortTtl).queuedAs();
         while (queuedAs.equals(firstLease)) {
