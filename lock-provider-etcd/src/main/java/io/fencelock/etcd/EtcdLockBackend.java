@@ -53,13 +53,10 @@ import org.slf4j.LoggerFactory;
  *       and shared holder) in 128-operation read-only transactions, all sent at once: one round trip
  *       for the whole batch. Holds of this backend that were due and not renewed are deleted whenever
  *       their shared lease is kept alive, so a lock nobody renews does not live on through its siblings.</li>
- *   <li><b>Release</b>: {@code if value(key) starts with leaseId LF and nobody is queued then
- *       delete(key) else delete the shared keys of that id}; with a queue, a second transaction grants
- *       the first queued client ({@link EtcdSharedGrants#release}).</li>
- *   <li><b>Wake-ups and grants</b>: a waiter watches the name's keys for deletes and downgrades (a fresh
- *       watch is synced, so etcd delivers the event at once); a refusal of a client that waits queues it
- *       ({@link Capability#GRANT_ON_RELEASE}), and the put of a release's grant to its place is passed on
- *       as that grant.</li>
+ *   <li><b>Release</b>: {@code if value(key) starts with leaseId LF then delete(key) else delete the
+ *       shared keys of that id} ({@link EtcdSharedGrants#release}).</li>
+ *   <li><b>Wake-ups</b>: a waiter watches the name's keys for deletes and downgrades (a fresh watch
+ *       is synced, so etcd delivers the event at once).</li>
  * </ul>
  * etcd has no clock API: {@code serverTime} in {@link LockInfo} is this client's clock when the answer
  * arrived, and expiries are the lease TTLs etcd reports (whole seconds) added to it.
@@ -84,8 +81,7 @@ public final class EtcdLockBackend implements LockBackend {
             Capability.METADATA,
             Capability.EXTENDABLE_TTL,
             Capability.SHARED_LOCKS,
-            Capability.FAIR_ORDER,
-            Capability.GRANT_ON_RELEASE));
+            Capability.FAIR_ORDER));
 
     private final Client client;
     private final KV kv;
@@ -141,7 +137,7 @@ public final class EtcdLockBackend implements LockBackend {
             // Recorded before the transaction goes out, so that a grant whose answer never comes is still
             // dropped (owner-checked) once due, instead of living on through the shared lease's keep-alives.
             leases.hold(name, leaseId, lease, t0 + ttl.toNanos());
-            return shared.mutex(name, leaseId, value, ttl, metadata, lease, t0);
+            return shared.mutex(name, value, lease);
         });
     }
 
@@ -209,10 +205,8 @@ public final class EtcdLockBackend implements LockBackend {
             throw e;
         }
         if (!r.acquired()) {
-            if (!leaseId.equals(r.queuedAs())) {
-                leases.drop(leaseId); // a lease its client is queued under keeps its hold: a release may grant it
-            }
-            return r.queuedGrant() ? AcquireResult.queuedGrant(r.queuedAs(), r.token(), EtcdLeases.expiry(lease)) : r;
+            leases.drop(leaseId);
+            return r;
         }
         if (keepAlive != null && !leases.kept(lease, keepAlive)) {
             // the key may outlive the lease's last keep-alive by less than the TTL asked: give it back

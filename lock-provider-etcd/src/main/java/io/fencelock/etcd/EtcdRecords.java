@@ -49,23 +49,12 @@ import java.util.stream.Stream;
  *   <li>{@code g}: the guard, without a lease, rewritten by every transaction that creates a holder or
  *       a waiter, so that a decision taken on a read of the name commits only if nothing was added
  *       since (etcd cannot count keys in a compare); deleted once nothing else of the name is left.</li>
- *   <li>{@code q<listenerId>}: a waiting client's place in the mutex's queue for a grant by a release,
- *       on that client's etcd lease for the TTL; value {@code leaseId LF 0 LF metadata}; its create revision
- *       is its place. {@code q} alone is the queue's marker, on the etcd lease of the client that queued
- *       last: a release finds the queue empty in its one transaction by comparing the marker's absence
- *       (jetcd has no range compare). The marker outliving the entries costs the next release one more
- *       transaction; the marker gone while an entry stays costs the entry its grant (the release deletes
- *       the key, and the watches wake the waiters as without a queue). Neither is a holder or a waiter
- *       of a shared lock ({@link #shared} reads them as nothing).</li>
  * </ul>
  * The kind of a shared name (and a semaphore's limit) is that of any of its holders and waiters.
  */
 final class EtcdRecords {
     /** Between a name and its shared keys. */
     static final char SHARED = ' ';
-
-    /** The role of a mutex's queue keys. */
-    static final char QUEUE = 'q';
 
     /**
      * Ends a mutex value's grant time when a hand-over wrote it: the token is the key's mod revision (the
@@ -126,58 +115,6 @@ final class EtcdRecords {
         return bytes(prefix + name + SHARED);
     }
 
-    /** The queue's marker of a mutex name. */
-    ByteSequence queueMarker(String name) {
-        return bytes(prefix + name + SHARED + QUEUE);
-    }
-
-    /** The place of the client listening as {@code listenerId} in the queue of a mutex name. */
-    ByteSequence queueEntry(String name, String listenerId) {
-        return bytes(prefix + name + SHARED + QUEUE + listenerId);
-    }
-
-    /** Reads the queue: the marker and the places, in order of arrival (create revision). */
-    Op queueRange(String name) {
-        return Op.get(
-                queueMarker(name),
-                GetOption.builder()
-                        .withRange(bytes(prefix + name + SHARED + (char) (QUEUE + 1)))
-                        .withSortField(GetOption.SortTarget.CREATE)
-                        .withSortOrder(GetOption.SortOrder.ASCEND)
-                        .build());
-    }
-
-    /** Whether {@code key} is a queue key (a place or the marker) of some name. */
-    boolean queueKey(ByteSequence key) {
-        String k = key.toString(StandardCharsets.UTF_8);
-        int at = k.indexOf(SHARED, prefix.length());
-        return at >= 0 && at + 1 < k.length() && k.charAt(at + 1) == QUEUE;
-    }
-
-    /**
-     * A place's value: the lease id a release grants and its metadata, as a {@link HeldValue} with grant
-     * time 0 (so that {@link #heldBy} tells a place of that lease, as it tells a grant).
-     */
-    static ByteSequence queueValue(String leaseId, LockMetadata metadata) {
-        return bytes(HeldValue.encode(leaseId, 0, metadata));
-    }
-
-    /**
-     * The mutex value a release puts for the place read as {@code place}: its lease id and metadata, the
-     * grant's time, and {@link #HANDED} (the key stays, so the token is that put's revision).
-     */
-    static ByteSequence grantedValue(ByteSequence place, long grantMillis) {
-        String v = place.toString(StandardCharsets.UTF_8);
-        int lease = v.indexOf(HeldValue.SEPARATOR);
-        int time = v.indexOf(HeldValue.SEPARATOR, lease + 1);
-        return bytes(v.substring(0, lease)
-                + HeldValue.SEPARATOR
-                + grantMillis
-                + HANDED
-                + HeldValue.SEPARATOR
-                + (time < 0 ? "" : v.substring(time + 1)));
-    }
-
     /** Reads the name's shared keys (with the guard). */
     Op sharedRange(String name) {
         return Op.get(
@@ -208,7 +145,7 @@ final class EtcdRecords {
     Shared shared(KeyValue kv) {
         String key = kv.getKey().toString(StandardCharsets.UTF_8);
         int at = key.indexOf(SHARED, prefix.length());
-        if (at < 0 || at + 2 > key.length() || key.charAt(at + 1) == 'g' || key.charAt(at + 1) == QUEUE) {
+        if (at < 0 || at + 2 > key.length() || key.charAt(at + 1) == 'g') {
             return null;
         }
         String v = kv.getValue().toString(StandardCharsets.UTF_8);

@@ -20,7 +20,6 @@ import io.fencelock.LockMode;
 import io.fencelock.etcd.EtcdLeases.SharedLease;
 import io.fencelock.etcd.EtcdRecords.Shared;
 import io.fencelock.spi.AcquireResult;
-import io.fencelock.spi.HeldValue;
 import io.fencelock.spi.RenewResult;
 import io.fencelock.spi.SharedRequest;
 import java.nio.charset.StandardCharsets;
@@ -48,7 +47,6 @@ final class EtcdSharedGrants {
     private static final Logger log = LoggerFactory.getLogger(EtcdSharedGrants.class);
     private static final int MAX_DECISIONS = 3;
     private static final ByteSequence GUARD = bytes("guard");
-    private static final ByteSequence QUEUED = bytes("queued");
 
     private final KV kv;
     private final EtcdCalls calls;
@@ -76,22 +74,11 @@ final class EtcdSharedGrants {
      * fair mutex waiters (an ordinary mutex does not queue) or nothing left the mutex is put if the
      * guard is unchanged, deleting a guard that guards nothing. Granted: the token, expiry unset.
      */
-    AcquireResult mutex(
-            String name,
-            String leaseId,
-            ByteSequence value,
-            Duration ttl,
-            LockMetadata metadata,
-            SharedLease lease,
-            long t0) {
+    AcquireResult mutex(String name, ByteSequence value, SharedLease lease) {
         ByteSequence key = records.mutexKey(name);
         ByteSequence guard = records.guard(name);
         Op put = Op.put(key, value, PutOption.builder().withLeaseId(lease.id).build());
-        // a grant takes this client's place out of the queue, if it has one
-        ReleaseWatcher.Place place = watcher.place(name);
-        Op leave =
-                place == null ? null : Op.delete(records.queueEntry(name, watcher.listenerId()), DeleteOption.DEFAULT);
-        TxnResponse r = txn(name, new Cmp[] {absent(key), absent(guard)}, ops(put, leave));
+        TxnResponse r = txn(name, new Cmp[] {absent(key), absent(guard)}, new Op[] {put});
         for (int round = 1; !r.isSucceeded(); round++) {
             NameSnapshot s = NameSnapshot.of(r, guard, records);
             if (s.mutex() != null) {
@@ -99,82 +86,19 @@ final class EtcdSharedGrants {
                     return AcquireResult.granted(
                             s.mutex().getCreateRevision(), null); // ours, from an attempt jetcd retried
                 }
-                String granted = watcher.queuedHolder(name, s.mutex());
-                if (granted != null) {
-                    // a release granted this client's place; its feed may not have told it yet
-                    return AcquireResult.queuedGrant(granted, EtcdRecords.mutexToken(s.mutex()), null);
-                }
-                // the holder's lease TTL would cost another round trip: the watch wakes us, or a release grants us
-                return queue(name, leaseId, ttl, metadata, lease, t0, s);
+                return refused(
+                        name, s, null); // the holder's lease TTL would cost another round trip: the watch wakes us
             }
             s.requireFairMutexOnly(name);
             if (!s.holders().isEmpty() || round > MAX_DECISIONS) {
                 return refused(name, s, s.holders().isEmpty() ? Duration.ZERO : null); // a fair mutex holds
             }
             Op[] then = s.waiters().isEmpty() && s.guard() != null
-                    ? ops(put, Op.delete(guard, DeleteOption.DEFAULT), leave)
-                    : ops(put, leave);
+                    ? new Op[] {put, Op.delete(guard, DeleteOption.DEFAULT)}
+                    : new Op[] {put};
             r = txn(name, new Cmp[] {absent(key), guardAt(guard, s)}, then);
         }
-        if (place != null) {
-            watcher.placeGone(name);
-        }
         return AcquireResult.granted(r.getHeader().getRevision(), null);
-    }
-
-    /**
-     * A refusal by a plain mutex holder. A client whose waiter waits for the name is queued for a grant by a
-     * release ({@link #release}): its place is written, with the queue's marker, when it has none or when
-     * it is a quarter of its TTL old (else the refusal says under which lease it is queued), on the etcd
-     * lease of this attempt's TTL, only while the holder's key stands (else the name was released since:
-     * held with no time left, so the engine asks again at once). A grant by a release is valid, for the
-     * engine, from this attempt's send time: the etcd lease must live the TTL from {@code t0}, so its
-     * keep-alive is awaited first, and the place is not written when it fails.
-     */
-    private AcquireResult queue(
-            String name,
-            String leaseId,
-            Duration ttl,
-            LockMetadata metadata,
-            SharedLease lease,
-            long t0,
-            NameSnapshot s) {
-        watcher.heldAt(name, s.revision(), s.plainHolder());
-        if (s.plainHolder() == 0 || !watcher.waits(name)) {
-            return AcquireResult.held(null);
-        }
-        ReleaseWatcher.Place place = watcher.place(name);
-        if (place != null && place.ttl().equals(ttl) && t0 - place.writtenAt() < ttl.toNanos() / 4) {
-            return AcquireResult.queued(null, place.leaseId());
-        }
-        CompletableFuture<LeaseKeepAliveResponse> keepAlive = leases.keepAliveFor(lease, t0, ttl);
-        if (keepAlive != null && !leases.kept(lease, keepAlive)) {
-            return AcquireResult.held(null);
-        }
-        ByteSequence key = records.mutexKey(name);
-        PutOption onLease = PutOption.builder().withLeaseId(lease.id).build();
-        watcher.queuing(name, leaseId, ttl);
-        TxnResponse q = calls.await(
-                "tryAcquire of '",
-                name,
-                kv.txn()
-                        .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(s.plainHolder())))
-                        .Then(
-                                Op.put(
-                                        records.queueEntry(name, watcher.listenerId()),
-                                        EtcdRecords.queueValue(leaseId, metadata),
-                                        onLease),
-                                Op.put(records.queueMarker(name), QUEUED, onLease))
-                        .commit());
-        if (!q.isSucceeded()) {
-            return AcquireResult.held(Duration.ZERO);
-        }
-        watcher.queued(name, leaseId, t0, ttl);
-        return AcquireResult.queued(null, leaseId);
-    }
-
-    private static Op[] ops(Op... ops) {
-        return java.util.Arrays.stream(ops).filter(java.util.Objects::nonNull).toArray(Op[]::new);
     }
 
     /**
@@ -187,28 +111,18 @@ final class EtcdSharedGrants {
      */
     AcquireResult handOver(String name, String fromLeaseId, ByteSequence value, SharedLease lease) {
         ByteSequence key = records.mutexKey(name);
-        ReleaseWatcher.Place place = watcher.place(name);
-        Op leave =
-                place == null ? null : Op.delete(records.queueEntry(name, watcher.listenerId()), DeleteOption.DEFAULT);
         TxnResponse r = calls.await(
                 "handOver of '",
                 name,
                 kv.txn()
                         .If(EtcdRecords.heldBy(key, fromLeaseId))
-                        .Then(ops(
-                                Op.put(
-                                        key,
-                                        value,
-                                        PutOption.builder()
-                                                .withLeaseId(lease.id)
-                                                .build()),
-                                leave))
+                        .Then(Op.put(
+                                key,
+                                value,
+                                PutOption.builder().withLeaseId(lease.id).build()))
                         .Else(Op.get(key, GetOption.DEFAULT))
                         .commit());
         if (r.isSucceeded()) {
-            if (place != null) {
-                watcher.placeGone(name);
-            }
             return AcquireResult.granted(r.getHeader().getRevision(), null);
         }
         List<KeyValue> now = r.getGetResponses().get(0).getKvs();
@@ -370,23 +284,19 @@ final class EtcdSharedGrants {
     // ------------------------------------------------------------------ release
 
     /**
-     * One transaction: {@code if the mutex key is held by id and nobody is queued (no queue marker) then
-     * delete it, else delete the holder and waiter keys of id, take this client's queue place out if it
-     * was written for id (a queued lease let go: its client stopped waiting), and read how many keys the
-     * name has left, its guard, its mutex key and its queue}. A mutex held by id with a queue is granted
-     * to the first place ({@link #grantNext}). When only the guard is left, it is deleted in the background
-     * if nobody rewrote it (a free name keeps no key); a guard left behind by holders that expired instead
-     * goes with the name's next release or mutex grant.
+     * One transaction: {@code if the mutex key is held by id then delete it, else delete the holder and
+     * waiter keys of id and read how many keys the name has left and its guard}. When only the guard is
+     * left, it is deleted in the background if nobody rewrote it (a free name keeps no key); a guard left
+     * behind by holders that expired instead goes with the name's next release or mutex grant.
      */
     boolean release(String name, String id) {
         ByteSequence key = records.mutexKey(name);
         ByteSequence guard = records.guard(name);
-        ByteSequence place = records.queueEntry(name, watcher.listenerId());
         TxnResponse r = calls.await(
                 "release of '",
                 name,
                 kv.txn()
-                        .If(heldAndNobodyQueued(key, id, records.queueMarker(name)))
+                        .If(EtcdRecords.heldBy(key, id))
                         .Then(Op.delete(key, DeleteOption.DEFAULT))
                         .Else(
                                 Op.delete(records.holderKey(name, id), DeleteOption.DEFAULT),
@@ -398,22 +308,12 @@ final class EtcdSharedGrants {
                                                 .withRange(records.end(name))
                                                 .withCountOnly(true)
                                                 .build()),
-                                Op.get(guard, GetOption.DEFAULT),
-                                Op.get(key, GetOption.DEFAULT),
-                                records.queueRange(name),
-                                Op.txn(
-                                        EtcdRecords.heldBy(place, id),
-                                        new Op[] {Op.delete(place, DeleteOption.DEFAULT)},
-                                        new Op[0]))
+                                Op.get(guard, GetOption.DEFAULT))
                         .commit());
         if (r.isSucceeded()) {
             return true;
         }
         List<GetResponse> gets = r.getGetResponses();
-        List<KeyValue> mutex = gets.get(2).getKvs();
-        if (!mutex.isEmpty() && HeldValue.heldBy(mutex.get(0).getValue().toString(StandardCharsets.UTF_8), id)) {
-            return grantNext(name, id, gets.get(3).getKvs());
-        }
         if (gets.get(0).getCount() == 1 && !gets.get(1).getKvs().isEmpty()) {
             long at = gets.get(1).getKvs().get(0).getModRevision();
             kv.txn()
@@ -431,129 +331,6 @@ final class EtcdSharedGrants {
                     });
         }
         return r.getDeleteResponses().get(0).getDeleted() > 0;
-    }
-
-    /**
-     * The release of a mutex held by {@code id} while its queue has a marker: the first place ({@code queue}
-     * as read, in order of arrival) is granted in one transaction: {@code if the key is held by id and the
-     * place is as read then put the key, on the place's etcd lease, with the place's lease id and metadata,
-     * and delete the place} (the key stays, so the name is never free and no watch wakes; the token is that
-     * put's revision, and the waiting client's watch sees the put). The last place takes the marker with it
-     * if nobody queued since. No place: the key and the marker go (if nobody queued since). A lost compare
-     * (a place left or rewritten, another queued) reads again, at most {@link #MAX_DECISIONS} times, then
-     * the key is deleted as without a queue (the watches wake the waiters). A place whose etcd lease is gone
-     * (its client with it) is taken out and the next one granted.
-     */
-    private boolean grantNext(String name, String id, List<KeyValue> queue) {
-        ByteSequence key = records.mutexKey(name);
-        ByteSequence marker = records.queueMarker(name);
-        Cmp[] owner = EtcdRecords.heldBy(key, id);
-        Op[] read = {Op.get(key, GetOption.DEFAULT), records.queueRange(name)};
-        for (int round = 0; round < MAX_DECISIONS; round++) {
-            KeyValue mark = null;
-            List<KeyValue> places = new java.util.ArrayList<>();
-            for (KeyValue v : queue) {
-                if (v.getKey().equals(marker)) {
-                    mark = v;
-                } else {
-                    places.add(v);
-                }
-            }
-            Cmp markerAsRead =
-                    new Cmp(marker, Cmp.Op.EQUAL, CmpTarget.modRevision(mark == null ? 0 : mark.getModRevision()));
-            TxnResponse r;
-            if (places.isEmpty()) {
-                r = calls.await(
-                        "release of '",
-                        name,
-                        kv.txn()
-                                .If(owner[0], owner[1], markerAsRead)
-                                .Then(Op.delete(key, DeleteOption.DEFAULT), Op.delete(marker, DeleteOption.DEFAULT))
-                                .Else(read)
-                                .commit());
-            } else {
-                KeyValue head = places.get(0);
-                boolean last = places.size() == 1;
-                Op grant = Op.put(
-                        key,
-                        EtcdRecords.grantedValue(head.getValue(), System.currentTimeMillis()),
-                        PutOption.builder().withLeaseId(head.getLease()).build());
-                Cmp headAsRead = new Cmp(head.getKey(), Cmp.Op.EQUAL, CmpTarget.modRevision(head.getModRevision()));
-                try {
-                    r = calls.await(
-                            "release of '",
-                            name,
-                            kv.txn()
-                                    .If(
-                                            last
-                                                    ? new Cmp[] {owner[0], owner[1], headAsRead, markerAsRead}
-                                                    : new Cmp[] {owner[0], owner[1], headAsRead})
-                                    .Then(
-                                            last
-                                                    ? new Op[] {
-                                                        grant,
-                                                        Op.delete(head.getKey(), DeleteOption.DEFAULT),
-                                                        Op.delete(marker, DeleteOption.DEFAULT)
-                                                    }
-                                                    : new Op[] {grant, Op.delete(head.getKey(), DeleteOption.DEFAULT)})
-                                    .Else(read)
-                                    .commit());
-                } catch (LockBackendException e) {
-                    if (!EtcdLeases.leaseGone(e)) {
-                        throw e;
-                    }
-                    // the place's client is gone; etcd deletes its keys at the lease's revocation: do it now
-                    calls.await(
-                            "release of '",
-                            name,
-                            kv.txn()
-                                    .If(headAsRead)
-                                    .Then(Op.delete(head.getKey(), DeleteOption.DEFAULT))
-                                    .commit());
-                    queue = heldQueue(
-                            calls.await(
-                                            "release of '",
-                                            name,
-                                            kv.txn().Then(read).commit())
-                                    .getGetResponses(),
-                            id);
-                    if (queue == null) {
-                        return false;
-                    }
-                    continue;
-                }
-            }
-            if (r.isSucceeded()) {
-                return true;
-            }
-            queue = heldQueue(r.getGetResponses(), id);
-            if (queue == null) {
-                return false; // no longer held by id: expired meanwhile
-            }
-        }
-        return calls.await(
-                        "release of '",
-                        name,
-                        kv.txn()
-                                .If(owner)
-                                .Then(Op.delete(key, DeleteOption.DEFAULT))
-                                .commit())
-                .isSucceeded();
-    }
-
-    /** From a read of the mutex key and the queue: the queue, or null when the key is not held by {@code id}. */
-    private static List<KeyValue> heldQueue(List<GetResponse> gets, String id) {
-        List<KeyValue> mutex = gets.get(0).getKvs();
-        if (mutex.isEmpty() || !HeldValue.heldBy(mutex.get(0).getValue().toString(StandardCharsets.UTF_8), id)) {
-            return null;
-        }
-        return gets.get(1).getKvs();
-    }
-
-    /** The release's compare: the key holds a grant of {@code id} and the queue has no marker. */
-    private static Cmp[] heldAndNobodyQueued(ByteSequence key, String id, ByteSequence marker) {
-        Cmp[] owner = EtcdRecords.heldBy(key, id);
-        return new Cmp[] {owner[0], owner[1], absent(marker)};
     }
 
     // ------------------------------------------------------------------ machinery

@@ -4,24 +4,12 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.KV;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.Watch;
-import io.etcd.jetcd.op.Op;
-import io.etcd.jetcd.options.DeleteOption;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
-import io.fencelock.spi.HeldValue;
 import io.fencelock.spi.ReleaseFeed;
-import java.nio.charset.StandardCharsets;
-import java.time.Duration;
-import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
@@ -46,11 +34,6 @@ import org.slf4j.LoggerFactory;
  * that holder's key still stands (same create revision: nothing was released); otherwise, or if it
  * is gone, the name is signalled once (a spurious wake costs one attempt). A watch that fails (lost
  * leader, closed stream) signals its name too; the engine also polls.
- *
- * <p>It also keeps this client's places in the mutexes' queues ({@link EtcdRecords}: one per watched
- * name, under {@link #listenerId}): the lease each was written for, so that a put of the mutex key that
- * grants one of those leases (a release's grant, {@link EtcdSharedGrants#release}) is passed on as a
- * grant, and a delete of a queue key wakes nobody. The place is taken out when the name is unwatched.
  */
 final class ReleaseWatcher implements ReleaseFeed {
     private static final Logger log = LoggerFactory.getLogger(ReleaseWatcher.class);
@@ -61,12 +44,6 @@ final class ReleaseWatcher implements ReleaseFeed {
     private final EtcdRecords records;
     private final String where;
     private final ConcurrentHashMap<String, KeyWatch> watches = new ConcurrentHashMap<>();
-    /** Names this client's queue places: random, so a restarted client never takes an old place for its own. */
-    private final String listenerId = UUID.randomUUID().toString();
-
-    /** This client's place in a name's queue as last written: for which lease, when (nanoTime), for which TTL. */
-    record Place(String leaseId, long writtenAt, Duration ttl) {}
-
     private volatile Sink sink;
     private volatile boolean closed;
 
@@ -95,80 +72,12 @@ final class ReleaseWatcher implements ReleaseFeed {
         }
     }
 
-    /** Unwatched: the name's etcd watch closes, and this client's place in its queue is taken out (owner-checked). */
     @Override
     public void unwatch(String name) {
         KeyWatch w = watches.remove(name);
         if (w != null) {
             w.close();
-            leave(w);
         }
-    }
-
-    /** Takes {@code w}'s place out of its name's queue if it has one, in the background; null if none. */
-    private CompletableFuture<?> leave(KeyWatch w) {
-        Place p = w.place;
-        if (p == null) {
-            return null;
-        }
-        ByteSequence entry = records.queueEntry(w.name, listenerId);
-        return kv.txn()
-                .If(EtcdRecords.heldBy(entry, p.leaseId()))
-                .Then(Op.delete(entry, DeleteOption.DEFAULT))
-                .commit()
-                .whenComplete((r, e) -> {
-                    if (e != null) {
-                        log.debug("fencelock: leaving the queue of '{}' on {} failed: {}", w.name, where, e.toString());
-                    }
-                });
-    }
-
-    String listenerId() {
-        return listenerId;
-    }
-
-    /** Whether a waiter of this client waits for {@code name}: its refusals queue it. */
-    boolean waits(String name) {
-        return watches.containsKey(name);
-    }
-
-    /** This client's place in {@code name}'s queue, or null. */
-    Place place(String name) {
-        KeyWatch w = watches.get(name);
-        return w == null ? null : w.place;
-    }
-
-    /**
-     * This client's place in {@code name}'s queue is about to be written for {@code leaseId}: from now on a
-     * put granting that lease is this client's grant (its watch event may come before the write's answer).
-     */
-    void queuing(String name, String leaseId, Duration ttl) {
-        KeyWatch w = watches.get(name);
-        if (w != null) {
-            w.queuedLeases.put(leaseId, ttl);
-        }
-    }
-
-    /** This client's place in {@code name}'s queue was written for {@code leaseId}, at {@code writtenAt}. */
-    void queued(String name, String leaseId, long writtenAt, Duration ttl) {
-        KeyWatch w = watches.get(name);
-        if (w != null) {
-            w.place = new Place(leaseId, writtenAt, ttl);
-        }
-    }
-
-    /** This client's place in {@code name}'s queue is gone: taken out by its own grant. */
-    void placeGone(String name) {
-        KeyWatch w = watches.get(name);
-        if (w != null) {
-            w.place = null;
-        }
-    }
-
-    /** The lease of this client's queue that holds the mutex key read as {@code held}, or null. */
-    String queuedHolder(String name, KeyValue held) {
-        KeyWatch w = watches.get(name);
-        return w == null ? null : w.queuedHolder(held);
     }
 
     /**
@@ -196,34 +105,12 @@ final class ReleaseWatcher implements ReleaseFeed {
         return w != null && w.opened.get();
     }
 
-    /**
-     * Closes every watch and takes this client's places out of the queues, waiting up to {@link #LEAVING}
-     * for that (a place left behind lives until its etcd lease expires, and a release may grant it meanwhile).
-     */
     @Override
     public void close() {
         closed = true;
-        List<CompletableFuture<?>> leaving = new ArrayList<>();
-        watches.values().forEach(w -> {
-            w.close();
-            CompletableFuture<?> left = leave(w);
-            if (left != null) {
-                leaving.add(left);
-            }
-        });
+        watches.values().forEach(KeyWatch::close);
         watches.clear();
-        try {
-            CompletableFuture.allOf(leaving.toArray(CompletableFuture[]::new))
-                    .get(LEAVING.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (ExecutionException | TimeoutException e) {
-            log.debug("fencelock: leaving the queues on {} failed: {}", where, e.toString());
-        }
     }
-
-    /** How long closing waits for this client's places to be taken out of the queues. */
-    static final Duration LEAVING = Duration.ofSeconds(1);
 
     @Override
     public String toString() {
@@ -239,10 +126,6 @@ final class ReleaseWatcher implements ReleaseFeed {
         private long lastHeld; // guarded by lock; the newest revision a failed attempt saw before that
         private long lastHolder; // guarded by lock; the plain mutex holder's create revision it saw, or 0
         private volatile boolean done;
-        /** This client's place in the name's queue, as last written (null: none, or taken out). */
-        volatile Place place;
-        /** Every lease this client's place was written for while the name is watched, with its TTL. */
-        final ConcurrentHashMap<String, Duration> queuedLeases = new ConcurrentHashMap<>();
 
         KeyWatch(String name) {
             this.name = name;
@@ -299,8 +182,6 @@ final class ReleaseWatcher implements ReleaseFeed {
                 List<KeyValue> kvs = e == null ? null : r.getKvs();
                 if (kvs == null || kvs.isEmpty() || kvs.get(0).getCreateRevision() != holder) {
                     signal();
-                } else {
-                    grantedIf(kvs.get(0)); // a release's grant keeps the key: one to this client's queue?
                 }
             });
         }
@@ -331,48 +212,11 @@ final class ReleaseWatcher implements ReleaseFeed {
                 }
                 return;
             }
-            boolean released = false;
             for (WatchEvent e : r.getEvents()) {
-                KeyValue v = e.getKeyValue();
-                if (records.queueKey(v.getKey())) {
-                    if (e.getEventType() == WatchEvent.EventType.DELETE
-                            && v.getKey().equals(records.queueEntry(name, listenerId))) {
-                        place = null; // granted, or left: the next refusal queues afresh
-                    }
-                    continue; // nothing was released
+                if (e.getEventType() == WatchEvent.EventType.DELETE || records.downgraded(e.getKeyValue())) {
+                    signal();
+                    return;
                 }
-                if (e.getEventType() == WatchEvent.EventType.DELETE || records.downgraded(v)) {
-                    released = true;
-                } else {
-                    grantedIf(v);
-                }
-            }
-            if (released) {
-                signal();
-            }
-        }
-
-        /** The lease of this client's queue that holds the mutex key read as {@code held}, or null. */
-        String queuedHolder(KeyValue held) {
-            if (queuedLeases.isEmpty() || !held.getKey().equals(keyOf.apply(name))) {
-                return null;
-            }
-            String v = held.getValue().toString(StandardCharsets.UTF_8);
-            int lf = v.indexOf(HeldValue.SEPARATOR);
-            String lease = lf < 0 ? null : v.substring(0, lf);
-            return lease != null && queuedLeases.containsKey(lease) ? lease : null;
-        }
-
-        /** Passes on a put of the mutex key that grants a lease of this client's queue. */
-        private void grantedIf(KeyValue v) {
-            String lease = queuedHolder(v);
-            Sink s = sink;
-            if (lease != null && !done && s != null) {
-                s.granted(
-                        name,
-                        lease,
-                        EtcdRecords.mutexToken(v),
-                        Instant.now().plus(queuedLeases.getOrDefault(lease, Duration.ZERO)));
             }
         }
 

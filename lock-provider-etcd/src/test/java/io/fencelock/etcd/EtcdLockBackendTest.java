@@ -20,7 +20,6 @@ import io.fencelock.tck.SpiChecks;
 import io.fencelock.tck.fault.FaultProxy;
 import io.fencelock.tck.fixture.ServerControl;
 import io.fencelock.tck.spi.HandOverProviderChecks;
-import io.fencelock.tck.spi.QueuedGrantProviderChecks;
 import io.fencelock.testservers.etcd.EtcdServer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -619,109 +618,5 @@ class EtcdLockBackendTest {
                         .endpoints(EtcdServer.shared().endpoints())
                         .build(),
                 name());
-    }
-
-    // ------------------------------------------------------------------ the queue of grants by release
-
-    private static final long HANG_GUARD_SECONDS = 10;
-
-    /** How many places {@code name}'s queue has (the marker not counted). */
-    private static int queueLength(String name) {
-        try (io.etcd.jetcd.Client raw = io.etcd.jetcd.Client.builder()
-                .endpoints(EtcdServer.shared().endpoints().toArray(String[]::new))
-                .build()) {
-            String marker = "fencelock/" + name + " q";
-            return (int) raw
-                    .getKVClient()
-                    .get(
-                            io.etcd.jetcd.ByteSequence.from(marker, StandardCharsets.UTF_8),
-                            io.etcd.jetcd.options.GetOption.builder()
-                                    .withRange(io.etcd.jetcd.ByteSequence.from(
-                                            "fencelock/" + name + " r", StandardCharsets.UTF_8))
-                                    .build())
-                    .get(5, TimeUnit.SECONDS)
-                    .getKvs()
-                    .stream()
-                    .filter(kv -> !kv.getKey().toString(StandardCharsets.UTF_8).equals(marker))
-                    .count();
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    /** Waits (bounded) until {@code name}'s queue has {@code size} places: a leave on unwatch runs in the background. */
-    private static void awaitPlaces(String name, int size) {
-        long start = System.nanoTime();
-        while (queueLength(name) != size) {
-            assertThat(Duration.ofNanos(System.nanoTime() - start))
-                    .as("the queue of " + name + " to have " + size + " places")
-                    .isLessThan(Duration.ofSeconds(HANG_GUARD_SECONDS));
-            Thread.onSpinWait();
-        }
-    }
-
-    /**
-     * A release grants the first queued client alone: the key stays, put on the waiter's etcd lease with its
-     * lease id (a new token, the put's revision), and the client's watch sees the put
-     * ({@link QueuedGrantProviderChecks#assertAReleaseGrantsTheFirstQueuedWaiterAlone}).
-     */
-    @Test
-    void aReleaseGrantsTheFirstQueuedWaiterAlone() throws Exception {
-        QueuedGrantProviderChecks.assertAReleaseGrantsTheFirstQueuedWaiterAlone(
-                open(EtcdServer.shared()),
-                open(EtcdServer.shared()),
-                open(EtcdServer.shared()),
-                name(),
-                EtcdLockBackendTest::queueLength);
-    }
-
-    /** A release of a queued lease holding nothing withdraws the place: {@link QueuedGrantProviderChecks}. */
-    @Test
-    void aReleaseOfAQueuedLeaseWithdrawsItsPlace() {
-        QueuedGrantProviderChecks.assertAReleaseOfAQueuedLeaseWithdrawsItsPlace(
-                open(EtcdServer.shared()), open(EtcdServer.shared()), name(), EtcdLockBackendTest::queueLength);
-    }
-
-    /** A place is rewritten only when a quarter of its TTL old: {@link QueuedGrantProviderChecks}. */
-    @Test
-    void aPlaceGrownOldTakesTheLatestRefusedLease() {
-        QueuedGrantProviderChecks.assertAPlaceGrownOldTakesTheLatestRefusedLease(
-                open(EtcdServer.shared()), open(EtcdServer.shared()), name(), EtcdLockBackendTest::queueLength);
-    }
-
-    /** A client that stops waiting (unwatch) or closes leaves the queue, so a release grants the one behind it. */
-    @Test
-    void aClientThatStopsWaitingOrClosesLeavesTheQueue() throws Exception {
-        EtcdLockBackend backend = open(EtcdServer.shared());
-        String name = name();
-        String holder = id();
-        assertThat(backend.tryAcquire(name, holder, Duration.ofSeconds(30)).acquired())
-                .isTrue();
-        EtcdLockBackend closing = EtcdLockBackend.builder()
-                .endpoints(EtcdServer.shared().endpoints())
-                .build();
-        EtcdLockBackend stopping = open(EtcdServer.shared());
-        EtcdLockBackend staying = open(EtcdServer.shared());
-        java.util.concurrent.Semaphore told = new java.util.concurrent.Semaphore(0);
-        QueuedGrantProviderChecks.queue(closing, name, new java.util.concurrent.Semaphore(0));
-        WakeUpSubscription stops = SpiChecks.subscribe(stopping, name, () -> {});
-        String stoppingLease = id();
-        assertThat(stopping.tryAcquire(name, stoppingLease, Duration.ofSeconds(30))
-                        .queuedAs())
-                .isEqualTo(stoppingLease);
-        String stayingLease = QueuedGrantProviderChecks.queue(staying, name, told);
-        assertThat(queueLength(name)).isEqualTo(3);
-
-        closing.close();
-        assertThat(queueLength(name))
-                .as("closed: its place taken out before close returns")
-                .isEqualTo(2);
-        stops.close();
-        awaitPlaces(name, 1);
-
-        assertThat(backend.release(name, holder)).isTrue();
-        assertThat(told.tryAcquire(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).isTrue();
-        assertThat(backend.inspect(name).map(LockInfo::leaseId)).contains(stayingLease);
-        assertThat(staying.release(name, stayingLease)).isTrue();
     }
 }
