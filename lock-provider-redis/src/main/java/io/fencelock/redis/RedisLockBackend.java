@@ -81,6 +81,7 @@ public final class RedisLockBackend implements LockBackend {
     private final RedisConnections connections;
     private final CommandConnection connection;
     private final RedisServerFacts facts;
+    private final boolean grantsOnRelease; // GRANT_ON_RELEASE declared: a waiter's refusal writes its grant request
     private final ReleaseSubscriber subscriber;
     private final RedisSharedLocks shared;
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -94,6 +95,7 @@ public final class RedisLockBackend implements LockBackend {
         this.connections = connections;
         this.connection = connections.commands;
         this.facts = facts;
+        this.grantsOnRelease = facts.capabilities().contains(Capability.GRANT_ON_RELEASE);
         this.subscriber = new ReleaseSubscriber(
                 connections.pubSub,
                 keys,
@@ -122,8 +124,7 @@ public final class RedisLockBackend implements LockBackend {
         // a waiter's refusal (re)writes its grant request when it has none, or one a quarter of its TTL old
         long t0 = System.nanoTime();
         ReleaseSubscriber.Request standing = subscriber.request(name);
-        boolean write = (standing == null || standing.stale(ttl, t0))
-                && facts.capabilities().contains(Capability.GRANT_ON_RELEASE);
+        boolean write = grantsOnRelease && (standing == null || standing.stale(ttl, t0));
         List<Object> r = mutexGrant(
                 "tryAcquire of '",
                 Scripts.ACQUIRE,
