@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -211,6 +212,7 @@ public abstract class ServerProcess implements ServerControl {
     /** Ends the server (by {@link #destroySignal()}) and deletes its directory: the end of this server. */
     public void destroy() {
         try {
+            keepTheLogOfAnExitOfItsOwn();
             if ("KILL".equals(destroySignal())) {
                 kill();
             } else {
@@ -218,6 +220,27 @@ public abstract class ServerProcess implements ServerControl {
             }
         } finally {
             ThrowawayServers.deleteRecursively(dir);
+        }
+    }
+
+    /**
+     * A server that ended by itself (its own crash: every stop, kill or crash we cause forgets the
+     * process) keeps its log outside the directory about to be deleted, so the cause can be found.
+     */
+    private void keepTheLogOfAnExitOfItsOwn() {
+        lock.lock();
+        try {
+            if (server == null || server.isAlive()) {
+                return;
+            }
+            Path kept = Files.createTempFile("fencelock-" + name.replace(' ', '-') + "-", ".log");
+            Files.copy(log, kept, StandardCopyOption.REPLACE_EXISTING);
+            System.err.println("fencelock: " + this + " exited by itself (code " + server.exitValue()
+                    + ") before it was stopped; its log is kept in " + kept + "; its last lines:\n" + logTail());
+        } catch (IOException e) {
+            System.err.println("fencelock: " + this + " exited by itself; its log could not be kept: " + e);
+        } finally {
+            lock.unlock();
         }
     }
 
