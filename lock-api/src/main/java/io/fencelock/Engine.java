@@ -519,7 +519,7 @@ final class Engine implements AutoCloseable {
 
     /** How long this client's own grant of the mutex {@code spec} asks for may still stand; 0 when none does. */
     private long ownMutexNanos(AcquireSpec spec) {
-        if (spec.shared() != null || mutexesHeldHere.isEmpty()) {
+        if (spec.shared() != null) {
             return 0;
         }
         ManagedLease own = mutexesHeldHere.get(spec.name());
@@ -739,7 +739,9 @@ final class Engine implements AutoCloseable {
         try {
             freed = backend.release(name, leaseId);
         } finally {
-            ManagedLease own = mutexesHeldHere.isEmpty() ? null : mutexesHeldHere.get(name);
+            // get, never isEmpty() first: under concurrent updates isEmpty() is an estimate that can read
+            // empty while this lease is in the map, which would leave it there to block this client's waiters
+            ManagedLease own = mutexesHeldHere.get(name);
             boolean wasOwnMutex = own != null && own.leaseId().equals(leaseId) && mutexesHeldHere.remove(name, own);
             if (freed || wasOwnMutex) {
                 waitLines.released(name);
