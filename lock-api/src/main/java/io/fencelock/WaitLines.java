@@ -248,8 +248,10 @@ final class WaitLines {
 
     /** Wakes the head of {@code name}'s line, if anyone waits: a holder of this client released it. */
     void released(String name) {
-        if (lines.isEmpty()) {
-            return; // the usual case: nobody waits anywhere, no map lookup beyond this
+        // containsKey, not isEmpty(): under concurrent updates isEmpty() is an estimate that can read empty
+        // while this name's head waits, and the head would miss the release it waits for
+        if (!lines.containsKey(name)) {
+            return; // the usual case: nobody of this client waits for the name
         }
         lines.computeIfPresent(name, (n, line) -> {
             Waiter head = line.peekFirst();
@@ -266,7 +268,7 @@ final class WaitLines {
      * caller lets it go).
      */
     boolean offerGrant(String name, Grant grant) {
-        if (lines.isEmpty()) {
+        if (!lines.containsKey(name)) {
             return false;
         }
         boolean[] taken = new boolean[1];
@@ -284,7 +286,7 @@ final class WaitLines {
 
     /** Claims the open hand-over offer of {@code name}'s head, if it has one: the caller then owes it an answer. */
     HandOver claimHandOver(String name) {
-        if (lines.isEmpty()) {
+        if (!lines.containsKey(name)) {
             return null;
         }
         HandOver[] claimed = new HandOver[1];

@@ -545,7 +545,7 @@ public final class InMemoryLockBackend implements LockBackend {
         private final Set<String> watched = ConcurrentHashMap.newKeySet();
 
         boolean watches(String name) {
-            return !watched.isEmpty() && watched.contains(name);
+            return watched.contains(name);
         }
 
         @Override
