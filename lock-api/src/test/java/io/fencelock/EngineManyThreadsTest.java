@@ -38,8 +38,7 @@ class EngineManyThreadsTest {
                     threads.add(pool.submit(() -> {
                         int missed = 0;
                         for (int i = 0; i < CYCLES && missed == 0; i++) {
-                            // the name is this thread's alone: the grant is immediate unless the engine stands in the
-                            // way
+                            // this thread's name alone: only the engine can stand in the way of a grant
                             Optional<Lease> lease = client.acquire(name, Duration.ofSeconds(5));
                             if (lease.isEmpty()) {
                                 missed++;

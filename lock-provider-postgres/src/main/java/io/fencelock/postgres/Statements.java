@@ -267,20 +267,23 @@ final class Statements {
         // stopped passes the wake-up on: when the name is free, the next queued waiter is woken in its place,
         // as a release would (taken out of the queue, kept in woken). Otherwise a release's one wake-up could
         // go to a client nobody waits in, and the next waiter would hear of the release only by its poll.
-        // Runs only when the row queues the waiter, or is free with a queue.
-        String left = "array_remove(l.waiters, c.waiter)";
+        // Runs only when the row queues the waiter, or is free with a queue. The live waiter is picked once, by a
+        // locking read of the row, as the release picks it.
         String freeNow = free("l", "c.now");
         this.leave = "WITH c AS MATERIALIZED (SELECT clock_timestamp() AS now, ?::text AS waiter),"
+                + " p AS MATERIALIZED (SELECT l.name, " + freeNow + " AS freed, q.rest, CASE WHEN " + freeNow
+                + " THEN " + liveWaiter("q.rest") + " END AS k"
+                + " FROM " + t
+                + " l CROSS JOIN c CROSS JOIN LATERAL (SELECT array_remove(l.waiters, c.waiter) AS rest) q"
+                + " WHERE l.name = ? AND (c.waiter = ANY (l.waiters) OR " + freeNow + " AND cardinality(l.waiters) > 0)"
+                + " FOR UPDATE OF l),"
                 + " r AS (UPDATE " + t + " AS l SET"
-                + " woken = CASE WHEN " + freeNow + " THEN (" + left + ")[" + liveWaiter(left) + "] ELSE l.woken END,"
-                + " waiters = CASE WHEN " + freeNow + " THEN (" + left + ")[(" + liveWaiter(left) + ") + 1:] ELSE "
-                + left + " END,"
-                + " queued_grants = nullif(CASE WHEN " + freeNow + " THEN l.queued_grants - c.waiter - (" + left
-                + ")[1:"
-                + liveWaiter(left) + "] ELSE l.queued_grants - c.waiter END, '{}'::jsonb)"
-                + " FROM c WHERE l.name = ? AND (c.waiter = ANY (l.waiters) OR " + freeNow
-                + " AND cardinality(l.waiters) > 0)"
-                + " RETURNING l.name, " + freeNow + " AS freed, l.woken)"
+                + " woken = CASE WHEN p.freed THEN p.rest[p.k] ELSE l.woken END,"
+                + " waiters = CASE WHEN p.freed THEN p.rest[p.k + 1:] ELSE p.rest END,"
+                + " queued_grants = nullif(l.queued_grants - c.waiter"
+                + " - CASE WHEN p.freed THEN p.rest[1:p.k] ELSE '{}'::text[] END, '{}'::jsonb)"
+                + " FROM p, c WHERE l.name = p.name"
+                + " RETURNING l.name, p.freed, l.woken)"
                 + " SELECT pg_notify(?, r.name || ' ' || r.woken) FROM r WHERE r.freed AND r.woken IS NOT NULL";
         // The engine releases the lease a waiter of this client is queued under when the waiter stops waiting
         // without holding: a release of it that frees nothing takes the client's place out of the queue (when it

@@ -28,16 +28,12 @@ final class Scripts {
             """;
 
     /**
-     * A grant's value, read and written. Whether a lock's value is a grant of {@code lease}: the value is {@code lease LF grant ms LF
-     * metadata} (HeldValue), and lease ids hold no line feed, so this prefix test is exact. And when the
-     * holder's token was issued (server µs): at the grant (its millisecond rounded up, so a token period
-     * never ends early), or at the record's {@code t} when a renewal replaced the token since. And a
-     * new grant of {@code lease} for {@code ttl} ms: its value, its {@code PXAT} expiry, the grant's time
-     * (ms, as a string) and its expiry as a number. The time is cut from {@code TIME}'s strings (seconds,
-     * then the first three of the six microsecond digits), so there is no number formatting on the grant
-     * path but the expiry's.
+     * A grant's value, read. Whether a lock's value is a grant of {@code lease}: the value is {@code lease
+     * LF grant ms LF metadata} (HeldValue), and lease ids hold no line feed, so this prefix test is exact.
+     * And when the holder's token was issued (server µs): at the grant (its millisecond rounded up, so a
+     * token period never ends early), or at the record's {@code t} when a renewal replaced the token since.
      */
-    private static final String GRANTS = """
+    private static final String HOLDS = """
             local function holds(value, lease)
               return value and string.byte(value, #lease + 1) == 10 and string.sub(value, 1, #lease) == lease
             end
@@ -47,6 +43,15 @@ final class Scripts {
               renewed = tonumber(renewed or 0)
               return renewed > at and renewed or at
             end
+            """;
+
+    /**
+     * A grant's value, written: a new grant of {@code lease} for {@code ttl} ms gives its value, its {@code
+     * PXAT} expiry, the grant's time (ms, as a string) and its expiry as a number. The time is cut from
+     * {@code TIME}'s strings (seconds, then the first three of the six microsecond digits), so there is no
+     * number formatting on the grant path but the expiry's.
+     */
+    private static final String GRANT_OF = """
             local function grantOf(lease, ttl, metadata)
               local t = redis.call('TIME')
               local ms = t[1] .. string.sub('00000' .. t[2], -6, -4)
@@ -127,7 +132,7 @@ final class Scripts {
             end
             """.replace("WAKE_TRIES", Integer.toString(WAKE_TRIES));
 
-    /** The grant ACQUIRE and HAND_OVER write (GRANTS: grantOf; ARGV: lease id, ttl ms, metadata JSON). */
+    /** The grant ACQUIRE and HAND_OVER write (GRANT_OF; ARGV: lease id, ttl ms, metadata JSON). */
     private static final String GRANT_VALUE = """
             local value, px, ms, expiry = grantOf(ARGV[1], ARGV[2], ARGV[3])
             local nowMs = tonumber(ms)
@@ -161,7 +166,7 @@ final class Scripts {
      * 1, which shared releases look for), and where only fair mutex waiters live, the mutex takes the
      * name (it does not wait in their queue).
      */
-    static final Script ACQUIRE = new Script("acquire", GRANTS + GRANT_VALUE + """
+    static final Script ACQUIRE = new Script("acquire", HOLDS + GRANT_OF + GRANT_VALUE + """
             if redis.call('SET', KEYS[1], value, 'NX', 'PXAT', px) then
               if ARGV[5] ~= '' then
                 redis.call('ZREM', KEYS[4], ARGV[4])
@@ -215,7 +220,7 @@ final class Scripts {
     /**
      * KEYS: lock, token record, shared record (unused), wake-up queue, queued grants. ARGV: the new lease id, ttl (ms),
      * metadata JSON, waiter id, the waiter's place ('' when none), as ACQUIRE's, then the lease id handing
-     * over. Only when the lock's value is a grant of that lease (GRANTS: a key past its expiry reads as
+     * over. Only when the lock's value is a grant of that lease (HOLDS: a key past its expiry reads as
      * absent, and the shared marker holds no lease) is it overwritten with the new lease's grant, as
      * ACQUIRE writes it, and the token drawn: the key is never absent in between, so nobody else can take
      * the name. A contention mark naming the old lease moves to the new one, so that the new holder's
@@ -224,7 +229,7 @@ final class Scripts {
      * was freed. Returns ACQUIRE's {1, token, expiry ms}, or, writing nothing, {0, the holder's PTTL (ms;
      * -1 when free or shared)}.
      */
-    static final Script HAND_OVER = new Script("handOver", GRANTS + """
+    static final Script HAND_OVER = new Script("handOver", HOLDS + GRANT_OF + """
             local held = redis.call('GET', KEYS[1])
             if not holds(held, ARGV[6]) then
               return {0, (held and held ~= '\\n') and redis.call('PTTL', KEYS[1]) or -1}
@@ -243,12 +248,12 @@ final class Scripts {
      * KEYS: lock 1, token record 1, shared record 1, lock 2, ... ARGV: lease id, ttl (ms), token period
      * (µs, 0 for none), for each lease in the order of KEYS. Returns {now ms, token 1, token 2, ...}
      * where a token of 0 means rejected. A lease is renewed only if GET of its lock holds its lease
-     * id (GRANTS; PEXPIREAT keeps the value, so metadata and grant time stay): a key past its expiry
+     * id (HOLDS; PEXPIREAT keeps the value, so metadata and grant time stay): a key past its expiry
      * reads as absent, so an expired lease is rejected even when nobody took the lock. With a token
      * period, a token at least that old is replaced by the next one. Where the lock holds the shared
      * marker, the lease is looked up among the live shared grants instead, and renewed there.
      */
-    static final Script RENEW = new Script("renew", NOW + GRANTS + SharedScripts.LIB + """
+    static final Script RENEW = new Script("renew", NOW + HOLDS + SharedScripts.LIB + """
             local result = {nowMs}
             local expiries = {}
             for i = 1, #KEYS / 3 do
@@ -311,7 +316,7 @@ final class Scripts {
      * written with withdraws that request and the client's place (its waiter stopped waiting); an id that
      * does not hold the mutex may also be a shared grant's or a waiter's (SharedScripts.RELEASE).
      */
-    static final Script RELEASE = new Script("release", GRANTS + GRANT_NEXT + """
+    static final Script RELEASE = new Script("release", HOLDS + GRANT_OF + GRANT_NEXT + """
             local v = redis.call('GET', KEYS[1])
             if holds(v, ARGV[1]) then
               redis.call('DEL', KEYS[1])
