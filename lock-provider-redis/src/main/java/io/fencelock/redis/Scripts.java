@@ -28,15 +28,21 @@ final class Scripts {
             """;
 
     /**
-     * A grant's value, read. Whether a lock's value is a grant of {@code lease}: the value is {@code lease
+     * A grant's value, read: whether a lock's value is a grant of {@code lease}. The value is {@code lease
      * LF grant ms LF metadata} (HeldValue), and lease ids hold no line feed, so this prefix test is exact.
-     * And when the holder's token was issued (server µs): at the grant (its millisecond rounded up, so a
-     * token period never ends early), or at the record's {@code t} when a renewal replaced the token since.
      */
     private static final String HOLDS = """
             local function holds(value, lease)
               return value and string.byte(value, #lease + 1) == 10 and string.sub(value, 1, #lease) == lease
             end
+            """;
+
+    /**
+     * When a holder's token was issued (server µs), for RENEW's token period: at the grant (its millisecond
+     * rounded up, so a token period never ends early), or at the record's {@code t} when a renewal replaced
+     * the token since.
+     */
+    private static final String ISSUED_AT = """
             local function issuedAt(value, renewed)
               local granted = string.match(value, '^[^\\n]*\\n(%d+)')
               local at = granted and (tonumber(granted) + 1) * 1000 - 1 or 0
@@ -253,7 +259,7 @@ final class Scripts {
      * period, a token at least that old is replaced by the next one. Where the lock holds the shared
      * marker, the lease is looked up among the live shared grants instead, and renewed there.
      */
-    static final Script RENEW = new Script("renew", NOW + HOLDS + SharedScripts.LIB + """
+    static final Script RENEW = new Script("renew", NOW + HOLDS + ISSUED_AT + SharedScripts.LIB + """
             local result = {nowMs}
             local expiries = {}
             for i = 1, #KEYS / 3 do

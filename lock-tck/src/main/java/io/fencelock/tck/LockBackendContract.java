@@ -1377,18 +1377,10 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
                 TckSettings.replaySeed().isEmpty(),
                 "replaying one schedule (-Dfencelock.tck.seed): coverage is judged on full runs only");
         Coverage total = totalCoverage();
-        List<String> missing = new ArrayList<>();
-        if (total.acquisitions() == 0) missing.add("acquisitions");
-        if (total.contendedAttempts() == 0) missing.add("contended attempts");
-        if (total.takeovers() == 0) missing.add("takeovers after expiry");
-        if (total.handOffs() == 0) missing.add("hand-offs after release");
-        if (total.releases() == 0) missing.add("releases");
-        if (total.staleReleases() == 0) missing.add("stale releases");
-        if (total.zombieWritesRejected() == 0 && capabilities.contains(Capability.FENCING))
-            missing.add("rejected zombie writes");
-        if (total.purges() == 0 && capabilities.contains(Capability.PURGE_FREE)) missing.add("purges");
+        List<String> missing = missingSituations(total);
         assertThat(missing)
-                .as("situations the random schedules never produced (the run proved nothing about them); " + "coverage "
+                .as("situations the random schedules never produced, in "
+                        + randomRun().size() + " schedules (the run proved nothing about them); coverage "
                         + total.describe())
                 .isEmpty();
     }
@@ -2021,7 +2013,23 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
                 matrix.settings(java.util.Map.of("schedules", TckSettings.schedules(), "baseSeed", base));
                 System.out.println("[fencelock-tck] " + getClass().getSimpleName() + ": " + TckSettings.schedules()
                         + " schedules from base seed " + base);
-                results.addAll(runConcurrently(generator, runner, base));
+                results.addAll(runConcurrently(generator, runner, base, 0, TckSettings.schedules()));
+                // A slow machine can time out enough steps that a run of random schedules never produces a
+                // situation (a hand-off on a three-member ensemble, say), and then proves nothing about it. The
+                // run draws more schedules, each judged by every property like the first ones, until every
+                // situation has occurred or the bound is reached (the coverage guard then fails).
+                int drawn = TckSettings.schedules();
+                int bound = TckSettings.maxSchedules();
+                List<String> missing = missingSituations(coverageOf(results));
+                while (!missing.isEmpty() && drawn < bound) {
+                    int more = Math.min(TckSettings.parallelSchedules(), bound - drawn);
+                    System.out.println("[fencelock-tck] " + getClass().getSimpleName() + ": " + drawn
+                            + " schedules never produced " + missing + "; drawing " + more + " more");
+                    results.addAll(runConcurrently(generator, runner, base, drawn, more));
+                    drawn += more;
+                    missing = missingSituations(coverageOf(results));
+                }
+                matrix.settings(java.util.Map.of("schedules", drawn, "baseSeed", base));
             }
             randomRun = results;
         }
@@ -2032,9 +2040,10 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
      * The run's schedules, {@link TckSettings#parallelSchedules()} at a time, in seed order (SideBySide). Each
      * has its own lock names, clients and history, so running them together changes no verdict.
      */
-    private static List<RunResult> runConcurrently(ScheduleGenerator generator, ScheduleRunner runner, long base) {
+    private static List<RunResult> runConcurrently(
+            ScheduleGenerator generator, ScheduleRunner runner, long base, int from, int count) {
         List<Callable<RunResult>> runs = new ArrayList<>();
-        for (int i = 0; i < TckSettings.schedules(); i++) {
+        for (int i = from; i < from + count; i++) {
             Schedule s = generator.generate(base + i);
             runs.add(() -> new RunResult(s, runner.run(s, 0)));
         }
@@ -2048,13 +2057,29 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         }
     }
 
-    private Coverage totalCoverage() {
-        Coverage total = null;
-        for (RunResult r : randomRun()) {
-            Coverage c = Coverage.of(r.history().events());
-            total = total == null ? c : total.plus(c);
-        }
+    /** The situations a run must have produced for its verdicts to mean something, and which of them it did not. */
+    private List<String> missingSituations(Coverage total) {
+        List<String> missing = new ArrayList<>();
+        if (total.acquisitions() == 0) missing.add("acquisitions");
+        if (total.contendedAttempts() == 0) missing.add("contended attempts");
+        if (total.takeovers() == 0) missing.add("takeovers after expiry");
+        if (total.handOffs() == 0) missing.add("hand-offs after release");
+        if (total.releases() == 0) missing.add("releases");
+        if (total.staleReleases() == 0) missing.add("stale releases");
+        if (total.zombieWritesRejected() == 0 && capabilities.contains(Capability.FENCING))
+            missing.add("rejected zombie writes");
+        if (total.purges() == 0 && capabilities.contains(Capability.PURGE_FREE)) missing.add("purges");
+        return missing;
+    }
+
+    private static Coverage coverageOf(List<RunResult> results) {
+        Coverage total = Coverage.NONE;
+        for (RunResult r : results) total = total.plus(Coverage.of(r.history().events()));
         return total;
+    }
+
+    private Coverage totalCoverage() {
+        return coverageOf(randomRun());
     }
 
     private void assertHistories(String property, Function<List<Event>, List<Violation>> checker) {

@@ -7,6 +7,8 @@ import java.util.OptionalLong;
  * Knobs of a TCK run, from system properties:
  * <ul>
  *   <li>{@code fencelock.tck.schedules} (default 20): random schedules per backend;</li>
+ *   <li>{@code fencelock.tck.maxSchedules} (default three times {@code schedules}): how many schedules a run may
+ *   draw in all when the first ones never produced a situation the coverage guard asks for;</li>
  *   <li>{@code fencelock.tck.parallelSchedules} (default 4): how many of them run at once, each on its own lock
  *   names and clients (a schedule mostly sleeps through its holds and pauses; running several at once also
  *   makes them race each other's purges and connections);</li>
@@ -28,6 +30,10 @@ public final class TckSettings {
 
     public static int schedules() {
         return Integer.getInteger("fencelock.tck.schedules", 20);
+    }
+
+    public static int maxSchedules() {
+        return Math.max(schedules(), Integer.getInteger("fencelock.tck.maxSchedules", 3 * schedules()));
     }
 
     public static int parallelSchedules() {

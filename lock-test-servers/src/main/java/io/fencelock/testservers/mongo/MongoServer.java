@@ -30,8 +30,9 @@ import org.testcontainers.utility.DockerImageName;
  *   <li>{@code testcontainers}: a {@code mongo:7} container started as a single-node replica set
  *       (Testcontainers' {@code MongoDBContainer}), when a Docker engine answers;</li>
  *   <li>{@code embedded}: the in-JVM mongo-java-server with its in-memory backend on a free loopback
- *       port. It is not a real {@code mongod} (no replica set, no change streams, no {@code hello},
- *       no update pipelines, TTL indexes ignored) and keeps nothing across a restart.</li>
+ *       port, whose reads are made to see whole documents ({@link WholeDocumentReadsBackend}). It is
+ *       not a real {@code mongod} (no replica set, no change streams, no {@code hello}, no update
+ *       pipelines, TTL indexes ignored) and keeps nothing across a restart.</li>
  * </ol>
  * No real {@code mongod} can be installed on the machines this kit is built on, so there is no
  * {@code binaries} source. System property {@code fencelock.mongo.source=env|testcontainers|embedded}
@@ -193,7 +194,7 @@ public final class MongoServer extends TestServer {
 
         Embedded() {
             de.bwaldvogel.mongo.MongoServer first =
-                    new de.bwaldvogel.mongo.MongoServer(new de.bwaldvogel.mongo.backend.memory.MemoryBackend());
+                    new de.bwaldvogel.mongo.MongoServer(new WholeDocumentReadsBackend());
             first.bind("127.0.0.1", 0);
             this.port = first.getLocalAddress().getPort();
             this.server = first;
@@ -228,7 +229,7 @@ public final class MongoServer extends TestServer {
                     return;
                 }
                 de.bwaldvogel.mongo.MongoServer next =
-                        new de.bwaldvogel.mongo.MongoServer(new de.bwaldvogel.mongo.backend.memory.MemoryBackend());
+                        new de.bwaldvogel.mongo.MongoServer(new WholeDocumentReadsBackend());
                 next.bind("127.0.0.1", port);
                 server = next;
             } finally {
