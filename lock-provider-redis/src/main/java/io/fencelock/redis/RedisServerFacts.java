@@ -54,12 +54,15 @@ record RedisServerFacts(Set<Capability> capabilities, String persistence) {
                 Capability.SHARED_LOCKS, // one script reads and writes all of a name's keys, in one slot
                 Capability.FAIR_ORDER, // queue places from the name's own sequence, in that script
                 Capability.HAND_OVER); // one script checks the holder and overwrites its grant
+        if (deployment != Deployment.CLUSTER) {
+            // the release script grants the first queued waiter subscribed on the server that runs it: a single
+            // server, or the master Sentinel names, where every client of that deployment subscribes; a
+            // Cluster client subscribes on one node, so a release on the others could only wake it
+            declared.add(Capability.GRANT_ON_RELEASE);
+        }
         String persistence;
         if (deployment == Deployment.STANDALONE) {
             declared.add(Capability.LINEARIZABLE); // one server executes one script at a time
-            // the release script grants the first queued waiter that hears it: only one server's PUBLISH counts
-            // every subscriber (a Cluster node counts its own, and delivers to the others' too)
-            declared.add(Capability.GRANT_ON_RELEASE);
             if (aof == null) {
                 persistence = "persistence unknown (CONFIG GET refused), so tokens are not durable";
             } else {

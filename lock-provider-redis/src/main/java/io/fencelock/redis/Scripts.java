@@ -104,33 +104,38 @@ final class Scripts {
             """);
 
     /**
-     * Grants the name to the first waiter of its queue that asked for a grant and still listens
+     * Grants the name to the first waiter of its queue that asked for a grant and listens on this server
      * ({@code GRANT_ON_RELEASE}): takes it out of the queue and its request ({@code lease LF ttl ms LF
-     * metadata}, written by ACQUIRE) out of the grants, draws the next token and publishes {@code name LF
-     * lease LF token LF expiry ms} on the waiter's own channel; only if someone hears it is the lock set to
-     * that lease's grant (value and expiry as ACQUIRE writes them, from this TIME). A waiter that asked no
-     * grant (an older client) is woken as WAKE_NEXT wakes it, which ends the search. A waiter nobody hears
-     * (its client is gone) costs a token number and one of {@link #WAKE_TRIES} tries. Returns the lease
-     * granted, or nil.
+     * metadata}, written by ACQUIRE) out of the grants, and, when its channel has a subscriber here ({@code
+     * PUBSUB NUMSUB}), draws the next token, sets the lock to that lease's grant (value and expiry as ACQUIRE
+     * writes them, from this TIME) and then publishes {@code name LF lease LF token LF expiry ms} on the
+     * waiter's own channel. Written first, told after: a {@code PUBLISH} also reaches the subscribers of a
+     * replica (a client still attached to a demoted master after a Sentinel failover) and of a Cluster's
+     * other nodes, which its count leaves out, so a grant written on the count of a publish could be told to
+     * a client that it was never written for. A waiter that asked no grant (an older client) is woken as
+     * WAKE_NEXT wakes it, which ends the search. A waiter nobody listens for here (its client is gone) costs
+     * one of {@link #WAKE_TRIES} tries. Returns the lease granted, or nil.
      */
     private static final String GRANT_NEXT = """
             local function grantNext(lock, record, queue, grants, prefix, name)
               for _ = 1, WAKE_TRIES do
                 local head = redis.call('ZPOPMIN', queue)
                 if not head[1] then return nil end
+                local channel = prefix .. head[1]
                 local ask = redis.call('HGET', grants, head[1])
                 if ask then
                   redis.call('HDEL', grants, head[1])
-                  local a = string.find(ask, '\\n', 1, true)
-                  local b = string.find(ask, '\\n', a + 1, true)
-                  local lease = string.sub(ask, 1, a - 1)
-                  local value, px = grantOf(lease, string.sub(ask, a + 1, b - 1), string.sub(ask, b + 1))
-                  local token = redis.call('HINCRBY', record, 'n', 1)
-                  if redis.call('PUBLISH', prefix .. head[1], name .. '\\n' .. lease .. '\\n' .. token .. '\\n' .. px) > 0 then
+                  if redis.call('PUBSUB', 'NUMSUB', channel)[2] > 0 then
+                    local a = string.find(ask, '\\n', 1, true)
+                    local b = string.find(ask, '\\n', a + 1, true)
+                    local lease = string.sub(ask, 1, a - 1)
+                    local value, px = grantOf(lease, string.sub(ask, a + 1, b - 1), string.sub(ask, b + 1))
+                    local token = redis.call('HINCRBY', record, 'n', 1)
                     redis.call('SET', lock, value, 'PXAT', px)
+                    redis.call('PUBLISH', channel, name .. '\\n' .. lease .. '\\n' .. token .. '\\n' .. px)
                     return lease
                   end
-                elseif redis.call('PUBLISH', prefix .. head[1], name) > 0 then
+                elseif redis.call('PUBLISH', channel, name) > 0 then
                   return nil
                 end
               end

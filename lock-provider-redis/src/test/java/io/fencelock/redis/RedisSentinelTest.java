@@ -3,6 +3,7 @@ package io.fencelock.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fencelock.Capability;
+import io.fencelock.LockInfo;
 import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.tck.SpiChecks;
@@ -38,31 +39,34 @@ class RedisSentinelTest {
                             Capability.EXTENDABLE_TTL,
                             Capability.SHARED_LOCKS,
                             Capability.FAIR_ORDER,
-                            Capability.HAND_OVER);
+                            Capability.HAND_OVER,
+                            Capability.GRANT_ON_RELEASE);
 
             String name = "sentinel/" + UUID.randomUUID();
             String holder = UUID.randomUUID().toString();
-            AcquireResult granted = backend.tryAcquire(name, holder, Duration.ofSeconds(30));
-            assertThat(granted.acquired()).isTrue();
+            AcquireResult first = backend.tryAcquire(name, holder, Duration.ofSeconds(30));
+            assertThat(first.acquired()).isTrue();
             assertThat(backend.renew(List.of(new RenewRequest(name, holder, Duration.ofSeconds(30), null)))
                             .get(0)
                             .renewed())
                     .isTrue();
-            CountDownLatch released = new CountDownLatch(1);
-            SpiChecks.subscribe(waiterSide, name, released::countDown);
+            CountDownLatch told = new CountDownLatch(1);
+            SpiChecks.subscribe(waiterSide, name, told::countDown);
             assertThat(waiterSide
-                            .tryAcquire(name, "refused", Duration.ofSeconds(30))
+                            .tryAcquire(name, "queued", Duration.ofSeconds(30))
                             .acquired())
-                    .as("a waiter's refused attempt")
+                    .as("a waiter's refused attempt, which queues it under its lease")
                     .isFalse();
             assertThat(backend.release(name, holder)).isTrue();
-            assertThat(released.await(30, TimeUnit.SECONDS))
-                    .as("woken through the Sentinel-resolved master")
+            assertThat(told.await(30, TimeUnit.SECONDS))
+                    .as("told of the grant through the Sentinel-resolved master")
                     .isTrue();
-            assertThat(waiterSide
-                            .tryAcquire(name, "next", Duration.ofSeconds(30))
-                            .token())
-                    .isGreaterThan(granted.token());
+            LockInfo granted = backend.inspect(name).orElseThrow();
+            assertThat(granted.leaseId())
+                    .as("the release granted the queued waiter (GRANT_ON_RELEASE)")
+                    .isEqualTo("queued");
+            assertThat(granted.token()).isGreaterThan(first.token());
+            assertThat(waiterSide.release(name, "queued")).isTrue();
         }
     }
 }

@@ -11,9 +11,13 @@ import io.fencelock.testservers.redis.RedisServer;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.pubsub.RedisPubSubAdapter;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -150,6 +154,65 @@ class RedisWakeUpQueueTest {
                     .isTrue();
             assertThat(holderSide.inspect(name).map(LockInfo::leaseId)).contains(stayingLease);
             assertThat(staying.release(name, stayingLease)).isTrue();
+        }
+    }
+
+    /**
+     * A release tells a grant only once it is written. A {@code PUBLISH} also reaches a replica's subscribers,
+     * whom its count leaves out (a client still attached to a demoted master after a Sentinel failover): a
+     * release that published the grant first and wrote it only if someone was counted told such a client of a
+     * grant never written. Here the queued client's own subscription is gone with it, and a subscriber on a
+     * replica listens on its channel.
+     */
+    @Test
+    void aGrantIsToldOnlyWhereItIsWritten() throws InterruptedException {
+        String name = name();
+        String holder = lease();
+        assertThat(holderSide.tryAcquire(name, holder, TTL).acquired()).isTrue();
+        String waiterId;
+        try (RedisLockBackend departed = backend()) {
+            SpiChecks.subscribe(departed, name, () -> {});
+            assertThat(departed.tryAcquire(name, lease(), TTL).acquired()).isFalse();
+            waiterId = redis.zrange(queue(name), 0, 0).get(0);
+        } // its subscription closes with it; its request and place stay
+        String channel = "fencelock:released:" + waiterId;
+        awaitNoSubscriberOnTheMaster(channel);
+        RedisClient replicaClient = null;
+        try (RedisServer replica = RedisServer.startReplicaOf(server)) {
+            replicaClient = RedisClient.create(replica.uri());
+            StatefulRedisPubSubConnection<String, String> onReplica = replicaClient.connectPubSub();
+            BlockingQueue<String> heard = new LinkedBlockingQueue<>();
+            onReplica.addListener(new RedisPubSubAdapter<>() {
+                @Override
+                public void message(String from, String message) {
+                    heard.add(message);
+                }
+            });
+            onReplica.sync().subscribe(channel);
+
+            assertThat(holderSide.release(name, holder)).isTrue();
+            redis.publish(channel, "after the release"); // replicated in order: whatever the release told comes first
+            assertThat(heard.poll(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
+                    .as("the first message the replica's subscriber heard on the departed client's channel")
+                    .isEqualTo("after the release");
+            assertThat(redis.exists("fencelock:{" + name + "}"))
+                    .as("no grant was written: its client listens nowhere on the master")
+                    .isZero();
+        } finally {
+            if (replicaClient != null) {
+                LettuceClients.shutDown(replicaClient);
+            }
+        }
+    }
+
+    /** The server drops a closed client's subscription when it reads the close: until then it still counts. */
+    private static void awaitNoSubscriberOnTheMaster(String channel) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
+        while (redis.pubsubNumsub(channel).getOrDefault(channel, 0L) > 0) {
+            assertThat(System.nanoTime())
+                    .as("the closed client's subscription is gone within " + HANG_GUARD_SECONDS + " s")
+                    .isLessThan(deadline);
+            Thread.onSpinWait();
         }
     }
 

@@ -48,6 +48,7 @@ public final class RedisServer extends TestServer {
     private static final String CONTAINER_IMAGE = "redis:7";
     private static final int CONTAINER_PORT = 6379;
     private static final Duration PROBE_TIMEOUT = Duration.ofSeconds(10);
+    private static final Duration REPLICA_SYNC_TIMEOUT = Duration.ofSeconds(30);
 
     private static final OnePerJvm<RedisServer> SHARED = new OnePerJvm<>();
 
@@ -184,6 +185,67 @@ public final class RedisServer extends TestServer {
         } catch (RuntimeException e) {
             cluster.destroy();
             throw e;
+        }
+    }
+
+    /**
+     * A replica of its own of {@code master} (a single {@code redis://host:port} server), from this machine's
+     * {@code redis-server}, without persistence; returned once its link to the master is up, so what the
+     * master executes from then on reaches it in order. Without the binary the test fails under CI and is
+     * skipped elsewhere. Close it when done.
+     */
+    public static RedisServer startReplicaOf(RedisServer master) {
+        RedisURI of = RedisURI.create(master.uri());
+        if (!master.uri().toLowerCase(Locale.ROOT).startsWith("redis://")
+                || of.getSentinels().size() > 0) {
+            throw new IllegalArgumentException(
+                    "a replica needs a single redis:// master, got " + Redaction.uri(master.uri()));
+        }
+        return locate(() -> ServerLocator.<RedisServer>forBackend("redis-replica", "apt-get install redis-server")
+                .candidate(Source.BINARIES.key(), () -> replicaFromBinaries(of))
+                .locateOnly(Source.BINARIES.key()));
+    }
+
+    private static RedisServer replicaFromBinaries(RedisURI master) throws Exception {
+        Path binary = RedisProcess.findBinary();
+        List<String> replicaOf = List.of("--replicaof", master.getHost(), Integer.toString(master.getPort()));
+        RedisProcess process = RedisProcess.start(binary, Persistence.NONE, replicaOf);
+        try {
+            String uri = "redis://127.0.0.1:" + process.port();
+            awaitReplicationLink(uri);
+            return new RedisServer(
+                    Source.BINARIES,
+                    uri,
+                    Persistence.NONE,
+                    Facts.of(uri)
+                            .describe(binary + ", 127.0.0.1:" + process.port() + ", a replica of " + master.getHost()
+                                    + ":" + master.getPort()),
+                    process,
+                    process::destroy,
+                    false);
+        } catch (RuntimeException e) {
+            process.destroy();
+            throw e;
+        }
+    }
+
+    /** Until the replica on {@code uri} reports {@code master_link_status:up} (its first sync done), bounded. */
+    private static void awaitReplicationLink(String uri) {
+        RedisURI redisUri = RedisURI.create(uri);
+        redisUri.setTimeout(PROBE_TIMEOUT);
+        RedisClient client = RedisClient.create(redisUri);
+        try (StatefulRedisConnection<String, String> connection = client.connect()) {
+            long deadline = System.nanoTime() + REPLICA_SYNC_TIMEOUT.toNanos();
+            while (!connection.sync().info("replication").contains("master_link_status:up")) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("the replica on " + uri + " did not sync within "
+                            + REPLICA_SYNC_TIMEOUT.toSeconds() + " s");
+                }
+                java.util.concurrent.locks.LockSupport.parkNanos(
+                        Duration.ofMillis(20).toNanos());
+            }
+        } finally {
+            LettuceClients.shutDown(client);
         }
     }
 
