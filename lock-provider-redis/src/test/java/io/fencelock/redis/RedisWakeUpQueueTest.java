@@ -195,7 +195,7 @@ class RedisWakeUpQueueTest {
             assertThat(heard.poll(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
                     .as("the first message the replica's subscriber heard on the departed client's channel")
                     .isEqualTo("after the release");
-            assertThat(redis.exists("fencelock:{" + name + "}"))
+            assertThat(redis.exists(lock(name)))
                     .as("no grant was written: its client listens nowhere on the master")
                     .isZero();
         } finally {
@@ -230,6 +230,10 @@ class RedisWakeUpQueueTest {
 
     private static long millis(List<String> time) {
         return Long.parseLong(time.get(0)) * 1000 + Long.parseLong(time.get(1)) / 1000;
+    }
+
+    private static String lock(String name) {
+        return "fencelock:{" + name + "}";
     }
 
     private static String queue(String name) {

@@ -2010,7 +2010,6 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
                 results.add(new RunResult(s, runner.run(s, 0)));
             } else {
                 long base = TckSettings.baseSeed();
-                matrix.settings(java.util.Map.of("schedules", TckSettings.schedules(), "baseSeed", base));
                 System.out.println("[fencelock-tck] " + getClass().getSimpleName() + ": " + TckSettings.schedules()
                         + " schedules from base seed " + base);
                 results.addAll(runConcurrently(generator, runner, base, 0, TckSettings.schedules()));

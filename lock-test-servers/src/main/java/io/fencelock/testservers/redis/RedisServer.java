@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.containers.GenericContainer;
@@ -241,8 +242,7 @@ public final class RedisServer extends TestServer {
                     throw new IllegalStateException("the replica on " + uri + " did not sync within "
                             + REPLICA_SYNC_TIMEOUT.toSeconds() + " s");
                 }
-                java.util.concurrent.locks.LockSupport.parkNanos(
-                        Duration.ofMillis(20).toNanos());
+                LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
             }
         } finally {
             LettuceClients.shutDown(client);

@@ -11,6 +11,13 @@ import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import io.fencelock.tck.fixture.ServerControl;
 import io.fencelock.testservers.mongo.MongoServer.Source;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.bson.Document;
@@ -104,7 +111,7 @@ class MongoServerTest {
                 control.stop(); // no-op when stopped
                 control.start();
                 awaitWritable(c, "after-stop");
-                assertThat(c.find().map(d -> d.getString("_id")).into(new java.util.ArrayList<>()))
+                assertThat(c.find().map(d -> d.getString("_id")).into(new ArrayList<>()))
                         .containsExactly("after-stop");
             }
         }
@@ -124,9 +131,9 @@ class MongoServerTest {
                     client.getDatabase(server.uniqueDatabase("torn")).getCollection("c");
             int fields = 40;
             c.insertOne(sameValueInEveryField(fields, 0));
-            java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(4);
+            ExecutorService pool = Executors.newFixedThreadPool(4);
             try {
-                java.util.List<java.util.concurrent.Future<Integer>> work = new java.util.ArrayList<>();
+                List<Future<Integer>> work = new ArrayList<>();
                 for (int writer = 0; writer < 2; writer++) {
                     work.add(pool.submit(() -> {
                         for (int v = 1; v <= 2_000; v++) {
@@ -143,10 +150,10 @@ class MongoServerTest {
                         int reads = 0;
                         for (int i = 0; i < 2_000; i++) {
                             Document d = aggregate
-                                    ? c.aggregate(java.util.List.of(new Document("$match", new Document("_id", "d"))))
+                                    ? c.aggregate(List.of(new Document("$match", new Document("_id", "d"))))
                                             .first()
                                     : c.find(new Document("_id", "d")).first();
-                            java.util.Set<Object> values = new java.util.HashSet<>(d.values());
+                            Set<Object> values = new HashSet<>(d.values());
                             values.remove("d");
                             assertThat(values)
                                     .as((aggregate ? "aggregate" : "find") + " of a document whose " + fields
@@ -157,7 +164,7 @@ class MongoServerTest {
                         return reads;
                     }));
                 }
-                for (java.util.concurrent.Future<Integer> f : work) {
+                for (Future<Integer> f : work) {
                     f.get(120, TimeUnit.SECONDS);
                 }
             } finally {
