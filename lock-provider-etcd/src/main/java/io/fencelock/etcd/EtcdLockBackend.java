@@ -13,7 +13,6 @@ import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
 import io.fencelock.LockMetadata;
 import io.fencelock.etcd.EtcdLeases.SharedLease;
-import io.fencelock.etcd.EtcdSharedGrants.Queuing;
 import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.HeldValue;
 import io.fencelock.spi.LockBackend;
@@ -23,7 +22,6 @@ import io.fencelock.spi.RenewResult;
 import io.fencelock.spi.SharedRequest;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.EnumSet;
@@ -83,8 +81,7 @@ public final class EtcdLockBackend implements LockBackend {
             Capability.METADATA,
             Capability.EXTENDABLE_TTL,
             Capability.SHARED_LOCKS,
-            Capability.FAIR_ORDER,
-            Capability.GRANT_ON_RELEASE));
+            Capability.FAIR_ORDER));
 
     private final Client client;
     private final KV kv;
@@ -135,49 +132,13 @@ public final class EtcdLockBackend implements LockBackend {
 
     private AcquireResult tryAcquire(
             String name, String leaseId, Duration ttl, LockMetadata metadata, boolean mayRetry) {
-        long now = System.currentTimeMillis();
-        ByteSequence value = bytes(HeldValue.encode(leaseId, now, metadata));
-        // a waiter's refusal (re)writes its client's queue place when it has none, or one a quarter of its TTL old
-        long t0 = System.nanoTime();
-        ReleaseWatcher.Placed standing = watcher.placed(name);
-        boolean waits = watcher.waitsFor(name);
-        Queuing queuing = waits || standing != null
-                ? new Queuing(
-                        records.placeKey(name, watcher.clientId),
-                        leaseId,
-                        waits && (standing == null || standing.stale(ttl, t0))
-                                ? EtcdRecords.placeValue(leaseId, now, ttl, metadata)
-                                : null,
-                        standing == null ? null : standing.leaseId())
-                : null;
-        AcquireResult r = acquire(name, leaseId, ttl, mayRetry, (lease, t) -> {
+        ByteSequence value = bytes(HeldValue.encode(leaseId, System.currentTimeMillis(), metadata));
+        return acquire(name, leaseId, ttl, mayRetry, (lease, t0) -> {
             // Recorded before the transaction goes out, so that a grant whose answer never comes is still
             // dropped (owner-checked) once due, instead of living on through the shared lease's keep-alives.
-            // A refusal that queued this lease keeps it: a release may grant it later.
-            leases.hold(name, leaseId, lease, t + ttl.toNanos());
-            return shared.mutex(name, value, lease, queuing);
+            leases.hold(name, leaseId, lease, t0 + ttl.toNanos());
+            return shared.mutex(name, value, lease);
         });
-        if (queuing == null) {
-            return r;
-        }
-        if (r.acquired()) {
-            watcher.granted(name); // the grant deleted the client's place
-            if (standing != null) {
-                leases.drop(standing.leaseId());
-            }
-        } else if (r.queuedGrant()) {
-            watcher.grantedTo(name, standing.leaseId());
-            return AcquireResult.queuedGrant(
-                    r.queuedAs(),
-                    r.token(),
-                    Instant.now().plus(standing.ttl()).minusNanos(System.nanoTime() - standing.writtenAt()));
-        } else if (leaseId.equals(r.queuedAs())) {
-            watcher.placed(name, leaseId, t0, ttl);
-            if (standing != null) {
-                leases.drop(standing.leaseId()); // its place now names this lease, so no release grants it
-            }
-        }
-        return r;
     }
 
     /**
@@ -244,13 +205,7 @@ public final class EtcdLockBackend implements LockBackend {
             throw e;
         }
         if (!r.acquired()) {
-            if (!leaseId.equals(r.queuedAs())) {
-                leases.drop(leaseId);
-            } else if (keepAlive != null && !leases.kept(lease, keepAlive)) {
-                // a release may grant the place on this lease, which may end before the TTL counted from now
-                releaseQuietly(name, leaseId);
-                return AcquireResult.held(r.holderRemaining());
-            }
+            leases.drop(leaseId);
             return r;
         }
         if (keepAlive != null && !leases.kept(lease, keepAlive)) {
@@ -321,15 +276,9 @@ public final class EtcdLockBackend implements LockBackend {
     @Override
     public boolean release(String name, String leaseId) {
         HeldValue.requireLeaseId(leaseId);
-        // a mutex release grants the first client waiting in the name's queue, if one still asks; the release of
-        // the lease this client's place was written with (the waiter stopped) withdraws the place instead
-        ReleaseWatcher.Placed placed = watcher.placed(name);
-        boolean withdraws = placed != null && placed.leaseId().equals(leaseId) && !placed.granted();
-        boolean freed =
-                shared.release(name, leaseId, leases.holdsMutex(leaseId) && !withdraws ? shared.queueHead(name) : null);
+        boolean freed = shared.release(name, leaseId);
         // Only now: if the release failed, the hold stays and is dropped once due, not carried on by the shared lease.
         leases.drop(leaseId);
-        watcher.withdrawn(name, leaseId);
         return freed;
     }
 

@@ -20,11 +20,9 @@ import io.fencelock.LockInfo;
 import io.fencelock.LockMetadata;
 import io.fencelock.LockMode;
 import io.fencelock.spi.HeldValue;
-import io.fencelock.spi.MetadataCodec;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.SharedRequest;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -57,13 +55,6 @@ import java.util.stream.Stream;
 final class EtcdRecords {
     /** Between a name and its shared keys. */
     static final char SHARED = ' ';
-
-    /**
-     * Between a name and its queue places ({@code GRANT_ON_RELEASE}): below {@link #SHARED}, so a name's places
-     * lie between its mutex key and its shared keys, inside the range its watch covers, and outside the shared
-     * range its grants read. A unit separator is no name character, so no other name's keys lie there.
-     */
-    static final char PLACE = '\u001F';
 
     /**
      * Ends a mutex value's grant time when a hand-over wrote it: the token is the key's mod revision (the
@@ -112,70 +103,6 @@ final class EtcdRecords {
 
     ByteSequence waiterKey(String name, String waiterId, boolean fairMutex) {
         return bytes(prefix + name + SHARED + (fairMutex ? 'x' : 'w') + waiterId);
-    }
-
-    /** A client's place in the queue of {@code name}'s mutex, named by the client's id. */
-    ByteSequence placeKey(String name, String clientId) {
-        return bytes(prefix + name + PLACE + clientId);
-    }
-
-    /** Where the name's queue places begin; they end where its shared keys begin ({@link #sharedStart}). */
-    ByteSequence placeStart(String name) {
-        return bytes(prefix + name + PLACE);
-    }
-
-    /** Whether {@code key} is a queue place (of any name). */
-    boolean isPlace(ByteSequence key) {
-        return key.toString(StandardCharsets.UTF_8).indexOf(PLACE, prefix.length()) >= 0;
-    }
-
-    /**
-     * A queue place's value: what a release puts for the waiting client, {@code leaseId LF writtenMillis LF
-     * ttlMillis LF metadata}. It starts as a grant's value does, so {@link #heldBy} checks whose it is.
-     */
-    static ByteSequence placeValue(String leaseId, long writtenMillis, Duration ttl, LockMetadata metadata) {
-        return bytes(leaseId
-                + HeldValue.SEPARATOR
-                + writtenMillis
-                + HeldValue.SEPARATOR
-                + ttl.toMillis()
-                + HeldValue.SEPARATOR
-                + HeldValue.json(metadata));
-    }
-
-    /**
-     * A queue place read back: the lease a release grants, when the place was written (the waiter's clock) and
-     * for which TTL, the grant's metadata. Null for an unreadable value.
-     */
-    record Place(KeyValue kv, String leaseId, long writtenMillis, long ttlMillis, LockMetadata metadata) {
-        static Place of(KeyValue kv) {
-            String v = kv.getValue().toString(StandardCharsets.UTF_8);
-            int lease = v.indexOf(HeldValue.SEPARATOR);
-            int written = lease < 0 ? -1 : v.indexOf(HeldValue.SEPARATOR, lease + 1);
-            int ttl = written < 0 ? -1 : v.indexOf(HeldValue.SEPARATOR, written + 1);
-            if (ttl < 0) {
-                return null;
-            }
-            try {
-                return new Place(
-                        kv,
-                        v.substring(0, lease),
-                        Long.parseLong(v.substring(lease + 1, written)),
-                        Long.parseLong(v.substring(written + 1, ttl)),
-                        v.length() == ttl + 1 ? LockMetadata.NONE : MetadataCodec.decode(v.substring(ttl + 1)));
-            } catch (RuntimeException unreadable) {
-                return null;
-            }
-        }
-
-        /**
-         * Whether its waiter still asks, seen at {@code nowMillis}: a waiting client rewrites its place every
-         * quarter of its TTL, so one older than half its TTL belongs to a client that stopped attempting, and a
-         * grant would come too late for the validity it counts from the place's attempt.
-         */
-        boolean current(long nowMillis) {
-            return nowMillis - writtenMillis < ttlMillis / 2;
-        }
     }
 
     /** The end of everything of {@code name}: the range from its mutex key to here holds its keys only. */
@@ -397,9 +324,6 @@ final class EtcdRecords {
         Map<Long, CompletableFuture<LeaseTimeToLiveResponse>> ttls = new HashMap<>();
         for (KeyValue v : kvs) {
             String key = v.getKey().toString(StandardCharsets.UTF_8);
-            if (key.indexOf(PLACE, prefix.length()) >= 0) {
-                continue; // a queue place: a client waiting, not a holder
-            }
             int at = key.indexOf(SHARED, prefix.length());
             Shared s = at < 0 ? null : shared(v);
             if (at < 0) {

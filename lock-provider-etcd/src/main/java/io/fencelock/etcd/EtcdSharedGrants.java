@@ -5,7 +5,6 @@ import static io.fencelock.etcd.EtcdLockBackend.bytes;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.KV;
 import io.etcd.jetcd.KeyValue;
-import io.etcd.jetcd.Txn;
 import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.kv.TxnResponse;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
@@ -19,16 +18,12 @@ import io.fencelock.LockBackendException;
 import io.fencelock.LockMetadata;
 import io.fencelock.LockMode;
 import io.fencelock.etcd.EtcdLeases.SharedLease;
-import io.fencelock.etcd.EtcdRecords.Place;
 import io.fencelock.etcd.EtcdRecords.Shared;
 import io.fencelock.spi.AcquireResult;
-import io.fencelock.spi.HeldValue;
 import io.fencelock.spi.RenewResult;
 import io.fencelock.spi.SharedRequest;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
@@ -52,8 +47,6 @@ final class EtcdSharedGrants {
     private static final Logger log = LoggerFactory.getLogger(EtcdSharedGrants.class);
     private static final int MAX_DECISIONS = 3;
     private static final ByteSequence GUARD = bytes("guard");
-    /** How many queue places a release reads to find the first that still asks (one per waiting client). */
-    private static final int QUEUE_READ = 16;
 
     private final KV kv;
     private final EtcdCalls calls;
@@ -75,76 +68,34 @@ final class EtcdSharedGrants {
     // ------------------------------------------------------------------ the ordinary mutex
 
     /**
-     * How an attempt of a waiting client takes part in the name's queue ({@code GRANT_ON_RELEASE}): the client's
-     * place key, this attempt's lease id, the place's value when this refusal (re)writes it (null: the place
-     * stands), and the lease its standing place was written with (null: none).
-     */
-    record Queuing(ByteSequence place, String leaseId, ByteSequence value, String standing) {
-        /** What a refusal writes: the place, unless a release already granted the standing one. */
-        Op[] onRefusal(ByteSequence mutexKey, SharedLease lease) {
-            if (value == null) {
-                return new Op[0];
-            }
-            Op put = Op.put(
-                    place, value, PutOption.builder().withLeaseId(lease.id).build());
-            return standing == null
-                    ? new Op[] {put}
-                    : new Op[] {Op.txn(EtcdRecords.heldBy(mutexKey, standing), new Op[0], new Op[] {put})};
-        }
-
-        /** A refusal's answer: queued under the lease its place has now, if any. */
-        AcquireResult refused(Duration remaining) {
-            return value != null
-                    ? AcquireResult.queued(remaining, leaseId)
-                    : standing != null ? AcquireResult.queued(remaining, standing) : AcquireResult.held(remaining);
-        }
-    }
-
-    /**
      * The mutex's acquire: {@code if mutex key and guard absent then put(mutex key) else read the name}
      * (one round trip, as before shared locks: a name never used shared has no guard). With a guard,
      * the read decides: another kind is refused, a fair mutex's holder holds the name, and with only
      * fair mutex waiters (an ordinary mutex does not queue) or nothing left the mutex is put if the
      * guard is unchanged, deleting a guard that guards nothing. Granted: the token, expiry unset.
-     *
-     * <p>With {@code queuing} (a waiting client's attempt), the grant also deletes the client's place, and the
-     * refusal writes it in the same transaction ({@link Queuing#onRefusal}); a mutex key held by the lease of the
-     * client's standing place means a release granted it: the answer is that queued grant.
      */
-    AcquireResult mutex(String name, ByteSequence value, SharedLease lease, Queuing queuing) {
+    AcquireResult mutex(String name, ByteSequence value, SharedLease lease) {
         ByteSequence key = records.mutexKey(name);
         ByteSequence guard = records.guard(name);
         Op put = Op.put(key, value, PutOption.builder().withLeaseId(lease.id).build());
-        Op[] take = queuing == null ? new Op[] {put} : new Op[] {put, Op.delete(queuing.place(), DeleteOption.DEFAULT)};
-        TxnResponse r = calls.await(
-                "tryAcquire of '",
-                name,
-                kv.txn()
-                        .If(absent(key), absent(guard))
-                        .Then(take)
-                        .Else(concat(readName(name), queuing == null ? new Op[0] : queuing.onRefusal(key, lease)))
-                        .commit());
+        TxnResponse r = txn(name, new Cmp[] {absent(key), absent(guard)}, new Op[] {put});
         for (int round = 1; !r.isSucceeded(); round++) {
             NameSnapshot s = NameSnapshot.of(r, guard, records);
             if (s.mutex() != null) {
-                String holder = s.mutex().getValue().toString(StandardCharsets.UTF_8);
                 if (s.mutex().getValue().equals(value) && s.mutex().getLease() == lease.id) {
                     return AcquireResult.granted(
                             s.mutex().getCreateRevision(), null); // ours, from an attempt jetcd retried
                 }
-                if (queuing != null && queuing.standing() != null && HeldValue.heldBy(holder, queuing.standing())) {
-                    return AcquireResult.queuedGrant(queuing.standing(), EtcdRecords.mutexToken(s.mutex()), null);
-                }
-                // the holder's lease TTL would cost another round trip: the watch wakes us
-                return refused(name, s, null, queuing);
+                return refused(
+                        name, s, null); // the holder's lease TTL would cost another round trip: the watch wakes us
             }
             s.requireFairMutexOnly(name);
             if (!s.holders().isEmpty() || round > MAX_DECISIONS) {
-                return refused(name, s, s.holders().isEmpty() ? Duration.ZERO : null, queuing); // a fair mutex holds
+                return refused(name, s, s.holders().isEmpty() ? Duration.ZERO : null); // a fair mutex holds
             }
             Op[] then = s.waiters().isEmpty() && s.guard() != null
-                    ? concat(take, new Op[] {Op.delete(guard, DeleteOption.DEFAULT)})
-                    : take;
+                    ? new Op[] {put, Op.delete(guard, DeleteOption.DEFAULT)}
+                    : new Op[] {put};
             r = txn(name, new Cmp[] {absent(key), guardAt(guard, s)}, then);
         }
         return AcquireResult.granted(r.getHeader().getRevision(), null);
@@ -334,73 +285,32 @@ final class EtcdSharedGrants {
 
     /**
      * One transaction: {@code if the mutex key is held by id then delete it, else delete the holder and
-     * waiter keys of id, withdraw this client's queue place if id has it, and read how many keys the name has
-     * left and its guard}. When only the guard is left, it is deleted in the background if nobody rewrote it (a
-     * free name keeps no key); a guard left behind by holders that expired instead goes with the name's next
-     * release or mutex grant.
-     *
-     * <p>With {@code head}, the first current place in the name's queue ({@code GRANT_ON_RELEASE}), the release
-     * grants it instead: {@code if the mutex key is held by id and the place is as read then put the place's
-     * grant on the mutex key, on the place's etcd lease, and delete the place}; otherwise as above, the mutex key
-     * deleted if id still holds it. The put keeps the key, so no delete wakes other clients' waiters and the name
-     * is never free; its revision is the new token, as after a hand-over ({@link EtcdRecords#mutexToken}); the
-     * place's client hears it on its watch ({@link ReleaseWatcher}). A place whose etcd lease has gone fails the
-     * transaction as a whole: the release is then made without it.
+     * waiter keys of id and read how many keys the name has left and its guard}. When only the guard is
+     * left, it is deleted in the background if nobody rewrote it (a free name keeps no key); a guard left
+     * behind by holders that expired instead goes with the name's next release or mutex grant.
      */
-    boolean release(String name, String id, Place head) {
+    boolean release(String name, String id) {
         ByteSequence key = records.mutexKey(name);
         ByteSequence guard = records.guard(name);
-        ByteSequence ownPlace = records.placeKey(name, watcher.clientId);
-        List<Op> otherwise = new ArrayList<>(List.of(
-                Op.delete(records.holderKey(name, id), DeleteOption.DEFAULT),
-                Op.delete(records.waiterKey(name, id, false), DeleteOption.DEFAULT),
-                Op.delete(records.waiterKey(name, id, true), DeleteOption.DEFAULT),
-                Op.get(
-                        records.sharedStart(name),
-                        GetOption.builder()
-                                .withRange(records.end(name))
-                                .withCountOnly(true)
-                                .build()),
-                Op.get(guard, GetOption.DEFAULT),
-                Op.txn(
-                        EtcdRecords.heldBy(ownPlace, id),
-                        new Op[] {Op.delete(ownPlace, DeleteOption.DEFAULT)},
-                        new Op[0])));
-        Txn txn;
-        if (head == null) {
-            txn = kv.txn().If(EtcdRecords.heldBy(key, id)).Then(Op.delete(key, DeleteOption.DEFAULT));
-        } else {
-            ByteSequence place = head.kv().getKey();
-            txn = kv.txn()
-                    .If(concat(EtcdRecords.heldBy(key, id), new Cmp[] {
-                        new Cmp(
-                                place,
-                                Cmp.Op.EQUAL,
-                                CmpTarget.modRevision(head.kv().getModRevision()))
-                    }))
-                    .Then(
-                            Op.put(
-                                    key,
-                                    EtcdRecords.handedValue(
-                                            head.leaseId(), System.currentTimeMillis(), head.metadata()),
-                                    PutOption.builder()
-                                            .withLeaseId(head.kv().getLease())
-                                            .build()),
-                            Op.delete(place, DeleteOption.DEFAULT));
-            otherwise.add(
-                    Op.txn(EtcdRecords.heldBy(key, id), new Op[] {Op.delete(key, DeleteOption.DEFAULT)}, new Op[0]));
-        }
-        TxnResponse r;
-        try {
-            r = calls.await(
-                    "release of '", name, txn.Else(otherwise.toArray(Op[]::new)).commit());
-        } catch (LockBackendException e) {
-            if (head != null && EtcdLeases.leaseGone(e)) {
-                return release(name, id, null); // the place's client is gone with its etcd lease
-            }
-            throw e;
-        }
-        if (r.isSucceeded() || head != null && r.getTxnResponses().get(1).isSucceeded()) {
+        TxnResponse r = calls.await(
+                "release of '",
+                name,
+                kv.txn()
+                        .If(EtcdRecords.heldBy(key, id))
+                        .Then(Op.delete(key, DeleteOption.DEFAULT))
+                        .Else(
+                                Op.delete(records.holderKey(name, id), DeleteOption.DEFAULT),
+                                Op.delete(records.waiterKey(name, id, false), DeleteOption.DEFAULT),
+                                Op.delete(records.waiterKey(name, id, true), DeleteOption.DEFAULT),
+                                Op.get(
+                                        records.sharedStart(name),
+                                        GetOption.builder()
+                                                .withRange(records.end(name))
+                                                .withCountOnly(true)
+                                                .build()),
+                                Op.get(guard, GetOption.DEFAULT))
+                        .commit());
+        if (r.isSucceeded()) {
             return true;
         }
         List<GetResponse> gets = r.getGetResponses();
@@ -423,40 +333,6 @@ final class EtcdSharedGrants {
         return r.getDeleteResponses().get(0).getDeleted() > 0;
     }
 
-    /** {@link #release(String, String, Place)} granting no queued client. */
-    boolean release(String name, String id) {
-        return release(name, id, null);
-    }
-
-    /**
-     * The first place in {@code name}'s queue that still asks ({@link Place#current}) on an etcd lease, or null:
-     * one serializable read (the member's own state, no consensus round). A stale answer costs nothing but the
-     * grant: the release's transaction checks the place is as read.
-     */
-    Place queueHead(String name) {
-        List<KeyValue> places = calls.await(
-                        "release of '",
-                        name,
-                        kv.get(
-                                records.placeStart(name),
-                                GetOption.builder()
-                                        .withRange(records.sharedStart(name))
-                                        .withSortField(GetOption.SortTarget.CREATE)
-                                        .withSortOrder(GetOption.SortOrder.ASCEND)
-                                        .withLimit(QUEUE_READ)
-                                        .withSerializable(true)
-                                        .build()))
-                .getKvs();
-        long now = System.currentTimeMillis();
-        for (KeyValue v : places) {
-            Place p = Place.of(v);
-            if (p != null && v.getLease() != 0 && p.current(now)) {
-                return p;
-            }
-        }
-        return null;
-    }
-
     // ------------------------------------------------------------------ machinery
 
     /** {@code if cmps then ops else read the name}, awaited. */
@@ -464,27 +340,16 @@ final class EtcdSharedGrants {
         return calls.await(
                 "tryAcquire of '",
                 name,
-                kv.txn().If(cmps).Then(then).Else(readName(name)).commit());
+                kv.txn()
+                        .If(cmps)
+                        .Then(then)
+                        .Else(Op.get(records.mutexKey(name), GetOption.DEFAULT), records.sharedRange(name))
+                        .commit());
     }
 
     private AcquireResult refused(String name, NameSnapshot s, Duration remaining) {
-        return refused(name, s, remaining, null);
-    }
-
-    private AcquireResult refused(String name, NameSnapshot s, Duration remaining, Queuing queuing) {
         watcher.heldAt(name, s.revision(), s.plainHolder());
-        return queuing == null ? AcquireResult.held(remaining) : queuing.refused(remaining);
-    }
-
-    /** Reads the name in a transaction's {@code else} branch: its mutex key, then its shared range ({@link NameSnapshot}). */
-    private Op[] readName(String name) {
-        return new Op[] {Op.get(records.mutexKey(name), GetOption.DEFAULT), records.sharedRange(name)};
-    }
-
-    private static <T> T[] concat(T[] a, T[] b) {
-        T[] all = Arrays.copyOf(a, a.length + b.length);
-        System.arraycopy(b, 0, all, a.length, b.length);
-        return all;
+        return AcquireResult.held(remaining);
     }
 
     private static Cmp absent(ByteSequence key) {

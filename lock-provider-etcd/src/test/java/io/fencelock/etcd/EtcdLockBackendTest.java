@@ -20,7 +20,6 @@ import io.fencelock.tck.SpiChecks;
 import io.fencelock.tck.fault.FaultProxy;
 import io.fencelock.tck.fixture.ServerControl;
 import io.fencelock.tck.spi.HandOverProviderChecks;
-import io.fencelock.tck.spi.QueuedGrantProviderChecks;
 import io.fencelock.testservers.etcd.EtcdServer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -619,92 +618,5 @@ class EtcdLockBackendTest {
                         .endpoints(EtcdServer.shared().endpoints())
                         .build(),
                 name());
-    }
-
-    // ------------------------------------------------------------------ the queue (GRANT_ON_RELEASE)
-
-    /**
-     * A release grants the first queued client alone, putting its grant on the mutex key in the release's
-     * transaction, and the client's watch hears it: {@link QueuedGrantProviderChecks}.
-     */
-    @Test
-    void aReleaseGrantsTheFirstQueuedClientAlone() throws Exception {
-        QueuedGrantProviderChecks.assertAReleaseGrantsTheFirstQueuedWaiterAlone(
-                open(EtcdServer.shared()),
-                open(EtcdServer.shared()),
-                open(EtcdServer.shared()),
-                name(),
-                EtcdLockBackendTest::places);
-    }
-
-    /** A release of a queued lease holding nothing withdraws the place: {@link QueuedGrantProviderChecks}. */
-    @Test
-    void aReleaseOfAQueuedLeaseWithdrawsItsPlace() {
-        QueuedGrantProviderChecks.assertAReleaseOfAQueuedLeaseWithdrawsItsPlace(
-                open(EtcdServer.shared()), open(EtcdServer.shared()), name(), EtcdLockBackendTest::places);
-    }
-
-    /** A place is rewritten only when a quarter of its TTL old: {@link QueuedGrantProviderChecks}. */
-    @Test
-    void aPlaceGrownOldTakesTheLatestRefusedLease() {
-        QueuedGrantProviderChecks.assertAPlaceGrownOldTakesTheLatestRefusedLease(
-                open(EtcdServer.shared()), open(EtcdServer.shared()), name(), EtcdLockBackendTest::places);
-    }
-
-    /**
-     * A queued client that crashed (its etcd lease revoked, as when it expires) leaves no place a release could
-     * grant: the release frees the name, and the next caller takes it.
-     */
-    @Test
-    void aReleaseSkipsThePlaceOfAClientWhoseEtcdLeaseIsGone() throws Exception {
-        EtcdLockBackend holderSide = open(EtcdServer.shared());
-        EtcdLockBackend waiterSide = open(EtcdServer.shared());
-        String name = name();
-        String holder = id();
-        assertThat(holderSide.tryAcquire(name, holder, Duration.ofSeconds(30)).acquired())
-                .isTrue();
-        String queued = QueuedGrantProviderChecks.queue(waiterSide, name, new java.util.concurrent.Semaphore(0));
-        try (io.etcd.jetcd.Client raw = io.etcd.jetcd.Client.builder()
-                .endpoints(EtcdServer.shared().endpoints().toArray(String[]::new))
-                .build()) {
-            long place = raw.getKVClient()
-                    .get(
-                            io.etcd.jetcd.ByteSequence.from(
-                                    "fencelock/" + name + EtcdRecords.PLACE, StandardCharsets.UTF_8),
-                            io.etcd.jetcd.options.GetOption.builder()
-                                    .isPrefix(true)
-                                    .build())
-                    .get(5, TimeUnit.SECONDS)
-                    .getKvs()
-                    .get(0)
-                    .getLease();
-            raw.getLeaseClient().revoke(place).get(5, TimeUnit.SECONDS);
-        }
-        assertThat(places(name)).as("the place went with its etcd lease").isZero();
-        assertThat(holderSide.release(name, holder)).isTrue();
-        assertThat(holderSide.inspect(name)).as("free: nobody left to grant").isEmpty();
-        assertThat(holderSide.tryAcquire(name, id(), Duration.ofSeconds(30)).acquired())
-                .isTrue();
-        assertThat(queued).isNotNull();
-    }
-
-    /** How many queue places {@code name} has on the shared server. */
-    private static int places(String name) {
-        try (io.etcd.jetcd.Client raw = io.etcd.jetcd.Client.builder()
-                .endpoints(EtcdServer.shared().endpoints().toArray(String[]::new))
-                .build()) {
-            return (int) raw.getKVClient()
-                    .get(
-                            io.etcd.jetcd.ByteSequence.from(
-                                    "fencelock/" + name + EtcdRecords.PLACE, StandardCharsets.UTF_8),
-                            io.etcd.jetcd.options.GetOption.builder()
-                                    .isPrefix(true)
-                                    .withCountOnly(true)
-                                    .build())
-                    .get(5, TimeUnit.SECONDS)
-                    .getCount();
-        } catch (Exception e) {
-            throw new AssertionError("counting the queue places of " + name, e);
-        }
     }
 }
