@@ -597,6 +597,14 @@ final class Engine implements AutoCloseable {
                 } else {
                     queuing.queuedAs(result.queuedAs());
                 }
+            } else if (leaseId.equals(result.queuedAs()) && !result.queuedGrant()) {
+                // A plain attempt on a name a head of this client waits for: the backend takes any attempt on a
+                // watched name for the waiter's, and queued the client under this attempt's lease. The head takes
+                // that place (a release's grant to it is the head's, valid from this attempt's send time); with no
+                // head left, the place is withdrawn, as a leaving head's is.
+                if (!waitLines.adoptQueued(name, new WaitLines.Sent(leaseId, sent))) {
+                    releaseInBackground(name, leaseId, ttl, false);
+                }
             }
             return new Attempt(null, result.holderRemaining());
         }

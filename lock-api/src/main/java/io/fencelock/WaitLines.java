@@ -7,6 +7,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Predicate;
 
 /**
  * One client's local queues of waiting acquires, one per lock name, first come first served.
@@ -116,6 +117,17 @@ final class WaitLines {
         void queuedAs(String leaseId) {
             Sent sent = attempting;
             if (sent != null && sent.leaseId.equals(leaseId)) {
+                queued = sent;
+            }
+        }
+
+        /**
+         * Another attempt of this head's client queued the client under {@code sent} (a plain {@code tryAcquire}
+         * on the name): the head is queued under it from now, unless its own queued lease was sent later.
+         */
+        void adoptQueued(Sent sent) {
+            Sent q = queued;
+            if (q == null || sent.sentNanos - q.sentNanos > 0) {
                 queued = sent;
             }
         }
@@ -268,17 +280,37 @@ final class WaitLines {
      * caller lets it go).
      */
     boolean offerGrant(String name, Grant grant) {
+        return atHead(name, head -> {
+            if (head.queuedUnder(grant.leaseId()) == null) {
+                return false;
+            }
+            head.granted.set(grant);
+            head.signal();
+            return true;
+        });
+    }
+
+    /**
+     * Gives {@code sent}, the lease under which a plain attempt of this client queued it in the backend's queue
+     * for {@code name}, to the head of the name's line, if one waits ({@link Waiter#adoptQueued}); false when
+     * none does (the caller withdraws the place).
+     */
+    boolean adoptQueued(String name, Sent sent) {
+        return atHead(name, head -> {
+            head.adoptQueued(sent);
+            return true;
+        });
+    }
+
+    /** Runs {@code take} on the head of {@code name}'s line under the line's lock, if one waits; false when none does. */
+    private boolean atHead(String name, Predicate<Waiter> take) {
         if (!lines.containsKey(name)) {
             return false;
         }
         boolean[] taken = new boolean[1];
         lines.computeIfPresent(name, (n, line) -> {
             Waiter head = line.peekFirst();
-            if (head != null && head.head && head.queuedUnder(grant.leaseId()) != null) {
-                head.granted.set(grant);
-                head.signal();
-                taken[0] = true;
-            }
+            taken[0] = head != null && head.head && take.test(head);
             return line;
         });
         return taken[0];

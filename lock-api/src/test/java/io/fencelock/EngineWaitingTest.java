@@ -317,6 +317,50 @@ class EngineWaitingTest {
     }
 
     /**
+     * A plain {@code tryAcquire} of a client whose head waits is, to the backend, an attempt of the waiting
+     * client: once the place is a quarter of its TTL old, its refusal rewrites the place under its own lease.
+     * The head takes a release's grant to that lease (valid from that attempt's send time) without an attempt
+     * of its own, instead of letting it go and losing the client's turn.
+     */
+    @Test
+    void aGrantToTheLeaseOfAPlainAttemptGoesToTheWaitingHead() throws Exception {
+        // polls a minute apart, so that the head attempts once and then sleeps until a signal
+        LockOptions patient = LockOptions.builder()
+                .ttl(TTL)
+                .autoRenew(false)
+                .initialPollInterval(Duration.ofMinutes(1))
+                .maxPollInterval(Duration.ofMinutes(1))
+                .build();
+        ScriptedBackend own = new ScriptedBackend(store.build(), true);
+        try (LockClient waiting = LockClient.withClock(own, patient, clock)) {
+            Lease holder = other.tryAcquire("p").orElseThrow();
+            Future<Optional<Lease>> waiter = pool.submit(() -> waiting.acquire("p", Duration.ofHours(1)));
+            awaitTrue("the head's refused attempt, which queued it", () -> own.refusedLeases.size() == 1);
+            clock.advance(TTL.dividedBy(4).plusSeconds(1)); // the place grows old; nothing wakes the head
+            assertThat(waiting.tryAcquire("p"))
+                    .as("a plain attempt while the head waits")
+                    .isEmpty();
+            assertThat(own.refusedLeases)
+                    .as("the head's attempt, then the plain one")
+                    .hasSize(2);
+            String plain = own.refusedLeases.get(1);
+            int attempts = own.attempts.get();
+            holder.release(); // grants the lease the client is queued under now: the plain attempt's
+            Lease granted = waiter.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS).orElseThrow();
+            assertThat(granted.leaseId())
+                    .as("the lease the plain attempt queued")
+                    .isEqualTo(plain);
+            assertThat(own.attempts.get())
+                    .as("attempts of the waiter after the release")
+                    .isEqualTo(attempts);
+            assertThat(granted.remainingValidity())
+                    .as("validity counted from the plain attempt, sent at the clock's present time")
+                    .isEqualTo(patient.validityWindow(TTL));
+            assertThat(granted.release()).isTrue();
+        }
+    }
+
+    /**
      * A grant its waiter learned from an attempt (the feed was late) stands when the feed tells it
      * afterwards: no head waits for it any more, but the lease is held here, so it is not let go.
      */
