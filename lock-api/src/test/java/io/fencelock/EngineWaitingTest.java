@@ -293,27 +293,31 @@ class EngineWaitingTest {
      */
     @Test
     void aGrantByAReleaseIsValidFromTheAttemptThatQueuedIt() throws Exception {
-        Lease holder = other.tryAcquire("g").orElseThrow();
-        Future<Optional<Lease>> waiter = pool.submit(() -> client.acquire("g", Duration.ofHours(1)));
-        awaitTrue("the waiter's refused attempt", () -> !backend.refusedLeases.isEmpty());
-        int attempts = backend.attempts.get();
-        String queuedUnder = backend.refusedLeases.get(0);
-        clock.advance(Duration.ofSeconds(10)); // the queuing attempt was sent 10 s before the release
-        holder.release();
-        Lease granted = waiter.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS).orElseThrow();
-        assertThat(backend.attempts.get())
-                .as("attempts of the waiter after the release")
-                .isEqualTo(attempts);
-        assertThat(granted.leaseId()).as("the lease its refusal queued").isEqualTo(queuedUnder);
-        assertThat(granted.fencingToken()).isGreaterThan(holder.fencingToken());
-        assertThat(granted.remainingValidity())
-                .as("validity counted from the queuing attempt, 10 s before the grant")
-                .isEqualTo(options.validityWindow(TTL).minusSeconds(10));
-        LockInfo onBackend = backend.inspect("g").orElseThrow();
-        assertThat(onBackend.expiresAt())
-                .as("the backend's expiry, counted from the release")
-                .isEqualTo(onBackend.serverTime().plus(TTL));
-        granted.release();
+        try (Patient waiting = patient()) {
+            Lease holder = other.tryAcquire("g").orElseThrow();
+            Future<Optional<Lease>> waiter = pool.submit(() -> waiting.client().acquire("g", Duration.ofHours(1)));
+            awaitTrue(
+                    "the waiter's refused attempt",
+                    () -> !waiting.backend().refusedLeases.isEmpty());
+            int attempts = waiting.backend().attempts.get();
+            String queuedUnder = waiting.backend().refusedLeases.get(0);
+            clock.advance(Duration.ofSeconds(10)); // the queuing attempt was sent 10 s before the release
+            holder.release();
+            Lease granted = waiter.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS).orElseThrow();
+            assertThat(waiting.backend().attempts.get())
+                    .as("attempts of the waiter after the release")
+                    .isEqualTo(attempts);
+            assertThat(granted.leaseId()).as("the lease its refusal queued").isEqualTo(queuedUnder);
+            assertThat(granted.fencingToken()).isGreaterThan(holder.fencingToken());
+            assertThat(granted.remainingValidity())
+                    .as("validity counted from the queuing attempt, 10 s before the grant")
+                    .isEqualTo(waiting.options().validityWindow(TTL).minusSeconds(10));
+            LockInfo onBackend = waiting.backend().inspect("g").orElseThrow();
+            assertThat(onBackend.expiresAt())
+                    .as("the backend's expiry, counted from the release")
+                    .isEqualTo(onBackend.serverTime().plus(TTL));
+            granted.release();
+        }
     }
 
     /**
@@ -324,20 +328,13 @@ class EngineWaitingTest {
      */
     @Test
     void aGrantToTheLeaseOfAPlainAttemptGoesToTheWaitingHead() throws Exception {
-        // polls a minute apart, so that the head attempts once and then sleeps until a signal
-        LockOptions patient = LockOptions.builder()
-                .ttl(TTL)
-                .autoRenew(false)
-                .initialPollInterval(Duration.ofMinutes(1))
-                .maxPollInterval(Duration.ofMinutes(1))
-                .build();
-        ScriptedBackend own = new ScriptedBackend(store.build(), true);
-        try (LockClient waiting = LockClient.withClock(own, patient, clock)) {
+        try (Patient waiting = patient()) {
+            ScriptedBackend own = waiting.backend();
             Lease holder = other.tryAcquire("p").orElseThrow();
-            Future<Optional<Lease>> waiter = pool.submit(() -> waiting.acquire("p", Duration.ofHours(1)));
+            Future<Optional<Lease>> waiter = pool.submit(() -> waiting.client().acquire("p", Duration.ofHours(1)));
             awaitTrue("the head's refused attempt, which queued it", () -> own.refusedLeases.size() == 1);
             clock.advance(TTL.dividedBy(4).plusSeconds(1)); // the place grows old; nothing wakes the head
-            assertThat(waiting.tryAcquire("p"))
+            assertThat(waiting.client().tryAcquire("p"))
                     .as("a plain attempt while the head waits")
                     .isEmpty();
             assertThat(own.refusedLeases)
@@ -355,7 +352,7 @@ class EngineWaitingTest {
                     .isEqualTo(attempts);
             assertThat(granted.remainingValidity())
                     .as("validity counted from the plain attempt, sent at the clock's present time")
-                    .isEqualTo(patient.validityWindow(TTL));
+                    .isEqualTo(waiting.options().validityWindow(TTL));
             assertThat(granted.release()).isTrue();
         }
     }
@@ -533,6 +530,29 @@ class EngineWaitingTest {
         watchdog.renewTurn();
         assertThat(backend.releases.get()).as("no more after the last check").isEqualTo(before);
         assertThat(checks).isEqualTo(4);
+    }
+
+    /**
+     * A client of its own on this test's store whose waiting head polls a minute apart: it attempts once and
+     * then sleeps until a signal, so a test can count its attempts without racing its backoff (whose first
+     * polls, with the default 5 ms, come a few milliseconds apart).
+     */
+    private record Patient(ScriptedBackend backend, LockClient client, LockOptions options) implements AutoCloseable {
+        @Override
+        public void close() {
+            client.close();
+        }
+    }
+
+    private Patient patient() {
+        LockOptions patient = LockOptions.builder()
+                .ttl(TTL)
+                .autoRenew(false)
+                .initialPollInterval(Duration.ofMinutes(1))
+                .maxPollInterval(Duration.ofMinutes(1))
+                .build();
+        ScriptedBackend own = new ScriptedBackend(store.build(), true);
+        return new Patient(own, LockClient.withClock(own, patient, clock), patient);
     }
 
     private static void awaitTrue(String what, BooleanSupplier condition) throws InterruptedException {
