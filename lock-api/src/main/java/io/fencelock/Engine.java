@@ -538,12 +538,21 @@ final class Engine implements AutoCloseable {
         static final Attempt MISS = new Attempt(null, null);
     }
 
+    /** A plain attempt ({@code tryAcquire}): not a head's. */
     private Attempt attempt(AcquireSpec spec) {
-        return attemptAsHead(spec, null);
+        return attemptAsHead(spec, null, spec.shared() == null);
     }
 
-    /** One attempt; {@code queuing} is the head of the name's line where a refusal queues it for a grant by a release. */
     private Attempt attemptAsHead(AcquireSpec spec, WaitLines.Waiter queuing) {
+        return attemptAsHead(spec, queuing, false);
+    }
+
+    /**
+     * One attempt; {@code queuing} is the head of the name's line where a refusal queues it for a grant by a
+     * release; {@code plain}: a plain mutex attempt, which a backend that grants on release may take for the
+     * waiter's of a head of this client.
+     */
+    private Attempt attemptAsHead(AcquireSpec spec, WaitLines.Waiter queuing, boolean plain) {
         requireOpen();
         SharedRequest shared = spec.shared();
         return attempt(
@@ -551,7 +560,8 @@ final class Engine implements AutoCloseable {
                 leaseId -> shared == null
                         ? backend.tryAcquire(spec.name(), leaseId, spec.ttl(), spec.metadata())
                         : backend.tryAcquireShared(spec.name(), leaseId, spec.ttl(), shared, spec.metadata()),
-                queuing);
+                queuing,
+                plain);
     }
 
     /** One backend request for a grant under a fresh lease id: {@link LockBackend#tryAcquire} or a hand-over. */
@@ -560,10 +570,10 @@ final class Engine implements AutoCloseable {
     }
 
     private Attempt attempt(AcquireSpec spec, GrantRequest request) {
-        return attempt(spec, request, null);
+        return attempt(spec, request, null, false);
     }
 
-    private Attempt attempt(AcquireSpec spec, GrantRequest request, WaitLines.Waiter queuing) {
+    private Attempt attempt(AcquireSpec spec, GrantRequest request, WaitLines.Waiter queuing, boolean plain) {
         String name = spec.name();
         Duration ttl = spec.ttl();
         String leaseId = LeaseIds.SHARED.next();
@@ -572,19 +582,48 @@ final class Engine implements AutoCloseable {
         if (queuing != null) {
             queuing.attempting(leaseId, sent);
         }
+        // A head of this client waiting for the name takes a release's grant to this attempt's lease while it is
+        // in flight (the backend may queue the client under it): registered before it is sent.
+        WaitLines.Sent plainSent = plain ? new WaitLines.Sent(leaseId, sent) : null;
+        boolean registered = plainSent != null && waitLines.plainAttempting(name, plainSent);
         try {
             result = request.ask(leaseId);
         } catch (IllegalArgumentException | UnsupportedOperationException refused) {
+            if (registered) {
+                waitLines.plainAnswered(name, plainSent, false, held::containsKey);
+            }
             throw refused; // the backend refused the request itself (another kind of lock): nothing was granted
         } catch (RuntimeException e) {
             // The backend may have granted before the failure or the interrupt, or may still apply the request:
             // sweep the lease id so nobody waits a TTL (or, on a shared etcd lease, longer) for a ghost. A lease
-            // being swept is never taken, also not as one a release granted to the queue.
+            // being swept is never taken, also not as one a release granted to the queue; a plain attempt's lease
+            // that a head took a release's grant to already is that head's to hold or let go.
             if (queuing != null) {
                 queuing.attemptFailed(leaseId);
             }
-            releaseInBackground(name, leaseId, ttl, true);
+            if (!registered
+                    || !(waitLines.plainAnswered(name, plainSent, false, held::containsKey)
+                            || held.containsKey(leaseId))) {
+                releaseInBackground(name, leaseId, ttl, true);
+            }
             throw e;
+        }
+        if (plainSent != null && !result.acquired()) {
+            // A backend that takes any attempt on a watched name for the waiter's may have queued the client under
+            // this attempt's lease. The head takes that place (a release's grant to it is the head's, valid from
+            // this attempt's send time); with no head left, the place is withdrawn, as a leaving head's is, unless a
+            // head took a release's grant to it meanwhile and holds it.
+            boolean queuedHere = leaseId.equals(result.queuedAs()) && !result.queuedGrant();
+            if ((registered || queuedHere)
+                    && !waitLines.plainAnswered(name, plainSent, queuedHere, held::containsKey)
+                    && queuedHere
+                    && !held.containsKey(leaseId)) {
+                releaseInBackground(name, leaseId, ttl, false);
+            }
+            return new Attempt(null, result.holderRemaining());
+        }
+        if (registered) {
+            waitLines.plainAnswered(name, plainSent, false, held::containsKey);
         }
         if (!result.acquired()) {
             if (queuing != null && result.queuedAs() != null) {
@@ -596,14 +635,6 @@ final class Engine implements AutoCloseable {
                     }
                 } else {
                     queuing.queuedAs(result.queuedAs());
-                }
-            } else if (leaseId.equals(result.queuedAs()) && !result.queuedGrant()) {
-                // A plain attempt on a name a head of this client waits for: the backend takes any attempt on a
-                // watched name for the waiter's, and queued the client under this attempt's lease. The head takes
-                // that place (a release's grant to it is the head's, valid from this attempt's send time); with no
-                // head left, the place is withdrawn, as a leaving head's is.
-                if (!waitLines.adoptQueued(name, new WaitLines.Sent(leaseId, sent))) {
-                    releaseInBackground(name, leaseId, ttl, false);
                 }
             }
             return new Attempt(null, result.holderRemaining());

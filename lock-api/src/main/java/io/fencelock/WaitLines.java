@@ -37,6 +37,14 @@ final class WaitLines {
         private volatile Sent attempting;
         /** The head's lease in the backend's queue for a grant by a release ({@code GRANT_ON_RELEASE}); null when none. */
         private volatile Sent queued;
+        /**
+         * A plain attempt of this head's client on the name, in flight: the backend takes it for the waiter's, so
+         * its refusal may queue the client under its lease, and a release may grant that lease before the answer
+         * (and {@link #adoptQueued}) arrives; null when none.
+         */
+        private volatile Sent plainAttempt;
+        /** That plain attempt, once a release's grant to its lease was offered to this head; null before. */
+        private volatile Sent plainGranted;
         /** A grant a release made to one of the two, not yet taken by the head. */
         private final AtomicReference<Grant> granted = new AtomicReference<>();
 
@@ -139,7 +147,11 @@ final class WaitLines {
                 return q;
             }
             Sent a = attempting;
-            return a != null && a.leaseId.equals(leaseId) ? a : null;
+            if (a != null && a.leaseId.equals(leaseId)) {
+                return a;
+            }
+            Sent p = plainAttempt;
+            return p != null && p.leaseId.equals(leaseId) ? p : null;
         }
 
         /** The head's queued lease, if any: one a release may still grant after the head stops waiting. */
@@ -281,8 +293,12 @@ final class WaitLines {
      */
     boolean offerGrant(String name, Grant grant) {
         return atHead(name, head -> {
-            if (head.queuedUnder(grant.leaseId()) == null) {
+            Sent under = head.queuedUnder(grant.leaseId());
+            if (under == null) {
                 return false;
+            }
+            if (under == head.plainAttempt) {
+                head.plainGranted = under; // the attempt's answer, when it comes, leaves the lease to this head
             }
             head.granted.set(grant);
             head.signal();
@@ -291,14 +307,43 @@ final class WaitLines {
     }
 
     /**
-     * Gives {@code sent}, the lease under which a plain attempt of this client queued it in the backend's queue
-     * for {@code name}, to the head of the name's line, if one waits ({@link Waiter#adoptQueued}); false when
-     * none does (the caller withdraws the place).
+     * A plain attempt of this client on {@code name} is sent now, under {@code sent}: the head of the name's line,
+     * if one waits, takes a release's grant to it as its own until the answer is in ({@link #plainAnswered}).
+     * Nothing, and no lock taken, when nobody of this client waits for the name (the usual case). Returns whether
+     * a head took it.
      */
-    boolean adoptQueued(String name, Sent sent) {
+    boolean plainAttempting(String name, Sent sent) {
         return atHead(name, head -> {
-            head.adoptQueued(sent);
+            head.plainAttempt = sent;
             return true;
+        });
+    }
+
+    /**
+     * The plain attempt under {@code sent} was answered (or failed). When the answer is that the backend queued the
+     * client under its lease ({@code queuedHere}), the head of the name's line takes that place ({@link
+     * Waiter#adoptQueued}), unless the lease is held here already ({@code heldHere}: a head took a release's grant
+     * to it and left the line after it was held). Returns whether the lease is this client's business now: a head
+     * was offered a release's grant to it while it was in flight (the head holds or lets go of it), or a head
+     * took its place. False when no head of this client waits: the caller withdraws a place or sweeps the lease.
+     */
+    boolean plainAnswered(String name, Sent sent, boolean queuedHere, Predicate<String> heldHere) {
+        return atHead(name, head -> {
+            if (head.plainGranted == sent) {
+                return true; // the registration stays, so that the head still finds the grant its own
+            }
+            if (head.plainAttempt == sent) {
+                if (queuedHere) {
+                    head.adoptQueued(sent); // before the registration goes: a grant to it always finds its head
+                }
+                head.plainAttempt = null;
+                return queuedHere;
+            }
+            if (queuedHere && !heldHere.test(sent.leaseId)) {
+                head.adoptQueued(sent); // a head that came to the line after the attempt was sent
+                return true;
+            }
+            return queuedHere;
         });
     }
 

@@ -14,6 +14,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -331,9 +332,7 @@ class EngineWaitingTest {
         try (Patient waiting = patient()) {
             ScriptedBackend own = waiting.backend();
             Lease holder = other.tryAcquire("p").orElseThrow();
-            Future<Optional<Lease>> waiter = pool.submit(() -> waiting.client().acquire("p", Duration.ofHours(1)));
-            awaitTrue("the head's refused attempt, which queued it", () -> own.refusedLeases.size() == 1);
-            clock.advance(TTL.dividedBy(4).plusSeconds(1)); // the place grows old; nothing wakes the head
+            Future<Optional<Lease>> waiter = queuedHeadWithAnOldPlace(waiting, "p");
             assertThat(waiting.client().tryAcquire("p"))
                     .as("a plain attempt while the head waits")
                     .isEmpty();
@@ -353,6 +352,45 @@ class EngineWaitingTest {
             assertThat(granted.remainingValidity())
                     .as("validity counted from the plain attempt, sent at the clock's present time")
                     .isEqualTo(waiting.options().validityWindow(TTL));
+            assertThat(granted.release()).isTrue();
+        }
+    }
+
+    /**
+     * As above, but the release comes while the plain attempt is in flight: after the backend queued the client
+     * under its lease, before its answer is in. The head takes the grant as its own then too, instead of the
+     * engine letting it go as a grant nobody here waits for.
+     */
+    @Test
+    void aGrantToAPlainAttemptStillInFlightGoesToTheWaitingHead() throws Exception {
+        try (Patient waiting = patient()) {
+            ScriptedBackend own = waiting.backend();
+            Lease holder = other.tryAcquire("f").orElseThrow();
+            Future<Optional<Lease>> waiter = queuedHeadWithAnOldPlace(waiting, "f");
+            int attempts = own.attempts.get();
+            AtomicBoolean released = new AtomicBoolean();
+            own.beforeAcquireAnswer = () -> {
+                if (!released.getAndSet(true)) {
+                    assertThat(holder.release()).isTrue(); // grants the lease of the attempt in flight
+                }
+            };
+            assertThat(waiting.client().tryAcquire("f"))
+                    .as("a plain attempt while the head waits, refused before the release")
+                    .isEmpty();
+            String plain = own.refusedLeases.get(1);
+            Lease granted = waiter.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS).orElseThrow();
+            assertThat(granted.leaseId())
+                    .as("the lease the plain attempt queued")
+                    .isEqualTo(plain);
+            assertThat(own.attempts.get())
+                    .as("attempts of the waiter: none after the plain one")
+                    .isEqualTo(attempts + 1);
+            assertThat(granted.remainingValidity())
+                    .as("validity counted from the plain attempt, sent at the clock's present time")
+                    .isEqualTo(waiting.options().validityWindow(TTL));
+            waiting.client().engine().watchdog.renewTurn(); // background releases would run here
+            assertThat(own.releasedLeases).as("releases sent").doesNotContain(plain);
+            assertThat(own.inspect("f").map(LockInfo::leaseId)).contains(plain);
             assertThat(granted.release()).isTrue();
         }
     }
@@ -542,6 +580,19 @@ class EngineWaitingTest {
         public void close() {
             client.close();
         }
+    }
+
+    /**
+     * A head of {@code waiting} for {@code name}, which another client holds: queued by its refused attempt, its
+     * place then a quarter of its TTL old, so that the client's next refusal rewrites the place.
+     */
+    private Future<Optional<Lease>> queuedHeadWithAnOldPlace(Patient waiting, String name) throws InterruptedException {
+        Future<Optional<Lease>> waiter = pool.submit(() -> waiting.client().acquire(name, Duration.ofHours(1)));
+        awaitTrue(
+                "the head's refused attempt, which queued it",
+                () -> waiting.backend().refusedLeases.size() == 1);
+        clock.advance(TTL.dividedBy(4).plusSeconds(1)); // the place grows old; nothing wakes the head
+        return waiter;
     }
 
     private Patient patient() {

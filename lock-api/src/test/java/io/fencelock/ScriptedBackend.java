@@ -40,6 +40,8 @@ final class ScriptedBackend implements LockBackend {
     volatile Runnable duringHandOver = () -> {};
     /** Runs inside an acquire attempt before the backend answers: the attempt is slow. */
     volatile Runnable duringAcquire = () -> {};
+    /** Runs inside an acquire attempt after the backend applied it, before the answer: the answer is slow. */
+    volatile Runnable beforeAcquireAnswer = () -> {};
     /** Runs inside a renewal after the backend applied it: the answer is slow. */
     volatile Runnable beforeRenewAnswer = () -> {};
 
@@ -64,6 +66,7 @@ final class ScriptedBackend implements LockBackend {
         attempts.incrementAndGet();
         duringAcquire.run();
         AcquireResult r = delegate.tryAcquire(name, leaseId, ttl, metadata);
+        beforeAcquireAnswer.run();
         if (loseNextAcquireAnswer.getAndSet(false)) {
             throw new LockBackendException("answer lost (the request was applied)", true);
         }
