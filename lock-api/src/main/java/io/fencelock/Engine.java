@@ -584,7 +584,7 @@ final class Engine implements AutoCloseable {
         }
         // A head of this client waiting for the name takes a release's grant to this attempt's lease while it is
         // in flight (the backend may queue the client under it): registered before it is sent.
-        WaitLines.Sent plainSent = plain ? new WaitLines.Sent(leaseId, sent) : null;
+        WaitLines.Sent plainSent = plain && waitLines.anyWaiting(name) ? new WaitLines.Sent(leaseId, sent) : null;
         boolean registered = plainSent != null && waitLines.plainAttempting(name, plainSent);
         try {
             result = request.ask(leaseId);
@@ -608,14 +608,18 @@ final class Engine implements AutoCloseable {
             }
             throw e;
         }
-        if (plainSent != null && !result.acquired()) {
+        if (plain && !result.acquired()) {
             // A backend that takes any attempt on a watched name for the waiter's may have queued the client under
             // this attempt's lease. The head takes that place (a release's grant to it is the head's, valid from
             // this attempt's send time); with no head left, the place is withdrawn, as a leaving head's is, unless a
             // head took a release's grant to it meanwhile and holds it.
             boolean queuedHere = leaseId.equals(result.queuedAs()) && !result.queuedGrant();
             if ((registered || queuedHere)
-                    && !waitLines.plainAnswered(name, plainSent, queuedHere, held::containsKey)
+                    && !waitLines.plainAnswered(
+                            name,
+                            plainSent != null ? plainSent : new WaitLines.Sent(leaseId, sent),
+                            queuedHere,
+                            held::containsKey)
                     && queuedHere
                     && !held.containsKey(leaseId)) {
                 releaseInBackground(name, leaseId, ttl, false);

@@ -306,6 +306,11 @@ final class WaitLines {
         });
     }
 
+    /** Whether any acquire of this client waits for {@code name}: one map lookup, no lock. */
+    boolean anyWaiting(String name) {
+        return lines.containsKey(name);
+    }
+
     /**
      * A plain attempt of this client on {@code name} is sent now, under {@code sent}: the head of the name's line,
      * if one waits, takes a release's grant to it as its own until the answer is in ({@link #plainAnswered}).

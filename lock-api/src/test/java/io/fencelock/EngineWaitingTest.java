@@ -396,6 +396,37 @@ class EngineWaitingTest {
     }
 
     /**
+     * As above, and then the plain attempt's answer is lost: its lease would be swept (released) as that of an
+     * attempt with an unknown outcome, but the waiting head holds it by then, so it is not: the sweep would free a
+     * lock the head goes on holding.
+     */
+    @Test
+    void aPlainAttemptWhoseLeaseTheHeadTookIsNotSweptWhenItsAnswerIsLost() throws Exception {
+        try (Patient waiting = patient()) {
+            ScriptedBackend own = waiting.backend();
+            Lease holder = other.tryAcquire("g").orElseThrow();
+            Future<Optional<Lease>> waiter = queuedHeadWithAnOldPlace(waiting, "g");
+            AtomicBoolean released = new AtomicBoolean();
+            own.beforeAcquireAnswer = () -> {
+                if (!released.getAndSet(true)) {
+                    assertThat(holder.release()).isTrue(); // grants the lease of the attempt in flight
+                }
+            };
+            own.loseNextAcquireAnswer.set(true);
+            assertThatThrownBy(() -> waiting.client().tryAcquire("g"))
+                    .as("the plain attempt, its answer lost")
+                    .isInstanceOf(LockBackendException.class);
+            Lease granted = waiter.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS).orElseThrow();
+            waiting.client().engine().watchdog.renewTurn(); // the sweep would run here
+            assertThat(own.releasedLeases).as("releases sent").doesNotContain(granted.leaseId());
+            assertThat(own.inspect("g").map(LockInfo::leaseId))
+                    .as("the holder on the backend")
+                    .contains(granted.leaseId());
+            assertThat(granted.release()).isTrue();
+        }
+    }
+
+    /**
      * A grant its waiter learned from an attempt (the feed was late) stands when the feed tells it
      * afterwards: no head waits for it any more, but the lease is held here, so it is not let go.
      */
