@@ -584,12 +584,11 @@ final class Engine implements AutoCloseable {
         }
         // A head of this client waiting for the name takes a release's grant to this attempt's lease while it is
         // in flight (the backend may queue the client under it): registered before it is sent.
-        WaitLines.Sent plainSent = plain && waitLines.anyWaiting(name) ? new WaitLines.Sent(leaseId, sent) : null;
-        boolean registered = plainSent != null && waitLines.plainAttempting(name, plainSent);
+        WaitLines.Sent plainSent = plain ? plainAttempting(name, leaseId, sent) : null;
         try {
             result = request.ask(leaseId);
         } catch (IllegalArgumentException | UnsupportedOperationException refused) {
-            if (registered) {
+            if (plainSent != null) {
                 waitLines.plainAnswered(name, plainSent, false, held::containsKey);
             }
             throw refused; // the backend refused the request itself (another kind of lock): nothing was granted
@@ -601,32 +600,16 @@ final class Engine implements AutoCloseable {
             if (queuing != null) {
                 queuing.attemptFailed(leaseId);
             }
-            if (!registered
-                    || !(waitLines.plainAnswered(name, plainSent, false, held::containsKey)
-                            || held.containsKey(leaseId))) {
+            if (plainSent == null || !plainLeaseTaken(name, plainSent)) {
                 releaseInBackground(name, leaseId, ttl, true);
             }
             throw e;
         }
         if (plain && !result.acquired()) {
-            // A backend that takes any attempt on a watched name for the waiter's may have queued the client under
-            // this attempt's lease. The head takes that place (a release's grant to it is the head's, valid from
-            // this attempt's send time); with no head left, the place is withdrawn, as a leaving head's is, unless a
-            // head took a release's grant to it meanwhile and holds it.
-            boolean queuedHere = leaseId.equals(result.queuedAs()) && !result.queuedGrant();
-            if ((registered || queuedHere)
-                    && !waitLines.plainAnswered(
-                            name,
-                            plainSent != null ? plainSent : new WaitLines.Sent(leaseId, sent),
-                            queuedHere,
-                            held::containsKey)
-                    && queuedHere
-                    && !held.containsKey(leaseId)) {
-                releaseInBackground(name, leaseId, ttl, false);
-            }
+            plainRefused(spec, leaseId, sent, plainSent, result);
             return new Attempt(null, result.holderRemaining());
         }
-        if (registered) {
+        if (plainSent != null) {
             waitLines.plainAnswered(name, plainSent, false, held::containsKey);
         }
         if (!result.acquired()) {
@@ -644,6 +627,43 @@ final class Engine implements AutoCloseable {
             return new Attempt(null, result.holderRemaining());
         }
         return holding(spec, leaseId, result.token(), result.expiresAt(), sent);
+    }
+
+    /** A plain attempt about to be sent, registered with the waiting head of its name; null when none waits (no lock taken). */
+    private WaitLines.Sent plainAttempting(String name, String leaseId, long sent) {
+        if (!waitLines.anyWaiting(name)) {
+            return null;
+        }
+        WaitLines.Sent plainSent = new WaitLines.Sent(leaseId, sent);
+        return waitLines.plainAttempting(name, plainSent) ? plainSent : null;
+    }
+
+    /** Whether a head took a release's grant to the lease of a registered plain attempt that failed: not to be swept. */
+    private boolean plainLeaseTaken(String name, WaitLines.Sent plainSent) {
+        return waitLines.plainAnswered(name, plainSent, false, held::containsKey)
+                || held.containsKey(plainSent.leaseId());
+    }
+
+    /**
+     * A plain attempt refused. A backend that takes any attempt on a watched name for the waiter's may have queued
+     * the client under this attempt's lease. The head takes that place (a release's grant to it is the head's,
+     * valid from this attempt's send time); with no head left, the place is withdrawn, as a leaving head's is,
+     * unless a head took a release's grant to it meanwhile and holds it. {@code plainSent}: its registration, or
+     * null when none.
+     */
+    private void plainRefused(
+            AcquireSpec spec, String leaseId, long sent, WaitLines.Sent plainSent, AcquireResult result) {
+        boolean queuedHere = leaseId.equals(result.queuedAs()) && !result.queuedGrant();
+        if (plainSent == null && !queuedHere) {
+            return;
+        }
+        String name = spec.name();
+        WaitLines.Sent answered = plainSent != null ? plainSent : new WaitLines.Sent(leaseId, sent);
+        if (!waitLines.plainAnswered(name, answered, queuedHere, held::containsKey)
+                && queuedHere
+                && !held.containsKey(leaseId)) {
+            releaseInBackground(name, leaseId, spec.ttl(), false);
+        }
     }
 
     /**
