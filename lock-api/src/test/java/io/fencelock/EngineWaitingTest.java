@@ -368,12 +368,7 @@ class EngineWaitingTest {
             Lease holder = other.tryAcquire("f").orElseThrow();
             Future<Optional<Lease>> waiter = queuedHeadWithAnOldPlace(waiting, "f");
             int attempts = own.attempts.get();
-            AtomicBoolean released = new AtomicBoolean();
-            own.beforeAcquireAnswer = () -> {
-                if (!released.getAndSet(true)) {
-                    assertThat(holder.release()).isTrue(); // grants the lease of the attempt in flight
-                }
-            };
+            releaseInsideTheNextAttempt(own, holder);
             assertThat(waiting.client().tryAcquire("f"))
                     .as("a plain attempt while the head waits, refused before the release")
                     .isEmpty();
@@ -406,12 +401,7 @@ class EngineWaitingTest {
             ScriptedBackend own = waiting.backend();
             Lease holder = other.tryAcquire("g").orElseThrow();
             Future<Optional<Lease>> waiter = queuedHeadWithAnOldPlace(waiting, "g");
-            AtomicBoolean released = new AtomicBoolean();
-            own.beforeAcquireAnswer = () -> {
-                if (!released.getAndSet(true)) {
-                    assertThat(holder.release()).isTrue(); // grants the lease of the attempt in flight
-                }
-            };
+            releaseInsideTheNextAttempt(own, holder);
             own.loseNextAcquireAnswer.set(true);
             assertThatThrownBy(() -> waiting.client().tryAcquire("g"))
                     .as("the plain attempt, its answer lost")
@@ -624,6 +614,19 @@ class EngineWaitingTest {
                 () -> waiting.backend().refusedLeases.size() == 1);
         clock.advance(TTL.dividedBy(4).plusSeconds(1)); // the place grows old; nothing wakes the head
         return waiter;
+    }
+
+    /**
+     * The next acquire attempt on {@code own}, once the backend applied it and before its answer, has {@code holder}
+     * released: a release whose grant to that attempt's lease comes while the attempt is in flight.
+     */
+    private static void releaseInsideTheNextAttempt(ScriptedBackend own, Lease holder) {
+        AtomicBoolean released = new AtomicBoolean();
+        own.beforeAcquireAnswer = () -> {
+            if (!released.getAndSet(true)) {
+                assertThat(holder.release()).isTrue(); // grants the lease of the attempt in flight
+            }
+        };
     }
 
     private Patient patient() {
