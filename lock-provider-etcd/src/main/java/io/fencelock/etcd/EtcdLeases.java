@@ -172,6 +172,12 @@ final class EtcdLeases {
         return h != null && h.name.equals(name) ? h.value : null;
     }
 
+    /** Whether {@code leaseId} holds (or may hold) a mutex of this backend's grants. */
+    boolean holdsMutex(String leaseId) {
+        Hold h = holds.get(leaseId);
+        return h != null && h.ownerChecked;
+    }
+
     /** Forgets the hold of {@code leaseId}: released, lost, or never granted. */
     void drop(String leaseId) {
         holds.remove(leaseId);

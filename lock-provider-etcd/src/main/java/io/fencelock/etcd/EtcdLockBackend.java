@@ -13,6 +13,7 @@ import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
 import io.fencelock.LockMetadata;
 import io.fencelock.etcd.EtcdLeases.SharedLease;
+import io.fencelock.etcd.EtcdSharedGrants.Queuing;
 import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.HeldValue;
 import io.fencelock.spi.LockBackend;
@@ -22,6 +23,7 @@ import io.fencelock.spi.RenewResult;
 import io.fencelock.spi.SharedRequest;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.EnumSet;
@@ -81,7 +83,8 @@ public final class EtcdLockBackend implements LockBackend {
             Capability.METADATA,
             Capability.EXTENDABLE_TTL,
             Capability.SHARED_LOCKS,
-            Capability.FAIR_ORDER));
+            Capability.FAIR_ORDER,
+            Capability.GRANT_ON_RELEASE));
 
     private final Client client;
     private final KV kv;
@@ -92,6 +95,7 @@ public final class EtcdLockBackend implements LockBackend {
     private final EtcdLeases leases;
     private final EtcdRecords records;
     private final ReleaseWatcher watcher;
+    private final QueueView queues;
     private final EtcdSharedGrants shared;
     private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -105,6 +109,8 @@ public final class EtcdLockBackend implements LockBackend {
         this.leases = new EtcdLeases(leaseClient, kv, calls, this::key, where);
         this.records = new EtcdRecords(leaseClient, calls, prefix);
         this.watcher = new ReleaseWatcher(client.getWatchClient(), kv, this::key, records, where);
+        this.queues = new QueueView(client.getWatchClient(), kv, records, where);
+        queues.open(); // in the background: until its read is in, a release reads the queue if the name has one
         this.shared = new EtcdSharedGrants(kv, calls, leases, records, watcher, where);
     }
 
@@ -132,13 +138,67 @@ public final class EtcdLockBackend implements LockBackend {
 
     private AcquireResult tryAcquire(
             String name, String leaseId, Duration ttl, LockMetadata metadata, boolean mayRetry) {
-        ByteSequence value = bytes(HeldValue.encode(leaseId, System.currentTimeMillis(), metadata));
-        return acquire(name, leaseId, ttl, mayRetry, (lease, t0) -> {
+        long now = System.currentTimeMillis();
+        ByteSequence value = bytes(HeldValue.encode(leaseId, now, metadata));
+        // a waiter's refusal (re)writes its client's queue place when it has none, or one a quarter of its TTL old
+        long t0 = System.nanoTime();
+        ReleaseWatcher.Placed standing = watcher.placed(name);
+        boolean waits = watcher.waitsFor(name);
+        Queuing queuing =
+                waits || standing != null ? queuing(name, leaseId, ttl, metadata, now, t0, waits, standing) : null;
+        AcquireResult r = acquire(name, leaseId, ttl, mayRetry, (lease, t) -> {
             // Recorded before the transaction goes out, so that a grant whose answer never comes is still
             // dropped (owner-checked) once due, instead of living on through the shared lease's keep-alives.
-            leases.hold(name, leaseId, lease, t0 + ttl.toNanos());
-            return shared.mutex(name, value, lease);
+            // A refusal that queued this lease keeps it: a release may grant it later.
+            leases.hold(name, leaseId, lease, t + ttl.toNanos());
+            return shared.mutex(name, value, lease, queuing);
         });
+        if (queuing == null) {
+            return r;
+        }
+        if (r.acquired()) {
+            watcher.granted(name); // the grant deleted the client's place
+            if (standing != null) {
+                leases.drop(standing.leaseId());
+            }
+        } else if (r.queuedGrant()) {
+            watcher.grantedTo(name, standing.leaseId());
+            return AcquireResult.queuedGrant(
+                    r.queuedAs(),
+                    r.token(),
+                    Instant.now().plus(standing.ttl()).minusNanos(System.nanoTime() - standing.writtenAt()));
+        } else if (leaseId.equals(r.queuedAs())) {
+            watcher.placed(name, leaseId, t0, ttl);
+            if (standing != null) {
+                leases.drop(standing.leaseId()); // its place now names this lease, so no release grants it
+            }
+        }
+        return r;
+    }
+
+    /**
+     * How a waiting client's attempt takes part in the name's queue: it (re)writes the client's place when the
+     * client has none, or one a quarter of its TTL old ({@link EtcdSharedGrants.Queuing}).
+     */
+    private Queuing queuing(
+            String name,
+            String leaseId,
+            Duration ttl,
+            LockMetadata metadata,
+            long nowMillis,
+            long t0,
+            boolean waits,
+            ReleaseWatcher.Placed standing) {
+        ByteSequence place = records.placeKey(name, watcher.clientId);
+        return new Queuing(
+                place,
+                records.queueMark(name),
+                queues.markIfAlone(name, place),
+                leaseId,
+                waits && (standing == null || standing.stale(ttl, t0))
+                        ? EtcdRecords.placeValue(leaseId, nowMillis, ttl, metadata)
+                        : null,
+                standing == null ? null : standing.leaseId());
     }
 
     /**
@@ -205,7 +265,13 @@ public final class EtcdLockBackend implements LockBackend {
             throw e;
         }
         if (!r.acquired()) {
-            leases.drop(leaseId);
+            if (!leaseId.equals(r.queuedAs())) {
+                leases.drop(leaseId);
+            } else if (keepAlive != null && !leases.kept(lease, keepAlive)) {
+                // a release may grant the place on this lease, which may end before the TTL counted from now
+                releaseQuietly(name, leaseId);
+                return AcquireResult.held(r.holderRemaining());
+            }
             return r;
         }
         if (keepAlive != null && !leases.kept(lease, keepAlive)) {
@@ -276,9 +342,15 @@ public final class EtcdLockBackend implements LockBackend {
     @Override
     public boolean release(String name, String leaseId) {
         HeldValue.requireLeaseId(leaseId);
-        boolean freed = shared.release(name, leaseId);
+        // a mutex release grants the first client waiting in the name's queue, if one still asks; the release of
+        // the lease this client's place was written with (the waiter stopped) withdraws the place instead
+        ReleaseWatcher.Placed placed = watcher.placed(name);
+        boolean withdraws = placed != null && placed.leaseId().equals(leaseId) && !placed.granted();
+        boolean freed =
+                shared.release(name, leaseId, leases.holdsMutex(leaseId) && !withdraws ? queues.seen(name) : null);
         // Only now: if the release failed, the hold stays and is dropped once due, not carried on by the shared lease.
         leases.drop(leaseId);
+        watcher.withdrawn(name, leaseId);
         return freed;
     }
 
@@ -335,6 +407,16 @@ public final class EtcdLockBackend implements LockBackend {
         return watcher.confirmed(name);
     }
 
+    /** Makes this backend's view of the queues miss every write, so its releases must read the queue (for tests). */
+    void forgetQueues() {
+        queues.forget();
+    }
+
+    /** How many places of {@code name}'s queue this backend's view knows (for tests). */
+    int queueSeen(String name) {
+        return queues.known(name);
+    }
+
     /** Whether an etcd watch of {@code name} was opened (for tests). */
     boolean watchOpened(String name) {
         return watcher.opened(name);
@@ -350,6 +432,7 @@ public final class EtcdLockBackend implements LockBackend {
     public void close() {
         if (closed.compareAndSet(false, true)) {
             watcher.close();
+            queues.close();
             client.close();
         }
     }

@@ -20,9 +20,11 @@ import io.fencelock.LockInfo;
 import io.fencelock.LockMetadata;
 import io.fencelock.LockMode;
 import io.fencelock.spi.HeldValue;
+import io.fencelock.spi.MetadataCodec;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.SharedRequest;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -55,6 +57,13 @@ import java.util.stream.Stream;
 final class EtcdRecords {
     /** Between a name and its shared keys. */
     static final char SHARED = ' ';
+
+    /**
+     * Begins a queue place's key and ends its name ({@code GRANT_ON_RELEASE}): {@code prefix PLACE name PLACE
+     * clientId}. A unit separator is no name character, so the places of every name form one range of their own
+     * ({@link #placesStart} to {@link #placesEnd}), outside every name's keys, which one watch per client covers.
+     */
+    static final char PLACE = '\u001F';
 
     /**
      * Ends a mutex value's grant time when a hand-over wrote it: the token is the key's mod revision (the
@@ -103,6 +112,103 @@ final class EtcdRecords {
 
     ByteSequence waiterKey(String name, String waiterId, boolean fairMutex) {
         return bytes(prefix + name + SHARED + (fairMutex ? 'x' : 'w') + waiterId);
+    }
+
+    /** A client's place in the queue of {@code name}'s mutex, named by the client's id. */
+    ByteSequence placeKey(String name, String clientId) {
+        return bytes(prefix + PLACE + name + PLACE + clientId);
+    }
+
+    /**
+     * The mark of {@code name}'s queue: put with every place a refusal writes, so its mod revision changes whenever
+     * a place is written and a release can check, in its one transaction, that no place was written since its
+     * client's view of the queue ({@link QueueView}). It lies among the places, so the view's watch sees it too.
+     */
+    ByteSequence queueMark(String name) {
+        return bytes(prefix + PLACE + name);
+    }
+
+    /** The range of {@code name}'s places alone (its mark excluded): {@code [start, end)}. */
+    ByteSequence[] queueOf(String name) {
+        return new ByteSequence[] {
+            bytes(prefix + PLACE + name + PLACE), bytes(prefix + PLACE + name + (char) (PLACE + 1))
+        };
+    }
+
+    /** Where the queue places of every name begin. */
+    ByteSequence placesStart() {
+        return bytes(prefix + PLACE);
+    }
+
+    /** Where the queue places of every name end (exclusive). */
+    ByteSequence placesEnd() {
+        return bytes(prefix + (char) (PLACE + 1));
+    }
+
+    /** The name whose queue {@code key} is a place in, or null if it is no place. */
+    String placeName(ByteSequence key) {
+        String k = key.toString(StandardCharsets.UTF_8);
+        int end = k.lastIndexOf(PLACE);
+        return isPlace(k) && end > prefix.length() ? k.substring(prefix.length() + 1, end) : null;
+    }
+
+    /** The name whose queue {@code key} marks ({@link #queueMark}), or null if it is no mark. */
+    String markName(ByteSequence key) {
+        String k = key.toString(StandardCharsets.UTF_8);
+        return isPlace(k) && k.lastIndexOf(PLACE) == prefix.length() ? k.substring(prefix.length() + 1) : null;
+    }
+
+    private boolean isPlace(String key) {
+        return key.length() > prefix.length() && key.charAt(prefix.length()) == PLACE && key.startsWith(prefix);
+    }
+
+    /**
+     * A queue place's value: what a release puts for the waiting client, {@code leaseId LF writtenMillis LF
+     * ttlMillis LF metadata}. It starts as a grant's value does, so {@link #heldBy} checks whose it is.
+     */
+    static ByteSequence placeValue(String leaseId, long writtenMillis, Duration ttl, LockMetadata metadata) {
+        return bytes(leaseId
+                + HeldValue.SEPARATOR
+                + writtenMillis
+                + HeldValue.SEPARATOR
+                + ttl.toMillis()
+                + HeldValue.SEPARATOR
+                + HeldValue.json(metadata));
+    }
+
+    /**
+     * A queue place read back: the lease a release grants, when the place was written (the waiter's clock) and
+     * for which TTL, the grant's metadata. Null for an unreadable value.
+     */
+    record Place(KeyValue kv, String leaseId, long writtenMillis, long ttlMillis, LockMetadata metadata) {
+        static Place of(KeyValue kv) {
+            String v = kv.getValue().toString(StandardCharsets.UTF_8);
+            int lease = v.indexOf(HeldValue.SEPARATOR);
+            int written = lease < 0 ? -1 : v.indexOf(HeldValue.SEPARATOR, lease + 1);
+            int ttl = written < 0 ? -1 : v.indexOf(HeldValue.SEPARATOR, written + 1);
+            if (ttl < 0) {
+                return null;
+            }
+            try {
+                return new Place(
+                        kv,
+                        v.substring(0, lease),
+                        Long.parseLong(v.substring(lease + 1, written)),
+                        Long.parseLong(v.substring(written + 1, ttl)),
+                        v.length() == ttl + 1 ? LockMetadata.NONE : MetadataCodec.decode(v.substring(ttl + 1)));
+            } catch (RuntimeException unreadable) {
+                return null;
+            }
+        }
+
+        /**
+         * Whether its waiter still asks, seen at {@code nowMillis}: a waiting client rewrites its place every
+         * quarter of its TTL, so one older than half its TTL belongs to a client that stopped attempting, and a
+         * grant would come too late for the validity it counts from the place's attempt.
+         */
+        boolean current(long nowMillis) {
+            return nowMillis - writtenMillis < ttlMillis / 2;
+        }
     }
 
     /** The end of everything of {@code name}: the range from its mutex key to here holds its keys only. */
@@ -324,6 +430,9 @@ final class EtcdRecords {
         Map<Long, CompletableFuture<LeaseTimeToLiveResponse>> ttls = new HashMap<>();
         for (KeyValue v : kvs) {
             String key = v.getKey().toString(StandardCharsets.UTF_8);
+            if (isPlace(key)) {
+                continue; // a queue place or mark: a client waiting, not a holder
+            }
             int at = key.indexOf(SHARED, prefix.length());
             Shared s = at < 0 ? null : shared(v);
             if (at < 0) {

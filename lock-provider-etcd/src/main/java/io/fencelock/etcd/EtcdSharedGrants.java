@@ -5,6 +5,7 @@ import static io.fencelock.etcd.EtcdLockBackend.bytes;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.KV;
 import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.Txn;
 import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.kv.TxnResponse;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
@@ -18,12 +19,16 @@ import io.fencelock.LockBackendException;
 import io.fencelock.LockMetadata;
 import io.fencelock.LockMode;
 import io.fencelock.etcd.EtcdLeases.SharedLease;
+import io.fencelock.etcd.EtcdRecords.Place;
 import io.fencelock.etcd.EtcdRecords.Shared;
 import io.fencelock.spi.AcquireResult;
+import io.fencelock.spi.HeldValue;
 import io.fencelock.spi.RenewResult;
 import io.fencelock.spi.SharedRequest;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
@@ -68,34 +73,104 @@ final class EtcdSharedGrants {
     // ------------------------------------------------------------------ the ordinary mutex
 
     /**
+     * How an attempt of a waiting client takes part in the name's queue ({@code GRANT_ON_RELEASE}): the client's
+     * place key, the queue's mark ({@link EtcdRecords#queueMark}) and its mod revision as seen when this client's
+     * place is the only one it knows (-1 otherwise, {@link QueueView#markIfAlone}), this attempt's lease id, the
+     * place's value when this refusal (re)writes it (null: the place stands), and the lease its standing place was
+     * written with (null: none).
+     */
+    record Queuing(
+            ByteSequence place,
+            ByteSequence mark,
+            long markIfAlone,
+            String leaseId,
+            ByteSequence value,
+            String standing) {
+        /**
+         * What a grant does besides the put: delete the place, and the mark too if no place was written since the
+         * client saw its own as the only one (a queue nobody waits in keeps no key).
+         */
+        Op[] onGrant() {
+            Op leave = Op.delete(place, DeleteOption.DEFAULT);
+            return markIfAlone <= 0
+                    ? new Op[] {leave}
+                    : new Op[] {
+                        leave,
+                        Op.txn(
+                                new Cmp[] {new Cmp(mark, Cmp.Op.EQUAL, CmpTarget.modRevision(markIfAlone))},
+                                new Op[] {Op.delete(mark, DeleteOption.DEFAULT)},
+                                new Op[0])
+                    };
+        }
+
+        /**
+         * What a refusal writes: the place and the queue's mark (releases check the mark is as their view saw it),
+         * unless a release already granted the standing place.
+         */
+        Op[] onRefusal(ByteSequence mutexKey, SharedLease lease) {
+            if (value == null) {
+                return new Op[0];
+            }
+            PutOption onLease = PutOption.builder().withLeaseId(lease.id).build();
+            Op[] write = {Op.put(place, value, onLease), Op.put(mark, ByteSequence.EMPTY, onLease)};
+            return standing == null
+                    ? write
+                    : new Op[] {Op.txn(EtcdRecords.heldBy(mutexKey, standing), new Op[0], write)};
+        }
+
+        /** A refusal's answer: queued under the lease its place has now, if any. */
+        AcquireResult refused(Duration remaining) {
+            return value != null
+                    ? AcquireResult.queued(remaining, leaseId)
+                    : standing != null ? AcquireResult.queued(remaining, standing) : AcquireResult.held(remaining);
+        }
+    }
+
+    /**
      * The mutex's acquire: {@code if mutex key and guard absent then put(mutex key) else read the name}
      * (one round trip, as before shared locks: a name never used shared has no guard). With a guard,
      * the read decides: another kind is refused, a fair mutex's holder holds the name, and with only
      * fair mutex waiters (an ordinary mutex does not queue) or nothing left the mutex is put if the
      * guard is unchanged, deleting a guard that guards nothing. Granted: the token, expiry unset.
+     *
+     * <p>With {@code queuing} (a waiting client's attempt), the grant also deletes the client's place, and the
+     * refusal writes it in the same transaction ({@link Queuing#onRefusal}); a mutex key held by the lease of the
+     * client's standing place means a release granted it: the answer is that queued grant.
      */
-    AcquireResult mutex(String name, ByteSequence value, SharedLease lease) {
+    AcquireResult mutex(String name, ByteSequence value, SharedLease lease, Queuing queuing) {
         ByteSequence key = records.mutexKey(name);
         ByteSequence guard = records.guard(name);
         Op put = Op.put(key, value, PutOption.builder().withLeaseId(lease.id).build());
-        TxnResponse r = txn(name, new Cmp[] {absent(key), absent(guard)}, new Op[] {put});
+        Op[] take = queuing == null ? new Op[] {put} : concat(new Op[] {put}, queuing.onGrant());
+        TxnResponse r = calls.await(
+                "tryAcquire of '",
+                name,
+                kv.txn()
+                        .If(absent(key), absent(guard))
+                        .Then(take)
+                        .Else(concat(readName(name), queuing == null ? new Op[0] : queuing.onRefusal(key, lease)))
+                        .commit());
         for (int round = 1; !r.isSucceeded(); round++) {
             NameSnapshot s = NameSnapshot.of(r, guard, records);
             if (s.mutex() != null) {
+                String holder = s.mutex().getValue().toString(StandardCharsets.UTF_8);
                 if (s.mutex().getValue().equals(value) && s.mutex().getLease() == lease.id) {
                     return AcquireResult.granted(
                             s.mutex().getCreateRevision(), null); // ours, from an attempt jetcd retried
                 }
-                return refused(
-                        name, s, null); // the holder's lease TTL would cost another round trip: the watch wakes us
+                if (queuing != null && queuing.standing() != null && HeldValue.heldBy(holder, queuing.standing())) {
+                    return AcquireResult.queuedGrant(queuing.standing(), EtcdRecords.mutexToken(s.mutex()), null);
+                }
+                // the holder's lease TTL would cost another round trip: the watch wakes us
+                return refused(name, s, null, queuing);
             }
             s.requireFairMutexOnly(name);
             if (!s.holders().isEmpty() || round > MAX_DECISIONS) {
-                return refused(name, s, s.holders().isEmpty() ? Duration.ZERO : null); // a fair mutex holds
+                return refused(name, s, s.holders().isEmpty() ? Duration.ZERO : null, queuing); // a fair mutex holds
             }
             Op[] then = s.waiters().isEmpty() && s.guard() != null
-                    ? new Op[] {put, Op.delete(guard, DeleteOption.DEFAULT)}
-                    : new Op[] {put};
+                    ? concat(take, new Op[] {Op.delete(guard, DeleteOption.DEFAULT)})
+                    : take;
             r = txn(name, new Cmp[] {absent(key), guardAt(guard, s)}, then);
         }
         return AcquireResult.granted(r.getHeader().getRevision(), null);
@@ -285,52 +360,167 @@ final class EtcdSharedGrants {
 
     /**
      * One transaction: {@code if the mutex key is held by id then delete it, else delete the holder and
-     * waiter keys of id and read how many keys the name has left and its guard}. When only the guard is
-     * left, it is deleted in the background if nobody rewrote it (a free name keeps no key); a guard left
-     * behind by holders that expired instead goes with the name's next release or mutex grant.
+     * waiter keys of id, withdraw this client's queue place if id has it, and read how many keys the name has
+     * left and its guard}. When only the guard is left, it is deleted in the background if nobody rewrote it (a
+     * free name keeps no key); a guard left behind by holders that expired instead goes with the name's next
+     * release or mutex grant.
+     *
+     * <p>A mutex of this client's grants ({@code seen} not null, {@code GRANT_ON_RELEASE}) grants the first client
+     * of the name's queue as this client's {@link QueueView} sees it, in the same transaction: {@code if the mutex
+     * key is held by id, the queue's mark is as seen (no place written since) and the head's place is as seen, then
+     * put the head's grant on the mutex key, on the place's etcd lease, and delete the place} (with no head seen:
+     * {@code then delete the mutex key}). The put keeps the key, so no delete wakes other clients' waiters and the
+     * name is never free; its revision is the new token, as after a hand-over ({@link EtcdRecords#mutexToken});
+     * the place's client hears it on its watch ({@link ReleaseWatcher}). If the view was wrong while id still
+     * holds the key, the same transaction read the queue, and the release decides again on what it read; its last
+     * round checks the head's place alone and deletes the key when that fails. A place whose etcd lease has gone
+     * fails a transaction as a whole: the release reads the queue and decides again.
      */
-    boolean release(String name, String id) {
+    boolean release(String name, String id, QueueView.Seen seen) {
         ByteSequence key = records.mutexKey(name);
-        ByteSequence guard = records.guard(name);
-        TxnResponse r = calls.await(
-                "release of '",
-                name,
-                kv.txn()
-                        .If(EtcdRecords.heldBy(key, id))
-                        .Then(Op.delete(key, DeleteOption.DEFAULT))
-                        .Else(
-                                Op.delete(records.holderKey(name, id), DeleteOption.DEFAULT),
-                                Op.delete(records.waiterKey(name, id, false), DeleteOption.DEFAULT),
-                                Op.delete(records.waiterKey(name, id, true), DeleteOption.DEFAULT),
-                                Op.get(
-                                        records.sharedStart(name),
-                                        GetOption.builder()
-                                                .withRange(records.end(name))
-                                                .withCountOnly(true)
-                                                .build()),
-                                Op.get(guard, GetOption.DEFAULT))
-                        .commit());
-        if (r.isSucceeded()) {
-            return true;
-        }
-        List<GetResponse> gets = r.getGetResponses();
-        if (gets.get(0).getCount() == 1 && !gets.get(1).getKvs().isEmpty()) {
-            long at = gets.get(1).getKvs().get(0).getModRevision();
-            kv.txn()
-                    .If(new Cmp(guard, Cmp.Op.EQUAL, CmpTarget.modRevision(at)))
-                    .Then(Op.delete(guard, DeleteOption.DEFAULT))
-                    .commit()
-                    .whenComplete((done, e) -> {
-                        if (e != null) {
-                            log.debug(
-                                    "fencelock: deleting the guard of '{}' on {} failed: {}",
+        ByteSequence mark = records.queueMark(name);
+        for (int round = 1; ; round++) {
+            boolean last = round >= MAX_DECISIONS;
+            Cmp[] held = EtcdRecords.heldBy(key, id);
+            List<Op> otherwise = withdrawals(name, id);
+            Txn txn;
+            if (seen == null) {
+                txn = kv.txn().If(held).Then(Op.delete(key, DeleteOption.DEFAULT));
+            } else {
+                Place head = seen.head();
+                Cmp[] queueAsSeen =
+                        last ? new Cmp[0] : new Cmp[] {new Cmp(mark, Cmp.Op.EQUAL, CmpTarget.modRevision(seen.mark()))};
+                Cmp[] headAsSeen = head == null
+                        ? new Cmp[0]
+                        : new Cmp[] {
+                            new Cmp(
+                                    head.kv().getKey(),
+                                    Cmp.Op.EQUAL,
+                                    CmpTarget.modRevision(head.kv().getModRevision()))
+                        };
+                Op[] then = head == null
+                        ? new Op[] {Op.delete(key, DeleteOption.DEFAULT)}
+                        : concat(
+                                new Op[] {
+                                    Op.put(
+                                            key,
+                                            EtcdRecords.handedValue(
+                                                    head.leaseId(), System.currentTimeMillis(), head.metadata()),
+                                            PutOption.builder()
+                                                    .withLeaseId(head.kv().getLease())
+                                                    .build()),
+                                    Op.delete(head.kv().getKey(), DeleteOption.DEFAULT)
+                                },
+                                seen.alone() && !last ? new Op[] {Op.delete(mark, DeleteOption.DEFAULT)} : new Op[0]);
+                otherwise.add(Op.txn(
+                        held, last ? new Op[] {Op.delete(key, DeleteOption.DEFAULT)} : readQueue(name), new Op[0]));
+                txn = kv.txn().If(concat(concat(held, queueAsSeen), headAsSeen)).Then(then);
+            }
+            TxnResponse r;
+            try {
+                r = calls.await(
+                        "release of '",
+                        name,
+                        txn.Else(otherwise.toArray(Op[]::new)).commit());
+            } catch (LockBackendException e) {
+                if (seen != null && seen.head() != null && EtcdLeases.leaseGone(e) && !last) {
+                    // the head's client is gone with its etcd lease: decide again on the queue as it is
+                    seen = queue(calls.await(
+                                    "release of '",
                                     name,
-                                    where,
-                                    e.toString());
-                        }
-                    });
+                                    kv.txn().Then(readQueue(name)).commit())
+                            .getGetResponses());
+                    continue;
+                }
+                throw e;
+            }
+            if (r.isSucceeded()) {
+                return true;
+            }
+            if (seen != null && r.getTxnResponses().get(1).isSucceeded()) {
+                if (last) {
+                    return true; // deleted: the head's place changed in the last round
+                }
+                seen = queue(r.getTxnResponses().get(1).getGetResponses()); // id holds it: the view was wrong
+                continue;
+            }
+            dropLoneGuard(name, r.getGetResponses());
+            return r.getDeleteResponses().get(0).getDeleted() > 0;
         }
-        return r.getDeleteResponses().get(0).getDeleted() > 0;
+    }
+
+    /** {@link #release(String, String, QueueView.Seen)} of a lock that grants no queued client. */
+    boolean release(String name, String id) {
+        return release(name, id, null);
+    }
+
+    /**
+     * What a release does when id holds no mutex key: delete its holder and waiter keys, read how many keys the
+     * name has left and its guard ({@link #dropLoneGuard}), withdraw this client's queue place if id has it.
+     */
+    private List<Op> withdrawals(String name, String id) {
+        ByteSequence ownPlace = records.placeKey(name, watcher.clientId);
+        return new ArrayList<>(List.of(
+                Op.delete(records.holderKey(name, id), DeleteOption.DEFAULT),
+                Op.delete(records.waiterKey(name, id, false), DeleteOption.DEFAULT),
+                Op.delete(records.waiterKey(name, id, true), DeleteOption.DEFAULT),
+                Op.get(
+                        records.sharedStart(name),
+                        GetOption.builder()
+                                .withRange(records.end(name))
+                                .withCountOnly(true)
+                                .build()),
+                Op.get(records.guard(name), GetOption.DEFAULT),
+                Op.txn(
+                        EtcdRecords.heldBy(ownPlace, id),
+                        new Op[] {Op.delete(ownPlace, DeleteOption.DEFAULT)},
+                        new Op[0])));
+    }
+
+    /** When only the guard is left, deletes it in the background if nobody rewrote it: a free name keeps no key. */
+    private void dropLoneGuard(String name, List<GetResponse> gets) {
+        if (gets.get(0).getCount() != 1 || gets.get(1).getKvs().isEmpty()) {
+            return;
+        }
+        ByteSequence guard = records.guard(name);
+        long at = gets.get(1).getKvs().get(0).getModRevision();
+        kv.txn()
+                .If(new Cmp(guard, Cmp.Op.EQUAL, CmpTarget.modRevision(at)))
+                .Then(Op.delete(guard, DeleteOption.DEFAULT))
+                .commit()
+                .whenComplete((done, e) -> {
+                    if (e != null) {
+                        log.debug("fencelock: deleting the guard of '{}' on {} failed: {}", name, where, e.toString());
+                    }
+                });
+    }
+
+    /** Reads {@code name}'s queue: its places in the order they were first written, and its mark. */
+    private Op[] readQueue(String name) {
+        ByteSequence[] range = records.queueOf(name);
+        return new Op[] {
+            Op.get(
+                    range[0],
+                    GetOption.builder()
+                            .withRange(range[1])
+                            .withSortField(GetOption.SortTarget.CREATE)
+                            .withSortOrder(GetOption.SortOrder.ASCEND)
+                            .build()),
+            Op.get(records.queueMark(name), GetOption.DEFAULT)
+        };
+    }
+
+    /** The queue {@link #readQueue} read. */
+    private static QueueView.Seen queue(List<GetResponse> read) {
+        List<Place> places = new ArrayList<>();
+        for (KeyValue v : read.get(0).getKvs()) {
+            Place p = Place.of(v);
+            if (p != null) {
+                places.add(p);
+            }
+        }
+        List<KeyValue> mark = read.get(1).getKvs();
+        return QueueView.Seen.of(places, mark.isEmpty() ? 0 : mark.get(0).getModRevision());
     }
 
     // ------------------------------------------------------------------ machinery
@@ -340,16 +530,27 @@ final class EtcdSharedGrants {
         return calls.await(
                 "tryAcquire of '",
                 name,
-                kv.txn()
-                        .If(cmps)
-                        .Then(then)
-                        .Else(Op.get(records.mutexKey(name), GetOption.DEFAULT), records.sharedRange(name))
-                        .commit());
+                kv.txn().If(cmps).Then(then).Else(readName(name)).commit());
     }
 
     private AcquireResult refused(String name, NameSnapshot s, Duration remaining) {
+        return refused(name, s, remaining, null);
+    }
+
+    private AcquireResult refused(String name, NameSnapshot s, Duration remaining, Queuing queuing) {
         watcher.heldAt(name, s.revision(), s.plainHolder());
-        return AcquireResult.held(remaining);
+        return queuing == null ? AcquireResult.held(remaining) : queuing.refused(remaining);
+    }
+
+    /** Reads the name in a transaction's {@code else} branch: its mutex key, then its shared range ({@link NameSnapshot}). */
+    private Op[] readName(String name) {
+        return new Op[] {Op.get(records.mutexKey(name), GetOption.DEFAULT), records.sharedRange(name)};
+    }
+
+    private static <T> T[] concat(T[] a, T[] b) {
+        T[] all = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, all, a.length, b.length);
+        return all;
     }
 
     private static Cmp absent(ByteSequence key) {

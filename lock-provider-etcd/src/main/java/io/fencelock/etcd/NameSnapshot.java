@@ -38,9 +38,12 @@ record NameSnapshot(long revision, KeyValue mutex, KeyValue guard, List<Shared> 
                 r.getHeader().getRevision(), mutex.isEmpty() ? null : mutex.get(0), guard, holders, waiters);
     }
 
-    /** The create revision of a plain mutex holder's key when the name has no shared keys, else 0. */
+    /**
+     * The mod revision of a plain mutex holder's key when the name has no shared keys, else 0: it changes when
+     * the key is put again (a hand-over, a grant to a queued client), not only when it is deleted.
+     */
     long plainHolder() {
-        return mutex != null && guard == null && holders.isEmpty() && waiters.isEmpty() ? mutex.getCreateRevision() : 0;
+        return mutex != null && guard == null && holders.isEmpty() && waiters.isEmpty() ? mutex.getModRevision() : 0;
     }
 
     /** The guard's mod revision, 0 when absent (as etcd compares a missing key). */

@@ -20,6 +20,7 @@ import io.fencelock.tck.SpiChecks;
 import io.fencelock.tck.fault.FaultProxy;
 import io.fencelock.tck.fixture.ServerControl;
 import io.fencelock.tck.spi.HandOverProviderChecks;
+import io.fencelock.tck.spi.QueuedGrantProviderChecks;
 import io.fencelock.testservers.etcd.EtcdServer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -618,5 +619,145 @@ class EtcdLockBackendTest {
                         .endpoints(EtcdServer.shared().endpoints())
                         .build(),
                 name());
+    }
+
+    // ------------------------------------------------------------------ the queue (GRANT_ON_RELEASE)
+
+    /**
+     * A release grants the first queued client alone, putting its grant on the mutex key in the release's
+     * transaction, and the client's watch hears it: {@link QueuedGrantProviderChecks}.
+     */
+    @Test
+    void aReleaseGrantsTheFirstQueuedClientAlone() throws Exception {
+        QueuedGrantProviderChecks.assertAReleaseGrantsTheFirstQueuedWaiterAlone(
+                open(EtcdServer.shared()),
+                open(EtcdServer.shared()),
+                open(EtcdServer.shared()),
+                name(),
+                EtcdLockBackendTest::places);
+    }
+
+    /**
+     * A release trusts its view of the queue only as far as the queue's mark vouches for it: releases whose views
+     * missed every place (as a view does for a moment after a place is written) read the queue in the same
+     * transaction and still grant its first client alone, then the next.
+     */
+    @Test
+    void aReleaseWhoseViewMissedThePlacesStillGrantsTheFirstQueuedClient() throws Exception {
+        EtcdLockBackend holderSide = open(EtcdServer.shared());
+        EtcdLockBackend firstSide = open(EtcdServer.shared());
+        holderSide.forgetQueues();
+        firstSide.forgetQueues();
+        QueuedGrantProviderChecks.assertAReleaseGrantsTheFirstQueuedWaiterAlone(
+                holderSide, firstSide, open(EtcdServer.shared()), name(), EtcdLockBackendTest::places);
+    }
+
+    /**
+     * With its view caught up, the release that grants the last queued client deletes the queue's mark with its
+     * place: a queue nobody waits in keeps no key.
+     */
+    @Test
+    void theGrantToTheLastQueuedClientLeavesNoQueueKeyBehind() throws Exception {
+        EtcdLockBackend holderSide = open(EtcdServer.shared());
+        EtcdLockBackend waiterSide = open(EtcdServer.shared());
+        String name = name();
+        String holder = id();
+        assertThat(holderSide.tryAcquire(name, holder, Duration.ofSeconds(30)).acquired())
+                .isTrue();
+        java.util.concurrent.Semaphore told = new java.util.concurrent.Semaphore(0);
+        String queued = QueuedGrantProviderChecks.queue(waiterSide, name, told);
+        assertThat(queueKeys(name)).as("the place and the mark").isEqualTo(2);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (holderSide.queueSeen(name) != 1) { // the view hears the place on its watch
+            assertThat(System.nanoTime()).as("the holder's view sees the place").isLessThan(deadline);
+            Thread.onSpinWait();
+        }
+        assertThat(holderSide.release(name, holder)).isTrue();
+        assertThat(told.tryAcquire(10, TimeUnit.SECONDS))
+                .as("the waiter's client is told")
+                .isTrue();
+        assertThat(holderSide.inspect(name).map(io.fencelock.LockInfo::leaseId)).contains(queued);
+        assertThat(queueKeys(name)).as("neither place nor mark").isZero();
+        assertThat(waiterSide.release(name, queued)).isTrue();
+    }
+
+    /** A release of a queued lease holding nothing withdraws the place: {@link QueuedGrantProviderChecks}. */
+    @Test
+    void aReleaseOfAQueuedLeaseWithdrawsItsPlace() {
+        QueuedGrantProviderChecks.assertAReleaseOfAQueuedLeaseWithdrawsItsPlace(
+                open(EtcdServer.shared()), open(EtcdServer.shared()), name(), EtcdLockBackendTest::places);
+    }
+
+    /** A place is rewritten only when a quarter of its TTL old: {@link QueuedGrantProviderChecks}. */
+    @Test
+    void aPlaceGrownOldTakesTheLatestRefusedLease() {
+        QueuedGrantProviderChecks.assertAPlaceGrownOldTakesTheLatestRefusedLease(
+                open(EtcdServer.shared()), open(EtcdServer.shared()), name(), EtcdLockBackendTest::places);
+    }
+
+    /**
+     * A queued client that crashed (its etcd lease revoked, as when it expires) leaves no place a release could
+     * grant: the release frees the name, and the next caller takes it.
+     */
+    @Test
+    void aReleaseSkipsThePlaceOfAClientWhoseEtcdLeaseIsGone() throws Exception {
+        EtcdLockBackend holderSide = open(EtcdServer.shared());
+        EtcdLockBackend waiterSide = open(EtcdServer.shared());
+        String name = name();
+        String holder = id();
+        assertThat(holderSide.tryAcquire(name, holder, Duration.ofSeconds(30)).acquired())
+                .isTrue();
+        String queued = QueuedGrantProviderChecks.queue(waiterSide, name, new java.util.concurrent.Semaphore(0));
+        try (io.etcd.jetcd.Client raw = io.etcd.jetcd.Client.builder()
+                .endpoints(EtcdServer.shared().endpoints().toArray(String[]::new))
+                .build()) {
+            long place = raw.getKVClient()
+                    .get(
+                            io.etcd.jetcd.ByteSequence.from(
+                                    "fencelock/" + EtcdRecords.PLACE + name + EtcdRecords.PLACE,
+                                    StandardCharsets.UTF_8),
+                            io.etcd.jetcd.options.GetOption.builder()
+                                    .isPrefix(true)
+                                    .build())
+                    .get(5, TimeUnit.SECONDS)
+                    .getKvs()
+                    .get(0)
+                    .getLease();
+            raw.getLeaseClient().revoke(place).get(5, TimeUnit.SECONDS);
+        }
+        assertThat(places(name)).as("the place went with its etcd lease").isZero();
+        assertThat(holderSide.release(name, holder)).isTrue();
+        assertThat(holderSide.inspect(name)).as("free: nobody left to grant").isEmpty();
+        assertThat(holderSide.tryAcquire(name, id(), Duration.ofSeconds(30)).acquired())
+                .isTrue();
+        assertThat(queued).isNotNull();
+    }
+
+    /** How many keys {@code name}'s queue has on the shared server: its places and its mark. */
+    private static int queueKeys(String name) {
+        return keysUnder("fencelock/" + EtcdRecords.PLACE + name);
+    }
+
+    /** How many queue places {@code name} has on the shared server. */
+    private static int places(String name) {
+        return keysUnder("fencelock/" + EtcdRecords.PLACE + name + EtcdRecords.PLACE);
+    }
+
+    private static int keysUnder(String prefix) {
+        try (io.etcd.jetcd.Client raw = io.etcd.jetcd.Client.builder()
+                .endpoints(EtcdServer.shared().endpoints().toArray(String[]::new))
+                .build()) {
+            return (int) raw.getKVClient()
+                    .get(
+                            io.etcd.jetcd.ByteSequence.from(prefix, StandardCharsets.UTF_8),
+                            io.etcd.jetcd.options.GetOption.builder()
+                                    .isPrefix(true)
+                                    .withCountOnly(true)
+                                    .build())
+                    .get(5, TimeUnit.SECONDS)
+                    .getCount();
+        } catch (Exception e) {
+            throw new AssertionError("counting the keys under " + prefix, e);
+        }
     }
 }
