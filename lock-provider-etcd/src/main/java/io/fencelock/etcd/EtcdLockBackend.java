@@ -56,7 +56,9 @@ import org.slf4j.LoggerFactory;
  *       for the whole batch. Holds of this backend that were due and not renewed are deleted whenever
  *       their shared lease is kept alive, so a lock nobody renews does not live on through its siblings.</li>
  *   <li><b>Release</b>: {@code if value(key) starts with leaseId LF then delete(key) else delete the
- *       shared keys of that id} ({@link EtcdSharedGrants#release}).</li>
+ *       shared keys of that id} ({@link EtcdSharedGrants#release}). A mutex whose name has waiting clients
+ *       is granted to the first of them in the same transaction instead ({@code GRANT_ON_RELEASE}), from
+ *       this backend's one watch of every queue ({@link QueueView}), checked in the condition.</li>
  *   <li><b>Wake-ups</b>: a waiter watches the name's keys for deletes and downgrades (a fresh watch
  *       is synced, so etcd delivers the event at once).</li>
  * </ul>
@@ -65,7 +67,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Around the primitive: {@link EtcdSettings} (the builder's values and the jetcd client),
  * {@link EtcdLeases} (the shared etcd leases and the holds on them), {@link EtcdCalls} (waiting for
- * replies, failure mapping), {@link ReleaseWatcher} (wake-ups) and {@link EtcdSharedGrants}.
+ * replies, failure mapping), {@link ReleaseWatcher} (wake-ups and grants by a release), {@link QueueView}
+ * (the queues as this backend sees them) and {@link EtcdSharedGrants}.
  */
 public final class EtcdLockBackend implements LockBackend {
     private static final Logger log = LoggerFactory.getLogger(EtcdLockBackend.class);
