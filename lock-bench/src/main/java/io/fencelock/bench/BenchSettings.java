@@ -153,6 +153,21 @@ record BenchSettings(
         return quick ? 5 : 200;
     }
 
+    /**
+     * Unmeasured hand-offs before the measured ones. In quick mode three: a client opens some connections or
+     * sessions on its first acquire (ZooKeeper's TTL-class session, for one), a start-up cost, not a hand-off. In
+     * full mode 300: a waiter's path (a watch event, a subscriber's message, the wake of a parked thread) is
+     * not the latency or throughput workloads' path, and the JIT compiles it only after some hundreds of
+     * hand-offs. From a fresh JVM on an etcd already warm, fencelock's p50 per block of 100 hand-offs read
+     * 8.1, 4.6, 3.8, 3.0 ms and 6.3, 3.8, 2.8, 2.5 ms (two JVMs one after the other), and 2.3-2.7 ms in every
+     * block of a second pass in one JVM with new clients: the cost was the JVM's, not the server's. On ZooKeeper,
+     * runs of the workload alone with three, 300 and three unmeasured: 3.97, 2.71, 4.50 ms. It adds some 300
+     * hand-offs of 30 to 130 ms per contender, about five to eight minutes to a full run.
+     */
+    int handOffWarmUps() {
+        return quick ? 3 : 300;
+    }
+
     /** How long the waiter is left to start waiting before the holder releases (not measured). */
     Duration handOffSettle() {
         return Duration.ofMillis(30);
@@ -198,7 +213,7 @@ record BenchSettings(
                 + throughputWarmup().toMillis() + " ms warm-up at " + clientCounts() + " clients, median (min-max) of "
                 + throughputRounds() + " pass(es) in alternating order, flagged when they spread more than "
                 + Math.round(Figures.UNSTEADY_SPREAD * 100) + "%; hand-off "
-                + handOffSamples() + " samples after " + Measurements.HAND_OFF_WARM_UP + " unmeasured; renewal "
+                + handOffSamples() + " samples after " + handOffWarmUps() + " unmeasured; renewal "
                 + renewalLeaseCounts() + " leases, TTL "
                 + renewalTtl().toMillis() + " ms; takeover TTL " + takeoverTtl().toSeconds() + " s x "
                 + takeoverSamples()

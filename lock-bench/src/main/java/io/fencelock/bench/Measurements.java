@@ -249,9 +249,6 @@ final class Measurements {
         }
     }
 
-    /** Hand-offs run before the measured ones. */
-    static final int HAND_OFF_WARM_UP = 3;
-
     /** One waiter's acquire call in the hand-off workload: when it held, how long it waited, its attempts. */
     private record Waited(long holdsAt, long waitedNanos, long attempts) {}
 
@@ -269,9 +266,9 @@ final class Measurements {
                 LockContender waiter = factory.openCounting()) {
             countable = waiter.acquireAttempts() != LockContender.NOT_COUNTED;
             String name = "bench-handoff";
-            // Unmeasured first hand-offs: a client opens some connections or sessions on its first acquire
-            // (ZooKeeper's TTL-class session, for one), which is a start-up cost, not a hand-off.
-            for (int i = -HAND_OFF_WARM_UP; i < samples.length; i++) {
+            // Unmeasured first hand-offs (BenchSettings.handOffWarmUps): connections and sessions opened on a
+            // client's first acquire, and the JIT's compiling of the waiter's path, are no hand-off's cost.
+            for (int i = -settings.handOffWarmUps(); i < samples.length; i++) {
                 LockContender.Held held = holder.acquire(name, LONG_WAIT);
                 if (held == null) {
                     throw new IllegalStateException("the holder could not take '" + name + "'");

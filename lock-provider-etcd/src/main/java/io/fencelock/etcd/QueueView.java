@@ -31,6 +31,8 @@ import org.slf4j.LoggerFactory;
  */
 final class QueueView {
     private static final Logger log = LoggerFactory.getLogger(QueueView.class);
+    /** What a view that saw nothing holds (for tests: {@link #forget}); never written to. */
+    private static final Queues NOTHING = new Queues();
 
     private final Watch watch;
     private final KV kv;
@@ -87,7 +89,7 @@ final class QueueView {
     /** What a release of {@code name} may grant, as seen. Opens the view's watch if it is not open. */
     Seen seen(String name) {
         open();
-        Queues q = blind ? new Queues() : queues;
+        Queues q = blind ? NOTHING : queues;
         long mark = q.marks.getOrDefault(name, 0L); // before the places: see Queues
         ConcurrentHashMap<ByteSequence, Place> queue = q.places.get(name);
         return Seen.of(queue == null ? List.of() : queue.values(), mark);
@@ -99,7 +101,7 @@ final class QueueView {
      * the view knows another place.
      */
     long markIfAlone(String name, ByteSequence own) {
-        Queues q = blind ? new Queues() : queues;
+        Queues q = blind ? NOTHING : queues;
         long mark = q.marks.getOrDefault(name, 0L); // before the places: see Queues
         ConcurrentHashMap<ByteSequence, Place> queue = q.places.get(name);
         return queue == null || queue.size() == 1 && queue.containsKey(own) ? mark : -1;
@@ -110,7 +112,8 @@ final class QueueView {
      * the two is missed; asynchronous: until the read is in, the view is empty.
      */
     void open() {
-        if (closed || !watching.compareAndSet(false, true)) {
+        // a plain read first: every release calls this, and the view is nearly always open
+        if (closed || watching.get() || !watching.compareAndSet(false, true)) {
             return;
         }
         kv.get(
