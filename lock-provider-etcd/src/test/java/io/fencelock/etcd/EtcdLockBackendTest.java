@@ -30,6 +30,7 @@ import java.util.Map;
 import java.util.ServiceLoader;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
@@ -664,7 +665,7 @@ class EtcdLockBackendTest {
         String holder = id();
         assertThat(holderSide.tryAcquire(name, holder, Duration.ofSeconds(30)).acquired())
                 .isTrue();
-        java.util.concurrent.Semaphore told = new java.util.concurrent.Semaphore(0);
+        Semaphore told = new Semaphore(0);
         String queued = QueuedGrantProviderChecks.queue(waiterSide, name, told);
         assertThat(queueKeys(name)).as("the place and the mark").isEqualTo(2);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
@@ -707,7 +708,7 @@ class EtcdLockBackendTest {
         String holder = id();
         assertThat(holderSide.tryAcquire(name, holder, Duration.ofSeconds(30)).acquired())
                 .isTrue();
-        String queued = QueuedGrantProviderChecks.queue(waiterSide, name, new java.util.concurrent.Semaphore(0));
+        String queued = QueuedGrantProviderChecks.queue(waiterSide, name, new Semaphore(0));
         try (io.etcd.jetcd.Client raw = io.etcd.jetcd.Client.builder()
                 .endpoints(EtcdServer.shared().endpoints().toArray(String[]::new))
                 .build()) {
