@@ -5,6 +5,7 @@ import io.fencelock.tck.fixture.ServerControl;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
@@ -16,7 +17,7 @@ import java.util.function.Supplier;
  *
  * @param <P> the fixture's member process
  */
-public final class ReplicaSet<P extends ServerControl> implements ReplicaSetControl {
+public final class ReplicaSet<P extends ServerProcess> implements ReplicaSetControl {
     private final String what;
     private final List<P> processes;
     private final Supplier<Optional<P>> leader;
@@ -67,11 +68,25 @@ public final class ReplicaSet<P extends ServerControl> implements ReplicaSetCont
         return followerProcess().map(ServerControl.class::cast);
     }
 
-    /** Polls until the members serve; throws when {@code timeout} passes first. */
+    /**
+     * Polls until the members serve; throws when {@code timeout} passes first, or at once when a member
+     * exited by itself (a cluster short of a member is not the one the fixture started, though the
+     * others may serve without it).
+     */
     @Override
     public void awaitHealthy(Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
-        while (!serving.getAsBoolean()) {
+        while (true) {
+            for (P p : processes) {
+                OptionalInt exit = p.exitedByItself();
+                if (exit.isPresent()) {
+                    throw new IllegalStateException(what + ": " + p + " exited by itself with code " + exit.getAsInt()
+                            + "; its log's last lines:\n" + p.logTail());
+                }
+            }
+            if (serving.getAsBoolean()) {
+                return;
+            }
             if (System.nanoTime() - deadline > 0) {
                 throw new IllegalStateException(what + " not serving with one leader after " + timeout);
             }

@@ -11,6 +11,7 @@ import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalInt;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -230,12 +231,13 @@ public abstract class ServerProcess implements ServerControl {
     private void keepTheLogOfAnExitOfItsOwn() {
         lock.lock();
         try {
-            if (server == null || server.isAlive()) {
+            OptionalInt exit = exitedByItself();
+            if (exit.isEmpty()) {
                 return;
             }
             Path kept = Files.createTempFile("fencelock-" + name.replace(' ', '-') + "-", ".log");
             Files.copy(log, kept, StandardCopyOption.REPLACE_EXISTING);
-            System.err.println("fencelock: " + this + " exited by itself (code " + server.exitValue()
+            System.err.println("fencelock: " + this + " exited by itself (code " + exit.getAsInt()
                     + ") before it was stopped; its log is kept in " + kept + "; its last lines:\n" + logTail());
         } catch (IOException e) {
             System.err.println("fencelock: " + this + " exited by itself; its log could not be kept: " + e);
@@ -325,6 +327,19 @@ public abstract class ServerProcess implements ServerControl {
         long pid = server.pid();
         ProcessSignals.sendAll("CONT", ProcessSignals.descendants(pid));
         ProcessSignals.send("CONT", pid);
+    }
+
+    /**
+     * The exit code when the server ended by itself (every stop, kill or crash we cause forgets the
+     * process): a member of a cluster that cannot bind a port of its own, say, exits after it served.
+     */
+    public OptionalInt exitedByItself() {
+        lock.lock();
+        try {
+            return server == null || server.isAlive() ? OptionalInt.empty() : OptionalInt.of(server.exitValue());
+        } finally {
+            lock.unlock();
+        }
     }
 
     @Override

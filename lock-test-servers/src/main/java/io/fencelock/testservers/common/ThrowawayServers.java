@@ -2,8 +2,6 @@ package io.fencelock.testservers.common;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
@@ -22,11 +20,12 @@ public final class ThrowawayServers {
 
     private ThrowawayServers() {}
 
-    /** A loopback port free right now (the server binds it a moment later). */
+    /**
+     * A loopback port free right now (the server binds it a moment later), never one this JVM handed
+     * out before and outside the range outgoing connections take theirs from: see {@link LoopbackPorts}.
+     */
     public static int freeLoopbackPort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return socket.getLocalPort();
-        }
+        return LoopbackPorts.next();
     }
 
     /** A random password of 32 hex digits (so it needs no escaping) for a server the fixtures start. */
