@@ -323,12 +323,25 @@ public final class PostgresLockBackend implements LockBackend {
     private record Renewed(String name, String leaseId) {}
 
     /**
-     * The mutex's release first; only when it freed no mutex grant, the release of a shared grant or waiter
-     * of that id (a second, small statement): each statement's plan holds only its own case.
+     * The release of a mutex grant nobody is queued for first (a plain update); when that frees nothing, the
+     * mutex's full release (waking or granting the first queued waiter); only when that freed no mutex grant
+     * either, the release of a shared grant or waiter of that id: each statement's plan holds only its own
+     * case, and the common one is the smallest. A release with a queue costs one more round trip, which
+     * writes nothing.
      */
     @Override
     public boolean release(String name, String leaseId) {
         try (Connection c = connections.connection()) {
+            try (PreparedStatement ps = c.prepareStatement(sql.releaseUnqueued)) {
+                ps.setString(1, name);
+                ps.setString(2, leaseId);
+                ps.setString(3, table.channel);
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (rs.next()) {
+                        return true;
+                    }
+                }
+            }
             try (PreparedStatement ps = c.prepareStatement(sql.release)) {
                 ps.setString(1, name);
                 ps.setString(2, leaseId);

@@ -31,6 +31,11 @@ final class Statements {
     final String grant;
     /** names[], lease ids[], ttls µs[], token periods µs[] (0: none). */
     final String renew;
+    /**
+     * name, lease id, the NOTIFY channel: a row when the mutex grant was live and nobody is queued for the
+     * name (it is now free); no row otherwise, and nothing written ({@link #release} decides then).
+     */
+    final String releaseUnqueued;
     /** name, lease id, the NOTIFY channel three times: a row when the mutex grant was live (and is now freed or granted on). */
     final String release;
     /** waiter, name, the NOTIFY channel: a client's waiter leaves the name's queue, passing a wake-up on. */
@@ -241,6 +246,20 @@ final class Statements {
         // a chain of tries in each column the grant sets made every release initialise a dozen copies of it
         // (own names, provider alone, 8 threads, three alternating passes of 6 s: 4,811 cycles/s with the
         // copies, 5,368 with the pick, 5,439 with the release before grants, 5,647 before this change).
+        // The release of a name nobody is queued for, the common case, as one plain update: the row ends as the
+        // full release below leaves it when its queue and queued grants are empty (free, the holder's metadata
+        // gone, the token kept), and a refused caller that is not queued (contended) is woken by the name. The
+        // full statement (its locking read, which writes a row lock into the row before the update, and its
+        // larger plan) costs about 90 µs more per release here (a probe of 12,000 cycles each, one thread, alternating
+        // with the raw primitive: grant + this release 892 µs p50 against 979 with the full release, the raw
+        // pair 777). A queue that appears meanwhile fails the WHERE, which an UPDATE re-evaluates on the row's
+        // latest version under its lock: no row, nothing written, and the caller runs the full release.
+        this.releaseUnqueued =
+                "UPDATE " + t + " SET lease_id = NULL, expires_at = clock_timestamp(), lock_owner = NULL,"
+                        + " lock_type = NULL, lock_data = NULL, granted_at = NULL, granted_to = NULL, woken = NULL"
+                        + " WHERE name = ? AND lease_id = ? AND expires_at > clock_timestamp()"
+                        + " AND coalesce(cardinality(waiters), 0) = 0 AND (queued_grants IS NULL OR queued_grants = '{}'::jsonb)"
+                        + " RETURNING CASE WHEN contended THEN pg_notify(?, name) END";
         String next = "l.waiters[p.k]";
         String entry = "l.queued_grants -> " + next;
         String grants = "(" + entry + ") IS NOT NULL";

@@ -417,6 +417,55 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
     }
 
     /**
+     * A release of a name nobody is queued for is one plain update (the common case). It leaves the row as
+     * the full release does (free, the holder's metadata gone, the token kept for the next grant to pass),
+     * still wakes a caller refused without a queue place (contended: woken by the name), and when a waiter
+     * queued meanwhile, the full release runs and grants it: the update re-checks the queue on the row's
+     * latest version.
+     */
+    @Test
+    void aReleaseNobodyIsQueuedForFreesTheRowAsTheFullReleaseAndStillWakesARefusedCaller() throws Exception {
+        String name = name();
+        String holder = lease();
+        AcquireResult granted =
+                backend.tryAcquire(name, holder, TTL, LockMetadata.of("owner-1", "job", Map.of("k", "v")));
+        assertThat(granted.acquired()).isTrue();
+        CountDownLatch released = new CountDownLatch(1);
+        try (PostgresLockBackend listening = builder().build();
+                PostgresLockBackend refused = builder().build()) {
+            SpiChecks.subscribe(listening, name, released::countDown);
+            assertThat(refused.tryAcquire(name, lease(), TTL).acquired())
+                    .as("a caller that does not wait: refused, marked contended, not queued")
+                    .isFalse();
+
+            assertThat(backend.release(name, holder)).isTrue();
+
+            assertThat(released.await(HANG_GUARD_SECONDS, TimeUnit.SECONDS))
+                    .as("the contended release wakes the name's listeners")
+                    .isTrue();
+        }
+        try (Connection c = server.connect(url);
+                PreparedStatement ps = c.prepareStatement("SELECT lease_id, expires_at <= clock_timestamp(), token,"
+                        + " lock_owner, lock_type, lock_data, granted_at, granted_to, woken, waiters, queued_grants"
+                        + " FROM fencelock_locks WHERE name = ?")) {
+            ps.setString(1, name);
+            try (ResultSet rs = ps.executeQuery()) {
+                assertThat(rs.next()).isTrue();
+                assertThat(rs.getString(1)).as("lease").isNull();
+                assertThat(rs.getBoolean(2)).as("expired").isTrue();
+                assertThat(rs.getLong(3)).as("token kept").isEqualTo(granted.token());
+                for (int column = 4; column <= 11; column++) {
+                    assertThat(rs.getObject(column)).as("column %d", column).isNull();
+                }
+            }
+        }
+        assertThat(backend.release(name, holder)).as("released once").isFalse();
+        AcquireResult next = backend.tryAcquire(name, lease(), TTL);
+        assertThat(next.acquired()).isTrue();
+        assertThat(next.token()).isGreaterThan(granted.token());
+    }
+
+    /**
      * Waiting clients queue on the row in the order of their first refusal, each under the lease of that
      * refusal, and a release grants the first alone in the same update and tells its client
      * ({@link QueuedGrantProviderChecks#assertAReleaseGrantsTheFirstQueuedWaiterAlone}); notifications reach
