@@ -419,9 +419,9 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
     /**
      * A release of a name nobody is queued for is one plain update (the common case). It leaves the row as
      * the full release does (free, the holder's metadata gone, the token kept for the next grant to pass),
-     * still wakes a caller refused without a queue place (contended: woken by the name), and when a waiter
-     * queued meanwhile, the full release runs and grants it: the update re-checks the queue on the row's
-     * latest version.
+     * and still wakes a caller refused without a queue place (contended: woken by the name). A release with a
+     * queue goes on to the full release, which grants the first queued waiter
+     * ({@link #aReleaseGrantsTheFirstQueuedWaiterAlone}).
      */
     @Test
     void aReleaseNobodyIsQueuedForFreesTheRowAsTheFullReleaseAndStillWakesARefusedCaller() throws Exception {
