@@ -8,7 +8,9 @@ public final class Figures {
 
     /**
      * Uncontended acquire + release cycles of one contender, in microseconds; {@code p50MinUs} and
-     * {@code p50MaxUs} are the lowest and highest p50 of its interleaved rounds (the spread).
+     * {@code p50MaxUs} are the lowest and highest p50 of its interleaved rounds (the spread), and
+     * {@code roundP50sUs} each round's p50 in round order (NaN for a round it did not finish): the
+     * contenders of one measurement ran each round side by side, so round k of two of them pairs.
      */
     public record Latency(
             String contender,
@@ -19,7 +21,8 @@ public final class Figures {
             double p999Us,
             double meanUs,
             double p50MinUs,
-            double p50MaxUs) {}
+            double p50MaxUs,
+            List<Double> roundP50sUs) {}
 
     /**
      * Completed acquire + release cycles per second: the median of the passes ({@code cyclesPerSecond}),
@@ -27,7 +30,8 @@ public final class Figures {
      * (the cell is then flagged in the report: the machine was too noisy to settle it).
      * {@code longestWaitMs}: the longest any one thread waited for a grant within the measured time of
      * any pass (the report shows it for the hot name, where a starving waiter would show; NaN where not
-     * measured).
+     * measured). {@code passesPerSecond}: each pass in the order run; pass k of every contender of a
+     * backend ran in the same round of alternating order, so pass k of two of them pairs.
      */
     public record Throughput(
             String contender,
@@ -39,7 +43,8 @@ public final class Figures {
             double maxPerSecond,
             int passes,
             boolean unsteady,
-            double longestWaitMs) {
+            double longestWaitMs,
+            List<Double> passesPerSecond) {
 
         /** One cell from its passes (at least one). */
         static Throughput of(String contender, String kind, String names, int clients, List<Double> passes) {
@@ -56,7 +61,8 @@ public final class Figures {
             double min = sorted[0];
             double max = sorted[n - 1];
             boolean unsteady = n > 1 && median > 0 && (max - min) / median > UNSTEADY_SPREAD;
-            return new Throughput(contender, kind, names, clients, median, min, max, n, unsteady, longestWaitMs);
+            return new Throughput(
+                    contender, kind, names, clients, median, min, max, n, unsteady, longestWaitMs, List.copyOf(passes));
         }
 
         /** (max - min) / median, or 0 for one pass. */

@@ -101,7 +101,10 @@ final class Measurements {
                 }
                 for (int i = 0; i < open.size(); i++) {
                     histograms.get(i).add(rounds.get(i));
-                    roundP50s.get(i)[round] = micros(rounds.get(i).getValueAtPercentile(50));
+                    // a round the contender did not finish (it failed) has no p50: NaN keeps the rounds' order
+                    roundP50s.get(i)[round] = rounds.get(i).getTotalCount() > 0
+                            ? micros(rounds.get(i).getValueAtPercentile(50))
+                            : Double.NaN;
                 }
             }
         } finally {
@@ -119,8 +122,15 @@ final class Measurements {
                         micros(h.getValueAtPercentile(99)),
                         micros(h.getValueAtPercentile(99.9)),
                         h.getMean() / 1000.0,
-                        Arrays.stream(roundP50s.get(i)).min().orElse(Double.NaN),
-                        Arrays.stream(roundP50s.get(i)).max().orElse(Double.NaN)));
+                        Arrays.stream(roundP50s.get(i))
+                                .filter(p -> !Double.isNaN(p))
+                                .min()
+                                .orElse(Double.NaN),
+                        Arrays.stream(roundP50s.get(i))
+                                .filter(p -> !Double.isNaN(p))
+                                .max()
+                                .orElse(Double.NaN),
+                        Arrays.stream(roundP50s.get(i)).boxed().toList()));
             }
         }
         return figures;

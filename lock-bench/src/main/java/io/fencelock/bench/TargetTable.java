@@ -1,24 +1,32 @@
 package io.fencelock.bench;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
  * The design targets of issue 14 and docs/design.md ("Performance"), one row each, met / missed /
  * not measured per backend, with the figure and the spread of the passes behind the verdict.
  * A verdict on cells whose passes spread more than {@link Figures#UNSTEADY_SPREAD} is marked *.
+ * Where the target compares contenders that ran side by side (pass k of each in one round, or
+ * round k of each interleaved), the verdict also says in how many of those pairs it holds on its
+ * own: the verdict of the medians is settled when every pair agrees with it, and one the pairs
+ * split on is one the machine's drift could flip in the next run.
  */
 final class TargetTable {
     private static final double WELL_BELOW_20_MS = 10;
 
     /** One cell of the table, as report.json carries it. */
-    record Verdict(String target, String backend, String status, String figure, String spread, boolean noisy) {
+    record Verdict(
+            String target, String backend, String status, String figure, String spread, boolean noisy, String pairs) {
         String text() {
             return status
                     + (noisy ? " *" : "")
+                    + (pairs.isEmpty() ? "" : " (" + pairs + ")")
                     + (figure.isEmpty() ? "" : ": " + figure)
                     + (spread.isEmpty() ? "" : "\n" + spread);
         }
@@ -34,7 +42,7 @@ final class TargetTable {
             for (Figures.BackendSection s : run.backends()) {
                 if (s.available()) {
                     Verdict v = t.check().apply(s);
-                    out.add(new Verdict(t.title(), s.key(), v.status(), v.figure(), v.spread(), v.noisy()));
+                    out.add(new Verdict(t.title(), s.key(), v.status(), v.figure(), v.spread(), v.noisy(), v.pairs()));
                 }
             }
         }
@@ -62,6 +70,8 @@ final class TargetTable {
                 + " p50 of the interleaved rounds; throughput: min–max of the passes; hand-off: p99 and worst;"
                 + " takeover: the worst sample). * the passes spread more than "
                 + Math.round(Figures.UNSTEADY_SPREAD * 100) + "% of their median: too noisy to settle the verdict."
+                + " (k of n passes, or rounds): the target compares contenders that ran side by side, and holds in k"
+                + " of the n pairs taken one by one; the verdict is settled where k is 0 or n."
                 + (run.quick()
                         ? " Quick mode: one pass per throughput cell, 20,000 names for scale; indicative only."
                         : "")));
@@ -90,11 +100,48 @@ final class TargetTable {
     }
 
     private static Verdict verdict(boolean met, String figure, String spread, boolean noisy) {
-        return new Verdict("", "", met ? "met" : "MISSED", figure, spread, noisy);
+        return verdict(met, figure, spread, noisy, "");
+    }
+
+    private static Verdict verdict(boolean met, String figure, String spread, boolean noisy, String pairs) {
+        return new Verdict("", "", met ? "met" : "MISSED", figure, spread, noisy, pairs);
+    }
+
+    /**
+     * "k of n passes" (or rounds): in how many of the pairs the target holds, pair k being pass (or round) k of
+     * every series, which ran side by side; empty when there are not two pairs to count (one pass, or a series
+     * that missed one). {@code holds} gets the k-th value of each series, in the order given.
+     */
+    private static String pairs(String unit, List<List<Double>> series, Predicate<double[]> holds) {
+        int n = series.isEmpty() ? 0 : series.get(0).size();
+        if (n < 2 || series.stream().anyMatch(v -> v.size() != n)) {
+            return "";
+        }
+        int counted = 0;
+        int held = 0;
+        for (int k = 0; k < n; k++) {
+            double[] values = new double[series.size()];
+            for (int j = 0; j < values.length; j++) {
+                values[j] = series.get(j).get(k);
+            }
+            if (Arrays.stream(values).anyMatch(Double::isNaN)) {
+                continue; // a round one of them did not finish
+            }
+            counted++;
+            held += holds.test(values) ? 1 : 0;
+        }
+        return counted < 2 ? "" : held + " of " + counted + " " + unit;
+    }
+
+    /** "k of n rounds" in which {@code a}'s round p50 and {@code b}'s meet {@code holds}. */
+    private static String roundPairs(Figures.Latency a, Figures.Latency b, Predicate<double[]> holds) {
+        return a.roundP50sUs() == null || b.roundP50sUs() == null
+                ? ""
+                : pairs("rounds", List.of(a.roundP50sUs(), b.roundP50sUs()), holds);
     }
 
     private static Verdict notMeasured(String why) {
-        return new Verdict("", "", "not measured", why, "", false);
+        return new Verdict("", "", "not measured", why, "", false, "");
     }
 
     /** "round p50s: 100–110 vs 90–95 µs", or nothing where the report has no rounds. */
@@ -119,7 +166,8 @@ final class TargetTable {
                 f <= 1.15 * r,
                 Cells.ratio(f, r) + " (" + Cells.number(f) + " vs " + Cells.number(r) + " µs)",
                 rounds(fl.get(), raw.get()),
-                Cells.Value.p50(fl.get()).noisy() || Cells.Value.p50(raw.get()).noisy());
+                Cells.Value.p50(fl.get()).noisy() || Cells.Value.p50(raw.get()).noisy(),
+                roundPairs(fl.get(), raw.get(), v -> v[0] <= 1.15 * v[1]));
     }
 
     private static Verdict engineLatency(Figures.BackendSection s) {
@@ -136,7 +184,8 @@ final class TargetTable {
                         + Cells.number(alone.get().p50Us()) + " µs)",
                 rounds(fl.get(), alone.get()),
                 Cells.Value.p50(fl.get()).noisy()
-                        || Cells.Value.p50(alone.get()).noisy());
+                        || Cells.Value.p50(alone.get()).noisy(),
+                roundPairs(fl.get(), alone.get(), v -> v[0] - v[1] <= 20));
     }
 
     /**
@@ -147,6 +196,9 @@ final class TargetTable {
             Figures.BackendSection s, String names, double least, boolean againstProvider) {
         List<String> figures = new ArrayList<>();
         List<String> spreads = new ArrayList<>();
+        // per client count, fencelock's passes and then the other side's (every peer's: the best in each pass)
+        List<List<Double>> series = new ArrayList<>();
+        List<Integer> sides = new ArrayList<>();
         boolean met = true;
         boolean noisy = false;
         for (int clients : List.of(8, 64)) {
@@ -164,6 +216,14 @@ final class TargetTable {
             }
             Figures.Throughput a = f.get();
             Figures.Throughput b = other.get();
+            List<Figures.Throughput> others = againstProvider
+                    ? List.of(b)
+                    : s.throughput().stream()
+                            .filter(t -> t.kind().equals("peer") && t.names().equals(names) && t.clients() == clients)
+                            .toList();
+            series.add(passes(a));
+            others.forEach(o -> series.add(passes(o)));
+            sides.add(others.size());
             met &= a.cyclesPerSecond() >= least * b.cyclesPerSecond();
             noisy |= a.unsteady() || b.unsteady();
             figures.add(Cells.ratio(a.cyclesPerSecond(), b.cyclesPerSecond()) + " at " + clients
@@ -184,7 +244,26 @@ final class TargetTable {
                             ? "longest wait not measured"
                             : "longest wait " + Cells.number(longest) + " ms");
         }
-        return verdict(met, String.join(", ", figures), String.join("; ", spreads), noisy);
+        return verdict(
+                met, String.join(", ", figures), String.join("; ", spreads), noisy, pairs("passes", series, v -> {
+                    // in each pass, fencelock against the other side's best, at every client count
+                    int at = 0;
+                    for (int others : sides) {
+                        double best = 0;
+                        for (int j = 1; j <= others; j++) {
+                            best = Math.max(best, v[at + j]);
+                        }
+                        if (v[at] < least * best) {
+                            return false;
+                        }
+                        at += others + 1;
+                    }
+                    return true;
+                }));
+    }
+
+    private static List<Double> passes(Figures.Throughput t) {
+        return t.passesPerSecond() == null ? List.of() : t.passesPerSecond();
     }
 
     private static Verdict handOff(Figures.BackendSection s) {

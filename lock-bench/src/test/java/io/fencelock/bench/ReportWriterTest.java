@@ -46,13 +46,32 @@ class ReportWriterTest {
     }
 
     @Test
+    void aVerdictSaysInHowManyPassesRunSideBySideItHolds() {
+        // fencelock's own-name passes 1200, 1200, 1200 against the peer's 1000, 1000, 1300: the medians meet the
+        // target, the third pass alone does not
+        List<TargetTable.Verdict> verdicts = TargetTable.verdicts(run(1200, 1000, 1300, 990));
+        TargetTable.Verdict own = verdict(verdicts, "Throughput, own names");
+        assertThat(own.status()).isEqualTo("met");
+        assertThat(own.pairs()).isEqualTo("2 of 3 passes");
+        assertThat(own.text()).startsWith("met * (2 of 3 passes): 1.20x at 8");
+        assertThat(verdict(verdicts, "Engine: throughput").pairs()).isEqualTo("3 of 3 passes");
+        assertThat(verdict(verdicts, "Hot name").pairs()).isEqualTo("0 of 3 passes");
+        // rounds: 105 vs 98, 110 vs 104, 115 vs 94 µs
+        assertThat(verdict(verdicts, "Engine: p50").pairs()).isEqualTo("2 of 3 rounds");
+        assertThat(verdict(verdicts, "Uncontended p50").pairs()).isEqualTo("3 of 3 rounds");
+        assertThat(verdict(verdicts, "Takeover").pairs())
+                .as("one series, nothing to pair")
+                .isEmpty();
+    }
+
+    @Test
     void reportJsonCarriesTheVerdictsAndRendersAgainFromItself(@TempDir Path dir) throws Exception {
         new ReportWriter(run(1200, 1000, 1000, 990)).writeTo(dir);
         Path again = dir.resolve("again");
         ReportWriter.main(new String[] {dir.resolve("report.json").toString(), again.toString()});
         String md = Files.readString(dir.resolve("report.md"));
         assertThat(Files.readString(again.resolve("report.md"))).isEqualTo(md);
-        assertThat(md).contains("## Summary: who leads", "## Design targets", "MISSED: 0.99x at 8");
+        assertThat(md).contains("## Summary: who leads", "## Design targets", "MISSED (0 of 3 passes): 0.99x at 8");
         assertThat(md)
                 .as("what the waiter cost its backend")
                 .contains("| waiter's attempts per s of waiting | attempts per hand-off |", "| 44")
@@ -80,10 +99,14 @@ class ReportWriterTest {
     private static Figures.Run run(double fencelockOwn, double peerOwn, double peerOwnMax, double fencelockHot) {
         String spi = ProviderSpiContender.LABEL;
         List<Figures.Latency> latency = List.of(
-                new Figures.Latency("fencelock", "fencelock", 1000, 110, 300, 500, 120, 105, 115),
-                new Figures.Latency(spi, "fencelock", 1000, 100, 280, 450, 110, 98, 104),
-                new Figures.Latency("raw primitive", "raw", 1000, 100, 250, 400, 105, 97, 103),
-                new Figures.Latency("ShedLock (JDBC)", "peer", 1000, 150, 400, 600, 160, 140, 155));
+                new Figures.Latency(
+                        "fencelock", "fencelock", 1000, 110, 300, 500, 120, 105, 115, List.of(105.0, 110.0, 115.0)),
+                // the engine's third round is 21 µs over the provider alone's, the others within 20
+                new Figures.Latency(spi, "fencelock", 1000, 100, 280, 450, 110, 94, 104, List.of(98.0, 104.0, 94.0)),
+                new Figures.Latency(
+                        "raw primitive", "raw", 1000, 100, 250, 400, 105, 97, 103, List.of(97.0, 100.0, 103.0)),
+                new Figures.Latency(
+                        "ShedLock (JDBC)", "peer", 1000, 150, 400, 600, 160, 140, 155, List.of(140.0, 150.0, 155.0)));
         List<Figures.Throughput> throughput = List.of(
                 cell("fencelock", "fencelock", "independent names", 8, fencelockOwn, fencelockOwn, 5),
                 cell("fencelock", "fencelock", "independent names", 64, fencelockOwn, fencelockOwn, 5),
