@@ -12,11 +12,20 @@ import java.util.function.Function;
  * The report's first screen: per workload and backend, which library leads (fencelock or a peer;
  * the raw primitive and the provider alone are baselines, not libraries) and by how much, with the
  * spread of the passes. A cell whose leader or runner-up spread more than
- * {@link Figures#UNSTEADY_SPREAD} of its median is not ranked: the run could not settle it.
+ * {@link Figures#UNSTEADY_SPREAD} of its median is not ranked, the run could not settle it, unless
+ * the leader was ahead in every pass (or latency round) the two ran side by side: the machine's
+ * drift then moved both alike, and the order held throughout.
  */
 final class Summary {
-    /** One library's figure in one workload. */
-    private record Entry(String label, Cells.Value value) {}
+    /**
+     * One library's figure in one workload, and its passes (or latency rounds) in the order run, which pair
+     * with the other libraries' of the same workload: empty where there is nothing to pair.
+     */
+    private record Entry(String label, Cells.Value value, List<Double> sideBySide) {
+        Entry(String label, Cells.Value value) {
+            this(label, value, List.of());
+        }
+    }
 
     private record Workload(
             String title, String unit, boolean lowerIsBetter, Function<Figures.BackendSection, List<Entry>> entries) {}
@@ -73,7 +82,8 @@ final class Summary {
                         ? "; quick mode runs one pass per throughput cell, so there is no spread: indicative only"
                         : "")
                 + ". Not rankable: the leader's or runner-up's passes spread more than "
-                + Math.round(Figures.UNSTEADY_SPREAD * 100) + "% of the median."
+                + Math.round(Figures.UNSTEADY_SPREAD * 100) + "% of the median, and the leader was not ahead in every"
+                + " pass (or round) the two ran side by side."
                 + (absent.isEmpty() ? "" : " Not available in this run: " + String.join(", ", absent) + ".")));
     }
 
@@ -85,7 +95,10 @@ final class Summary {
                 true,
                 s -> s.latency().stream()
                         .filter(l -> Cells.isLibrary(l.contender(), l.kind()))
-                        .map(l -> new Entry(l.contender(), Cells.Value.p50(l)))
+                        .map(l -> new Entry(
+                                l.contender(),
+                                Cells.Value.p50(l),
+                                l.roundP50sUs() == null ? List.of() : l.roundP50sUs()))
                         .toList()));
         for (String names : List.of(Cells.OWN, Cells.HOT)) {
             for (int clients : List.of(8, 64)) {
@@ -98,7 +111,10 @@ final class Summary {
                                 .filter(t -> t.names().equals(names)
                                         && t.clients() == clients
                                         && Cells.isLibrary(t.contender(), t.kind()))
-                                .map(t -> new Entry(t.contender(), Cells.Value.of(t)))
+                                .map(t -> new Entry(
+                                        t.contender(),
+                                        Cells.Value.of(t),
+                                        t.passesPerSecond() == null ? List.of() : t.passesPerSecond()))
                                 .toList()));
             }
         }
@@ -149,16 +165,46 @@ final class Summary {
         double factor = w.lowerIsBetter()
                 ? next.value().median() / leader.value().median()
                 : leader.value().median() / next.value().median();
-        boolean rankable = !leader.value().noisy() && !next.value().noisy();
+        int[] ahead = ahead(leader, next, w.lowerIsBetter());
+        boolean steady = !leader.value().noisy() && !next.value().noisy();
+        boolean rankable = steady || ahead[1] >= 2 && ahead[0] == ahead[1];
+        String passes = ahead[1] >= 2 ? "ahead in " + ahead[0] + " of " + ahead[1] + " " + unitOf(w) : "";
         String by = Double.isFinite(factor)
                 ? String.format(Locale.ROOT, "%.2fx over ", factor) + next.label()
                 : "; " + next.label() + " completed none";
         String text = rankable
-                ? leader.label() + " leads" + (by.startsWith(";") ? by : ", " + by) + "\n"
+                ? leader.label() + " leads" + (by.startsWith(";") ? by : ", " + by)
+                        + (passes.isEmpty() ? "" : " (" + passes + ")") + "\n"
                         + leader.value().text() + " vs " + next.value().text()
-                : "not rankable: passes spread over " + Math.round(Figures.UNSTEADY_SPREAD * 100) + "%\n"
+                : "not rankable: passes spread over " + Math.round(Figures.UNSTEADY_SPREAD * 100) + "%"
+                        + (passes.isEmpty() ? "" : ", " + leader.label() + " " + passes) + "\n"
                         + leader.label() + " " + leader.value().text() + "\n" + next.label() + " "
                         + next.value().text();
         return new Ranking(w.title(), s.key(), leader.label(), next.label(), factor, rankable, text);
+    }
+
+    /** {ahead, pairs}: in how many of the pairs of their passes (or rounds) {@code a} was ahead of {@code b}. */
+    private static int[] ahead(Entry a, Entry b, boolean lowerIsBetter) {
+        List<Double> x = a.sideBySide();
+        List<Double> y = b.sideBySide();
+        if (x.size() < 2 || x.size() != y.size()) {
+            return new int[] {0, 0};
+        }
+        int pairs = 0;
+        int ahead = 0;
+        for (int k = 0; k < x.size(); k++) {
+            double p = x.get(k);
+            double q = y.get(k);
+            if (Double.isNaN(p) || Double.isNaN(q)) {
+                continue; // a round one of them did not finish
+            }
+            pairs++;
+            ahead += (lowerIsBetter ? p < q : p > q) ? 1 : 0;
+        }
+        return new int[] {ahead, pairs};
+    }
+
+    private static String unitOf(Workload w) {
+        return w.unit().equals("cycles/s") ? "passes" : "rounds";
     }
 }

@@ -28,7 +28,17 @@ class ReportWriterTest {
         Summary.Ranking noisy =
                 ranking(Summary.rankings(run(1200, 1000, 1300, 1000)), "Throughput, own names, 8 clients");
         assertThat(noisy.rankable()).isFalse();
-        assertThat(noisy.text()).startsWith("not rankable");
+        assertThat(noisy.text()).startsWith("not rankable: passes spread over 15%, fencelock ahead in 2 of 3 passes");
+
+        // as noisy, but fencelock's 1400 was ahead of the peer in each of the three passes they ran side by side
+        Summary.Ranking aheadThroughout =
+                ranking(Summary.rankings(run(1400, 1000, 1300, 1000)), "Throughput, own names, 8 clients");
+        assertThat(aheadThroughout.rankable()).isTrue();
+        assertThat(aheadThroughout.text())
+                .startsWith("fencelock leads, 1.40x over ShedLock (JDBC) (ahead in 3 of 3 passes)");
+        assertThat(latency.text())
+                .as("rounds 105, 110, 115 against 140, 150, 155 µs")
+                .contains("ahead in 3 of 3 rounds");
     }
 
     @Test
