@@ -1,8 +1,10 @@
 package io.fencelock.bench;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.function.Predicate;
 
 /** Finding and formatting the figures of one backend section, shared by the report's parts. */
 final class Cells {
@@ -47,6 +49,47 @@ final class Cells {
                     ? number(median) + " (" + number(min) + "–" + number(max) + ")" + (noisy ? " *" : "")
                     : number(median);
         }
+    }
+
+    /** In how many of the counted pairs something held; {@link #text} is empty with fewer than two pairs. */
+    record Pairs(int held, int counted) {
+        boolean any() {
+            return counted >= 2;
+        }
+
+        /** "k of n passes" (or rounds), or nothing. */
+        String text(String unit) {
+            return any() ? held + " of " + counted + " " + unit : "";
+        }
+    }
+
+    /**
+     * Pairs values that ran side by side: pair k is the k-th value of every series (pass or round k), given to
+     * {@code holds} in the order of the series. None when the series differ in length (one missed a pass) or
+     * have fewer than two values; a pair with a NaN (a round one of them did not finish) is not counted.
+     */
+    static Pairs pairs(List<List<Double>> series, Predicate<double[]> holds) {
+        if (series.isEmpty() || series.stream().anyMatch(v -> v == null)) {
+            return new Pairs(0, 0); // a report written before passes were kept
+        }
+        int n = series.get(0).size();
+        if (n < 2 || series.stream().anyMatch(v -> v.size() != n)) {
+            return new Pairs(0, 0);
+        }
+        int counted = 0;
+        int held = 0;
+        for (int k = 0; k < n; k++) {
+            double[] values = new double[series.size()];
+            for (int j = 0; j < values.length; j++) {
+                values[j] = series.get(j).get(k);
+            }
+            if (Arrays.stream(values).anyMatch(Double::isNaN)) {
+                continue;
+            }
+            counted++;
+            held += holds.test(values) ? 1 : 0;
+        }
+        return new Pairs(held, counted);
     }
 
     static String number(double v) {

@@ -1,6 +1,7 @@
 package io.fencelock.bench;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -19,7 +20,8 @@ import java.util.function.Function;
 final class Summary {
     /**
      * One library's figure in one workload, and its passes (or latency rounds) in the order run, which pair
-     * with the other libraries' of the same workload: empty where there is nothing to pair.
+     * with the other libraries' of the same workload: empty or null (a report from before) where there is nothing
+     * to pair.
      */
     private record Entry(String label, Cells.Value value, List<Double> sideBySide) {
         Entry(String label, Cells.Value value) {
@@ -95,10 +97,7 @@ final class Summary {
                 true,
                 s -> s.latency().stream()
                         .filter(l -> Cells.isLibrary(l.contender(), l.kind()))
-                        .map(l -> new Entry(
-                                l.contender(),
-                                Cells.Value.p50(l),
-                                l.roundP50sUs() == null ? List.of() : l.roundP50sUs()))
+                        .map(l -> new Entry(l.contender(), Cells.Value.p50(l), l.roundP50sUs()))
                         .toList()));
         for (String names : List.of(Cells.OWN, Cells.HOT)) {
             for (int clients : List.of(8, 64)) {
@@ -111,10 +110,7 @@ final class Summary {
                                 .filter(t -> t.names().equals(names)
                                         && t.clients() == clients
                                         && Cells.isLibrary(t.contender(), t.kind()))
-                                .map(t -> new Entry(
-                                        t.contender(),
-                                        Cells.Value.of(t),
-                                        t.passesPerSecond() == null ? List.of() : t.passesPerSecond()))
+                                .map(t -> new Entry(t.contender(), Cells.Value.of(t), t.passesPerSecond()))
                                 .toList()));
             }
         }
@@ -165,10 +161,13 @@ final class Summary {
         double factor = w.lowerIsBetter()
                 ? next.value().median() / leader.value().median()
                 : leader.value().median() / next.value().median();
-        int[] ahead = ahead(leader, next, w.lowerIsBetter());
+        // in how many of the passes (or rounds) they ran side by side the leader was ahead
+        Cells.Pairs ahead = Cells.pairs(
+                Arrays.asList(leader.sideBySide(), next.sideBySide()),
+                v -> w.lowerIsBetter() ? v[0] < v[1] : v[0] > v[1]);
         boolean steady = !leader.value().noisy() && !next.value().noisy();
-        boolean rankable = steady || ahead[1] >= 2 && ahead[0] == ahead[1];
-        String passes = ahead[1] >= 2 ? "ahead in " + ahead[0] + " of " + ahead[1] + " " + unitOf(w) : "";
+        boolean rankable = steady || ahead.any() && ahead.held() == ahead.counted();
+        String passes = ahead.any() ? "ahead in " + ahead.text(unitOf(w)) : "";
         String by = Double.isFinite(factor)
                 ? String.format(Locale.ROOT, "%.2fx over ", factor) + next.label()
                 : "; " + next.label() + " completed none";
@@ -181,27 +180,6 @@ final class Summary {
                         + leader.label() + " " + leader.value().text() + "\n" + next.label() + " "
                         + next.value().text();
         return new Ranking(w.title(), s.key(), leader.label(), next.label(), factor, rankable, text);
-    }
-
-    /** {ahead, pairs}: in how many of the pairs of their passes (or rounds) {@code a} was ahead of {@code b}. */
-    private static int[] ahead(Entry a, Entry b, boolean lowerIsBetter) {
-        List<Double> x = a.sideBySide();
-        List<Double> y = b.sideBySide();
-        if (x.size() < 2 || x.size() != y.size()) {
-            return new int[] {0, 0};
-        }
-        int pairs = 0;
-        int ahead = 0;
-        for (int k = 0; k < x.size(); k++) {
-            double p = x.get(k);
-            double q = y.get(k);
-            if (Double.isNaN(p) || Double.isNaN(q)) {
-                continue; // a round one of them did not finish
-            }
-            pairs++;
-            ahead += (lowerIsBetter ? p < q : p > q) ? 1 : 0;
-        }
-        return new int[] {ahead, pairs};
     }
 
     private static String unitOf(Workload w) {

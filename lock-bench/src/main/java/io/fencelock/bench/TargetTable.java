@@ -107,37 +107,10 @@ final class TargetTable {
         return new Verdict("", "", met ? "met" : "MISSED", figure, spread, noisy, pairs);
     }
 
-    /**
-     * "k of n passes" (or rounds): in how many of the pairs the target holds, pair k being pass (or round) k of
-     * every series, which ran side by side; empty when there are not two pairs to count (one pass, or a series
-     * that missed one). {@code holds} gets the k-th value of each series, in the order given.
-     */
-    private static String pairs(String unit, List<List<Double>> series, Predicate<double[]> holds) {
-        int n = series.isEmpty() ? 0 : series.get(0).size();
-        if (n < 2 || series.stream().anyMatch(v -> v.size() != n)) {
-            return "";
-        }
-        int counted = 0;
-        int held = 0;
-        for (int k = 0; k < n; k++) {
-            double[] values = new double[series.size()];
-            for (int j = 0; j < values.length; j++) {
-                values[j] = series.get(j).get(k);
-            }
-            if (Arrays.stream(values).anyMatch(Double::isNaN)) {
-                continue; // a round one of them did not finish
-            }
-            counted++;
-            held += holds.test(values) ? 1 : 0;
-        }
-        return counted < 2 ? "" : held + " of " + counted + " " + unit;
-    }
-
     /** "k of n rounds" in which {@code a}'s round p50 and {@code b}'s meet {@code holds}. */
     private static String roundPairs(Figures.Latency a, Figures.Latency b, Predicate<double[]> holds) {
-        return a.roundP50sUs() == null || b.roundP50sUs() == null
-                ? ""
-                : pairs("rounds", List.of(a.roundP50sUs(), b.roundP50sUs()), holds);
+        return Cells.pairs(Arrays.asList(a.roundP50sUs(), b.roundP50sUs()), holds)
+                .text("rounds");
     }
 
     private static Verdict notMeasured(String why) {
@@ -203,11 +176,14 @@ final class TargetTable {
         boolean noisy = false;
         for (int clients : List.of(8, 64)) {
             Optional<Figures.Throughput> f = Cells.throughput(s, Cells.FENCELOCK, names, clients);
-            Optional<Figures.Throughput> other = againstProvider
-                    ? Cells.throughput(s, ProviderSpiContender.LABEL, names, clients)
+            List<Figures.Throughput> others = againstProvider
+                    ? Cells.throughput(s, ProviderSpiContender.LABEL, names, clients).stream()
+                            .toList()
                     : s.throughput().stream()
                             .filter(t -> t.kind().equals("peer") && t.names().equals(names) && t.clients() == clients)
-                            .max((a, c) -> Double.compare(a.cyclesPerSecond(), c.cyclesPerSecond()));
+                            .toList();
+            Optional<Figures.Throughput> other =
+                    others.stream().max((a, c) -> Double.compare(a.cyclesPerSecond(), c.cyclesPerSecond()));
             if (f.isEmpty() || other.isEmpty()) {
                 return notMeasured(
                         f.isEmpty()
@@ -216,13 +192,8 @@ final class TargetTable {
             }
             Figures.Throughput a = f.get();
             Figures.Throughput b = other.get();
-            List<Figures.Throughput> others = againstProvider
-                    ? List.of(b)
-                    : s.throughput().stream()
-                            .filter(t -> t.kind().equals("peer") && t.names().equals(names) && t.clients() == clients)
-                            .toList();
-            series.add(passes(a));
-            others.forEach(o -> series.add(passes(o)));
+            series.add(a.passesPerSecond());
+            others.forEach(o -> series.add(o.passesPerSecond()));
             sides.add(others.size());
             met &= a.cyclesPerSecond() >= least * b.cyclesPerSecond();
             noisy |= a.unsteady() || b.unsteady();
@@ -245,25 +216,33 @@ final class TargetTable {
                             : "longest wait " + Cells.number(longest) + " ms");
         }
         return verdict(
-                met, String.join(", ", figures), String.join("; ", spreads), noisy, pairs("passes", series, v -> {
-                    // in each pass, fencelock against the other side's best, at every client count
-                    int at = 0;
-                    for (int others : sides) {
-                        double best = 0;
-                        for (int j = 1; j <= others; j++) {
-                            best = Math.max(best, v[at + j]);
-                        }
-                        if (v[at] < least * best) {
-                            return false;
-                        }
-                        at += others + 1;
-                    }
-                    return true;
-                }));
+                met,
+                String.join(", ", figures),
+                String.join("; ", spreads),
+                noisy,
+                Cells.pairs(series, atLeastTheBestInEachPass(sides, least)).text("passes"));
     }
 
-    private static List<Double> passes(Figures.Throughput t) {
-        return t.passesPerSecond() == null ? List.of() : t.passesPerSecond();
+    /**
+     * One pass of every series of {@link #throughputRatio}: per client count, fencelock's value and then the other
+     * side's ({@code sides}: how many at each count); holds when fencelock reaches {@code least} of the best of the
+     * other side at every count.
+     */
+    private static Predicate<double[]> atLeastTheBestInEachPass(List<Integer> sides, double least) {
+        return v -> {
+            int at = 0;
+            for (int others : sides) {
+                double best = 0;
+                for (int j = 1; j <= others; j++) {
+                    best = Math.max(best, v[at + j]);
+                }
+                if (v[at] < least * best) {
+                    return false;
+                }
+                at += others + 1;
+            }
+            return true;
+        };
     }
 
     private static Verdict handOff(Figures.BackendSection s) {
