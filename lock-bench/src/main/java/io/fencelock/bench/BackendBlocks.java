@@ -132,6 +132,7 @@ final class BackendBlocks {
                         .orElse(Double.NaN);
                 row.add(Cells.number(longest));
             }
+            row.add(Cells.cpuPerCycle(Cells.throughput(s, c, names, 8)));
             rows.add(row);
             bars.add(new Svg.Row(c, Cells.role(c, kind), values));
         }
@@ -141,6 +142,7 @@ final class BackendBlocks {
         if (hot) {
             header.add("longest wait of one thread, ms");
         }
+        header.add("8 clients: CPU µs per cycle, client · server");
         b.add(new Table(header, rows));
         List<String> unsteady = s.throughput().stream()
                 .filter(t -> t.names().equals(names) && t.unsteady())
@@ -161,7 +163,12 @@ final class BackendBlocks {
                                 + "% of their median: too noisy to rank"
                                 + (unsteady.isEmpty() ? " (none here)." : ": " + String.join("; ", unsteady) + ".")
                         : "One pass per cell (quick mode): no spread to report.")
-                + longestWait));
+                + longestWait
+                + " CPU per cycle: the bench's process (the client, and "
+                + (s.key().equals("mongo") ? "here the in-JVM server too" : "an in-JVM server")
+                + ") and the server's processes (where this run started the server) over the measured time,"
+                + " divided by the cycles; where client and server keep the machine's shared cores busy, a throughput ratio"
+                + " follows the inverse ratio of their sums."));
         if (!bars.isEmpty()) {
             b.add(new Chart(Svg.panels(
                     s.title() + ": " + (hot ? "one hot name" : "own names"),

@@ -4,9 +4,13 @@ import io.fencelock.LockClient;
 import io.fencelock.LockOptions;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.tck.InstrumentedBackend;
+import io.fencelock.tck.fixture.ServerControl;
+import io.fencelock.testservers.common.ServerProcess;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
  * One backend of the comparison on one real server (found by lock-tck's fixtures): how to open
@@ -94,6 +98,19 @@ public abstract class BackendUnderTest implements AutoCloseable {
     /** The most leases the renewal workload holds on this backend, and why fewer than asked if so. */
     public int maxRenewedLeases() {
         return Integer.MAX_VALUE;
+    }
+
+    /** The controls of the server this run started for the backend, if it did; empty for an external or in-JVM one. */
+    protected Optional<ServerControl> serverControl() {
+        return Optional.empty();
+    }
+
+    /** The server's process, where this run started it as a child process: its CPU is measured per cycle. */
+    public final OptionalLong serverPid() {
+        return serverControl()
+                .filter(ServerProcess.class::isInstance)
+                .map(c -> ((ServerProcess) c).pid())
+                .orElse(OptionalLong.empty());
     }
 
     /** fencelock, its provider alone, the raw primitive, then the peers: everything measured on this backend. */

@@ -139,7 +139,8 @@ record BenchSettings(
      * passes with their min-max, and is flagged when they spread more than
      * {@link Figures#UNSTEADY_SPREAD} of the median. One pass would favour whoever runs last (the
      * first runs while the JIT still compiles the JDBC driver or Netty paths that every contender
-     * shares), and the best of two would reward a lucky moment.
+     * shares), and the best of two would reward a lucky moment. Where there are several, an unmeasured
+     * round of every contender's cells runs first (CompareRun), so that pass 1 is not run cold.
      */
     int throughputRounds() {
         return quick ? 1 : 3;
@@ -211,7 +212,9 @@ record BenchSettings(
                 + " cycles, 5 rounds of alternating order; throughput "
                 + throughputTime().toMillis() + " ms per cell after "
                 + throughputWarmup().toMillis() + " ms warm-up at " + clientCounts() + " clients, median (min-max) of "
-                + throughputRounds() + " pass(es) in alternating order, flagged when they spread more than "
+                + throughputRounds() + " pass(es) in alternating order"
+                + (throughputRounds() > 1 ? " after one unmeasured round of every cell" : "")
+                + ", flagged when they spread more than "
                 + Math.round(Figures.UNSTEADY_SPREAD * 100) + "%; hand-off "
                 + handOffSamples() + " samples after " + handOffWarmUps() + " unmeasured; renewal "
                 + renewalLeaseCounts() + " leases, TTL "

@@ -138,6 +138,16 @@ final class Cells {
                 .orElse(Double.NaN);
     }
 
+    /**
+     * A cell's CPU microseconds per cycle, "client · server" (the medians of its passes): "–" for a side not
+     * read, and "–" alone for a cell of a run that read neither.
+     */
+    static String cpuPerCycle(Optional<Figures.Throughput> cell) {
+        return cell.filter(Figures.Throughput::hasClientCpu)
+                .map(t -> number(t.clientCpuMicros()) + " · " + (t.hasServerCpu() ? number(t.serverCpuMicros()) : "–"))
+                .orElse("–");
+    }
+
     static Optional<Figures.HandOff> handOff(Figures.BackendSection s, String label) {
         return s.handOff().stream().filter(h -> h.contender().equals(label)).findFirst();
     }

@@ -194,11 +194,18 @@ public final class CompareRun {
 
         // cell key (contender, names, clients) -> its passes, in the order first measured
         Map<String, List<Double>> passes = new LinkedHashMap<>();
+        Map<String, List<Double>> clientCpu = new HashMap<>();
+        Map<String, List<Double>> serverCpu = new HashMap<>();
+        CpuMeter cpu = new CpuMeter(backend.serverPid());
         Map<String, Double> longestWaits = new HashMap<>();
         Map<String, Figures.Throughput> cells = new LinkedHashMap<>();
         Set<String> failed = new HashSet<>();
         int throughputRounds = settings.runs("throughput") ? settings.throughputRounds() : 0;
-        for (int round = 0; round < throughputRounds; round++) {
+        // Round -1, in full mode: every contender's cells once, unmeasured. Without it pass 1 runs its first
+        // contender (fencelock) on a cold JVM and server, while the provider alone after it finds the provider's
+        // and the client library's code compiled: a bias of every pass 1 against whoever runs first.
+        for (int round = throughputRounds > 1 ? -1 : 0; round < throughputRounds; round++) {
+            boolean counted = round >= 0;
             List<LockContender.Factory> order = new ArrayList<>(contenders);
             if (round % 2 == 1) {
                 Collections.reverse(order);
@@ -210,18 +217,28 @@ public final class CompareRun {
                 progress.line(
                         key,
                         "throughput: " + f.label()
-                                + (throughputRounds > 1
-                                        ? " (pass " + (round + 1) + " of " + throughputRounds + ")"
-                                        : ""));
+                                + (!counted
+                                        ? " (warm-up round, not counted)"
+                                        : throughputRounds > 1
+                                                ? " (pass " + (round + 1) + " of " + throughputRounds + ")"
+                                                : ""));
                 try (LockContender c = f.open()) {
                     measurements.warm(c, f.label());
                     for (boolean hot : new boolean[] {false, true}) {
                         for (int clients : settings.clientCounts()) {
                             String names = hot ? "one hot name" : "independent names";
+                            if (!counted) {
+                                measurements.warmCell(c, f.label(), clients, hot);
+                                continue;
+                            }
                             String cell = f.label() + '|' + names + '|' + clients;
                             List<Double> cellPasses = passes.computeIfAbsent(cell, k -> new ArrayList<>());
-                            Measurements.Pass pass = measurements.throughput(c, f.label(), clients, hot);
+                            Measurements.Pass pass = measurements.throughput(c, f.label(), clients, hot, cpu);
                             cellPasses.add(pass.perSecond());
+                            List<Double> cellClientCpu = clientCpu.computeIfAbsent(cell, k -> new ArrayList<>());
+                            cellClientCpu.add(pass.clientCpuMicros());
+                            List<Double> cellServerCpu = serverCpu.computeIfAbsent(cell, k -> new ArrayList<>());
+                            cellServerCpu.add(pass.serverCpuMicros());
                             double longestWait = longestWaits.merge(cell, pass.longestWaitMs(), Math::max);
                             cells.put(
                                     cell,
@@ -231,7 +248,9 @@ public final class CompareRun {
                                             names,
                                             clients,
                                             cellPasses,
-                                            longestWait));
+                                            longestWait,
+                                            cellClientCpu,
+                                            cellServerCpu));
                         }
                     }
                 } catch (InterruptedException e) {

@@ -32,6 +32,11 @@ final class EtcdUnderTest extends BackendUnderTest {
     }
 
     @Override
+    protected java.util.Optional<io.fencelock.tck.fixture.ServerControl> serverControl() {
+        return server.control();
+    }
+
+    @Override
     public String description() {
         return server.description();
     }

@@ -32,6 +32,9 @@ public final class Figures {
      * any pass (the report shows it for the hot name, where a starving waiter would show; NaN where not
      * measured). {@code passesPerSecond}: each pass in the order run; pass k of every contender of a
      * backend ran in the same round of alternating order, so pass k of two of them pairs.
+     * {@code clientCpuMicros}, {@code serverCpuMicros}: CPU microseconds per cycle of the bench's process (the
+     * client, and an in-JVM server) and of the server's processes, the medians of the passes' (NaN where not
+     * read: the server's only where this run started it as a child process; see {@link CpuMeter}).
      */
     public record Throughput(
             String contender,
@@ -44,7 +47,11 @@ public final class Figures {
             int passes,
             boolean unsteady,
             double longestWaitMs,
-            List<Double> passesPerSecond) {
+            List<Double> passesPerSecond,
+            double clientCpuMicros,
+            double serverCpuMicros,
+            List<Double> clientCpuMicrosPerPass,
+            List<Double> serverCpuMicrosPerPass) {
 
         /** One cell from its passes (at least one). */
         static Throughput of(String contender, String kind, String names, int clients, List<Double> passes) {
@@ -54,15 +61,71 @@ public final class Figures {
         /** One cell from its passes (at least one) and the longest wait seen in any of them. */
         static Throughput of(
                 String contender, String kind, String names, int clients, List<Double> passes, double longestWaitMs) {
+            List<Double> unread = java.util.Collections.nCopies(passes.size(), Double.NaN);
+            return of(contender, kind, names, clients, passes, longestWaitMs, unread, unread);
+        }
+
+        /**
+         * One cell from its passes (at least one), the longest wait seen in any of them, and each pass's CPU
+         * microseconds per cycle of the client's process and of the server's (NaN where not read).
+         */
+        static Throughput of(
+                String contender,
+                String kind,
+                String names,
+                int clients,
+                List<Double> passes,
+                double longestWaitMs,
+                List<Double> clientCpuMicros,
+                List<Double> serverCpuMicros) {
             double[] sorted =
                     passes.stream().mapToDouble(Double::doubleValue).sorted().toArray();
             int n = sorted.length;
-            double median = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+            double median = median(sorted);
             double min = sorted[0];
             double max = sorted[n - 1];
             boolean unsteady = n > 1 && median > 0 && (max - min) / median > UNSTEADY_SPREAD;
             return new Throughput(
-                    contender, kind, names, clients, median, min, max, n, unsteady, longestWaitMs, List.copyOf(passes));
+                    contender,
+                    kind,
+                    names,
+                    clients,
+                    median,
+                    min,
+                    max,
+                    n,
+                    unsteady,
+                    longestWaitMs,
+                    List.copyOf(passes),
+                    medianOfRead(clientCpuMicros),
+                    medianOfRead(serverCpuMicros),
+                    List.copyOf(clientCpuMicros),
+                    List.copyOf(serverCpuMicros));
+        }
+
+        /** The median of the finite values, or NaN when there are none. */
+        private static double medianOfRead(List<Double> values) {
+            double[] read = values.stream()
+                    .mapToDouble(Double::doubleValue)
+                    .filter(Double::isFinite)
+                    .sorted()
+                    .toArray();
+            return read.length == 0 ? Double.NaN : median(read);
+        }
+
+        private static double median(double[] sorted) {
+            int n = sorted.length;
+            return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+        }
+
+        /** Whether the client's CPU per cycle was read (reports written before it was have 0 here). */
+        public boolean hasClientCpu() {
+            return Double.isFinite(clientCpuMicros) && clientCpuMicros > 0;
+        }
+
+        /** Whether the server's CPU per cycle was read: only for a server this run started as a child process. */
+        public boolean hasServerCpu() {
+            return Double.isFinite(serverCpuMicros) && serverCpuMicros > 0;
         }
 
         /** (max - min) / median, or 0 for one pass. */

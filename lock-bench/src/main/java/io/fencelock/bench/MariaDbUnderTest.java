@@ -47,6 +47,11 @@ final class MariaDbUnderTest extends BackendUnderTest {
     }
 
     @Override
+    protected java.util.Optional<io.fencelock.tck.fixture.ServerControl> serverControl() {
+        return server.control();
+    }
+
+    @Override
     public String description() {
         return server.description();
     }

@@ -180,8 +180,8 @@ final class Measurements {
         }
     }
 
-    /** One pass of a throughput cell: completed cycles per second and the longest wait of any thread. */
-    record Pass(double perSecond, double longestWaitMs) {}
+    /** One pass of a throughput cell: completed cycles per second, the longest wait of any thread, and CPU µs per cycle of the client's process and the server's (NaN: not read). */
+    record Pass(double perSecond, double longestWaitMs, double clientCpuMicros, double serverCpuMicros) {}
 
     /**
      * {@code clients} threads of one client instance run acquire + release for the measuring time,
@@ -189,7 +189,21 @@ final class Measurements {
      * wait runs from its last release (or its start) to its next grant, across refused attempts, so a
      * waiter that starves shows as a long wait even when it is never granted.
      */
-    Pass throughput(LockContender contender, String label, int clients, boolean hot) throws Exception {
+    Pass throughput(LockContender contender, String label, int clients, boolean hot, CpuMeter cpu) throws Exception {
+        return throughput(contender, label, clients, hot, cpu, settings.throughputTime());
+    }
+
+    /**
+     * One cell's load for its warm-up time only, nothing measured: the unmeasured round before the passes, in
+     * which every contender's code, the libraries they share and the server settle before any pass is counted.
+     */
+    void warmCell(LockContender contender, String label, int clients, boolean hot) throws Exception {
+        throughput(contender, label, clients, hot, new CpuMeter(java.util.OptionalLong.empty()), Duration.ZERO);
+    }
+
+    private Pass throughput(
+            LockContender contender, String label, int clients, boolean hot, CpuMeter cpu, Duration measured)
+            throws Exception {
         AtomicBoolean stop = new AtomicBoolean();
         AtomicLong completed = new AtomicLong();
         LongestWait longestWait = new LongestWait();
@@ -217,18 +231,20 @@ final class Measurements {
             }
             Thread.sleep(settings.throughputWarmup().toMillis());
             long before = completed.get();
+            CpuMeter.Reading cpuBefore = cpu.read();
             long start = System.nanoTime();
             longestWait.from = start;
-            Thread.sleep(settings.throughputTime().toMillis());
+            Thread.sleep(measured.toMillis());
             long done = completed.get() - before;
             long end = System.nanoTime();
+            double[] cpuPerCycle = cpuBefore.perCycleMicros(cpu.read(), Math.max(1, done));
             longestWait.to = end;
             double seconds = (end - start) / 1e9;
             stop.set(true);
             for (Future<?> w : workers) {
                 w.get(60, TimeUnit.SECONDS); // surfaces a worker's failure
             }
-            return new Pass(done / seconds, longestWait.longest.get() / 1e6);
+            return new Pass(done / seconds, longestWait.longest.get() / 1e6, cpuPerCycle[0], cpuPerCycle[1]);
         } finally {
             stop.set(true);
             threads.shutdownNow();

@@ -41,6 +41,11 @@ final class PostgresUnderTest extends BackendUnderTest {
     }
 
     @Override
+    protected java.util.Optional<io.fencelock.tck.fixture.ServerControl> serverControl() {
+        return server.control();
+    }
+
+    @Override
     public String description() {
         return server.description();
     }

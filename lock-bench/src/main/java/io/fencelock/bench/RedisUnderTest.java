@@ -40,6 +40,11 @@ final class RedisUnderTest extends BackendUnderTest {
     }
 
     @Override
+    protected java.util.Optional<io.fencelock.tck.fixture.ServerControl> serverControl() {
+        return server.control();
+    }
+
+    @Override
     public String description() {
         return server.description();
     }

@@ -200,7 +200,11 @@ final class TargetTable {
             figures.add(Cells.ratio(a.cyclesPerSecond(), b.cyclesPerSecond()) + " at " + clients
                     + (againstProvider ? "" : " (" + b.contender() + ")"));
             spreads.add(clients + ": " + Cells.Value.of(a).text() + " vs "
-                    + Cells.Value.of(b).text());
+                    + Cells.Value.of(b).text()
+                    + (a.hasClientCpu() && b.hasClientCpu()
+                            ? ", CPU µs per cycle (client · server) " + Cells.cpuPerCycle(f) + " vs "
+                                    + Cells.cpuPerCycle(other)
+                            : ""));
         }
         if (names.equals(Cells.HOT)) {
             double longest = s.throughput().stream()

@@ -33,6 +33,11 @@ final class ZooKeeperUnderTest extends BackendUnderTest {
     }
 
     @Override
+    protected java.util.Optional<io.fencelock.tck.fixture.ServerControl> serverControl() {
+        return server.control();
+    }
+
+    @Override
     public String description() {
         return server.description();
     }

@@ -56,6 +56,55 @@ class ReportWriterTest {
     }
 
     @Test
+    void theEngineVerdictGivesEachSidesCpuPerCycleWhereTheRunReadIt() {
+        String spi = ProviderSpiContender.LABEL;
+        Figures.Throughput fencelock8 = Figures.Throughput.of(
+                "fencelock",
+                "fencelock",
+                "independent names",
+                8,
+                List.of(900.0, 950.0, 930.0),
+                Double.NaN,
+                List.of(52.0, 50.0, 51.0),
+                List.of(31.0, 30.0, 32.0));
+        Figures.Throughput alone8 = Figures.Throughput.of(
+                spi,
+                "fencelock",
+                "independent names",
+                8,
+                List.of(1000.0, 1000.0, 1000.0),
+                Double.NaN,
+                List.of(46.0, 45.0, Double.NaN), // a pass whose reading failed is left out of the median
+                List.of(Double.NaN, Double.NaN, Double.NaN)); // no server process of this run's
+        assertThat(fencelock8.clientCpuMicros()).isEqualTo(51.0);
+        assertThat(fencelock8.serverCpuMicros()).isEqualTo(31.0);
+        assertThat(alone8.clientCpuMicros()).isEqualTo(45.5);
+        assertThat(alone8.hasServerCpu()).isFalse();
+        List<Figures.Throughput> cells = new java.util.ArrayList<>(List.of(
+                fencelock8,
+                alone8,
+                cell("fencelock", "fencelock", "independent names", 64, 930, 950, 5),
+                cell(spi, "fencelock", "independent names", 64, 1000, 1000, 5)));
+        Figures.Run run = run(1200, 1000, 1000, 1000);
+        Figures.BackendSection s = run.backends().get(0);
+        cells.addAll(s.throughput().stream()
+                .filter(t -> !t.names().equals("independent names")
+                        || !(t.contender().equals("fencelock") || t.contender().equals(spi)))
+                .toList());
+        Figures.BackendSection withCpu = withThroughput(s, cells);
+        TargetTable.Verdict engine = verdict(TargetTable.verdicts(withRun(run, withCpu)), "Engine: throughput");
+        assertThat(engine.status()).isEqualTo("MISSED"); // 0.93x at 8
+        assertThat(engine.spread())
+                .contains("8: ")
+                .contains("CPU µs per cycle (client · server) 51.0 · 31.0 vs 45.5 · –");
+        assertThat(engine.spread())
+                .as("cells without readings (a report of before) show none")
+                .doesNotContain("64: 930 (930–950) vs 1,000, CPU");
+        assertThat(Cells.cpuPerCycle(java.util.Optional.of(cell("x", "peer", "independent names", 8, 1, 1, 1))))
+                .isEqualTo("–");
+    }
+
+    @Test
     void aVerdictSaysInHowManyPassesRunSideBySideItHolds() {
         // fencelock's own-name passes 1200, 1200, 1200 against the peer's 1000, 1000, 1300: the medians meet the
         // target, the third pass alone does not
@@ -160,6 +209,44 @@ class ReportWriterTest {
                 "none",
                 List.of(postgres),
                 1);
+    }
+
+    private static Figures.BackendSection withThroughput(Figures.BackendSection s, List<Figures.Throughput> cells) {
+        return new Figures.BackendSection(
+                s.key(),
+                s.title(),
+                s.available(),
+                s.description(),
+                s.unavailableReason(),
+                s.capabilities(),
+                s.notClaimed(),
+                s.rawPrimitive(),
+                s.latency(),
+                cells,
+                s.handOff(),
+                s.renewal(),
+                s.takeover(),
+                s.coordination(),
+                s.scale(),
+                s.shared(),
+                s.notes(),
+                s.peersNotMeasured(),
+                s.guarantees(),
+                s.errors(),
+                s.seconds());
+    }
+
+    private static Figures.Run withRun(Figures.Run r, Figures.BackendSection only) {
+        return new Figures.Run(
+                r.schema(),
+                r.generatedAt(),
+                r.machine(),
+                r.java(),
+                r.quick(),
+                r.settings(),
+                r.matrixNote(),
+                List.of(only),
+                r.seconds());
     }
 
     /** Three passes: the median, the max, and the median again as the min. */

@@ -342,6 +342,18 @@ public abstract class ServerProcess implements ServerControl {
         }
     }
 
+    /** The running server's process id (its children, e.g. PostgreSQL's backends, are its descendants); empty when stopped. */
+    public java.util.OptionalLong pid() {
+        lock.lock();
+        try {
+            return server != null && server.isAlive()
+                    ? java.util.OptionalLong.of(server.pid())
+                    : java.util.OptionalLong.empty();
+        } finally {
+            lock.unlock();
+        }
+    }
+
     @Override
     public boolean isRunning() {
         lock.lock();
