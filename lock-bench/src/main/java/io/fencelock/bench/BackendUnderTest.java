@@ -4,12 +4,11 @@ import io.fencelock.LockClient;
 import io.fencelock.LockOptions;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.tck.InstrumentedBackend;
-import io.fencelock.tck.fixture.ServerControl;
 import io.fencelock.testservers.common.ServerProcess;
+import io.fencelock.testservers.common.TestServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.OptionalLong;
 
 /**
@@ -27,17 +26,20 @@ public abstract class BackendUnderTest implements AutoCloseable {
     private final String title;
     private final String providerPackage;
     private final String waitsBy;
+    private final TestServer server;
 
     /**
      * @param key             the short name used in {@code -Dfencelock.bench.backends}, e.g. "postgres"
      * @param providerPackage the provider's package, which names the guarantee-matrix files of this backend
      * @param waitsBy         how fencelock's waiters learn of a release on this backend
+     * @param server          the server's fixture, which describes the server and controls one the run started
      */
-    protected BackendUnderTest(String key, String providerPackage, String waitsBy) {
+    protected BackendUnderTest(String key, String providerPackage, String waitsBy, TestServer server) {
         this.key = key;
         this.title = BenchSettings.TITLES.get(key);
         this.providerPackage = providerPackage;
         this.waitsBy = waitsBy;
+        this.server = server;
     }
 
     public final String key() {
@@ -53,7 +55,9 @@ public abstract class BackendUnderTest implements AutoCloseable {
     }
 
     /** The fixture's description: version, origin, address, never credentials. */
-    public abstract String description();
+    public final String description() {
+        return server.description();
+    }
 
     /** A new fencelock backend (its own connections) on this server. */
     public abstract LockBackend openBackend();
@@ -100,14 +104,9 @@ public abstract class BackendUnderTest implements AutoCloseable {
         return Integer.MAX_VALUE;
     }
 
-    /** The controls of the server this run started for the backend, if it did; empty for an external or in-JVM one. */
-    protected Optional<ServerControl> serverControl() {
-        return Optional.empty();
-    }
-
     /** The server's process, where this run started it as a child process: its CPU is measured per cycle. */
     public final OptionalLong serverPid() {
-        return serverControl()
+        return server.control()
                 .filter(ServerProcess.class::isInstance)
                 .map(c -> ((ServerProcess) c).pid())
                 .orElse(OptionalLong.empty());

@@ -24,11 +24,20 @@ final class CpuMeter {
     private final com.sun.management.OperatingSystemMXBean os;
     private final OptionalLong serverPid;
 
+    /** A meter that reads nothing (NaN on both sides): for load that is not measured, such as a warm-up. */
+    static final CpuMeter NONE = new CpuMeter(null, OptionalLong.empty());
+
     /** A meter of this process, and of the server process {@code serverPid} where there is one. */
     CpuMeter(OptionalLong serverPid) {
-        this.os = ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean o
-                ? o
-                : null;
+        this(
+                ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean o
+                        ? o
+                        : null,
+                serverPid);
+    }
+
+    private CpuMeter(com.sun.management.OperatingSystemMXBean os, OptionalLong serverPid) {
+        this.os = os;
         this.serverPid = serverPid;
     }
 

@@ -27,18 +27,12 @@ final class EtcdUnderTest extends BackendUnderTest {
     private final EtcdServer server;
 
     EtcdUnderTest() {
-        super("etcd", "io.fencelock.etcd", "watch on the key");
-        this.server = EtcdServer.shared();
+        this(EtcdServer.shared());
     }
 
-    @Override
-    protected java.util.Optional<io.fencelock.tck.fixture.ServerControl> serverControl() {
-        return server.control();
-    }
-
-    @Override
-    public String description() {
-        return server.description();
+    private EtcdUnderTest(EtcdServer server) {
+        super("etcd", "io.fencelock.etcd", "watch on the key", server);
+        this.server = server;
     }
 
     @Override

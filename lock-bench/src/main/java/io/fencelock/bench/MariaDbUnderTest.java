@@ -18,8 +18,12 @@ final class MariaDbUnderTest extends BackendUnderTest {
     private final String url;
 
     MariaDbUnderTest() {
-        super("mariadb", "io.fencelock.mysql", "polling with backoff (no release signal)");
-        this.server = MariaDbServer.shared();
+        this(MariaDbServer.shared());
+    }
+
+    private MariaDbUnderTest(MariaDbServer server) {
+        super("mariadb", "io.fencelock.mysql", "polling with backoff (no release signal)", server);
+        this.server = server;
         this.url = server.createDatabase("bench");
         MySqlLockBackend.builder()
                 .jdbcUrl(url)
@@ -44,16 +48,6 @@ final class MariaDbUnderTest extends BackendUnderTest {
     @Override
     public String title() {
         return server.product();
-    }
-
-    @Override
-    protected java.util.Optional<io.fencelock.tck.fixture.ServerControl> serverControl() {
-        return server.control();
-    }
-
-    @Override
-    public String description() {
-        return server.description();
     }
 
     @Override

@@ -198,7 +198,7 @@ final class Measurements {
      * which every contender's code, the libraries they share and the server settle before any pass is counted.
      */
     void warmCell(LockContender contender, String label, int clients, boolean hot) throws Exception {
-        throughput(contender, label, clients, hot, new CpuMeter(java.util.OptionalLong.empty()), Duration.ZERO);
+        throughput(contender, label, clients, hot, CpuMeter.NONE, Duration.ZERO);
     }
 
     private Pass throughput(

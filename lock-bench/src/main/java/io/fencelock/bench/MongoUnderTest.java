@@ -27,19 +27,13 @@ final class MongoUnderTest extends BackendUnderTest {
     private final String database;
 
     MongoUnderTest() {
-        super("mongo", "io.fencelock.mongo", "polling with backoff (no release signal)");
-        this.server = MongoServer.shared();
+        this(MongoServer.shared());
+    }
+
+    private MongoUnderTest(MongoServer server) {
+        super("mongo", "io.fencelock.mongo", "polling with backoff (no release signal)", server);
+        this.server = server;
         this.database = server.uniqueDatabase("bench");
-    }
-
-    @Override
-    protected java.util.Optional<io.fencelock.tck.fixture.ServerControl> serverControl() {
-        return server.control();
-    }
-
-    @Override
-    public String description() {
-        return server.description();
     }
 
     @Override

@@ -18,8 +18,12 @@ final class PostgresUnderTest extends BackendUnderTest {
     private final String url;
 
     PostgresUnderTest() {
-        super("postgres", "io.fencelock.postgres", "LISTEN/NOTIFY");
-        this.server = PostgresServer.shared();
+        this(PostgresServer.shared());
+    }
+
+    private PostgresUnderTest(PostgresServer server) {
+        super("postgres", "io.fencelock.postgres", "LISTEN/NOTIFY", server);
+        this.server = server;
         this.url = server.createDatabase("bench");
         PostgresLockBackend.builder()
                 .jdbcUrl(url)
@@ -38,16 +42,6 @@ final class PostgresUnderTest extends BackendUnderTest {
             throw new IllegalStateException(
                     "cannot create the raw primitive's table on " + description() + ": " + e, e);
         }
-    }
-
-    @Override
-    protected java.util.Optional<io.fencelock.tck.fixture.ServerControl> serverControl() {
-        return server.control();
-    }
-
-    @Override
-    public String description() {
-        return server.description();
     }
 
     @Override

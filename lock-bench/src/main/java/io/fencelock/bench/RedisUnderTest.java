@@ -35,18 +35,12 @@ final class RedisUnderTest extends BackendUnderTest {
     private final RedisServer server;
 
     RedisUnderTest() {
-        super("redis", "io.fencelock.redis", "pub/sub");
-        this.server = RedisServer.shared();
+        this(RedisServer.shared());
     }
 
-    @Override
-    protected java.util.Optional<io.fencelock.tck.fixture.ServerControl> serverControl() {
-        return server.control();
-    }
-
-    @Override
-    public String description() {
-        return server.description();
+    private RedisUnderTest(RedisServer server) {
+        super("redis", "io.fencelock.redis", "pub/sub", server);
+        this.server = server;
     }
 
     @Override

@@ -28,18 +28,12 @@ final class ZooKeeperUnderTest extends BackendUnderTest {
     private volatile ZooKeeper filler; // holds the filled names (ephemeral znodes) until the run ends
 
     ZooKeeperUnderTest() {
-        super("zookeeper", "io.fencelock.zookeeper", "persistent watch on the znode");
-        this.server = ZooKeeperServer.shared();
+        this(ZooKeeperServer.shared());
     }
 
-    @Override
-    protected java.util.Optional<io.fencelock.tck.fixture.ServerControl> serverControl() {
-        return server.control();
-    }
-
-    @Override
-    public String description() {
-        return server.description();
+    private ZooKeeperUnderTest(ZooKeeperServer server) {
+        super("zookeeper", "io.fencelock.zookeeper", "persistent watch on the znode", server);
+        this.server = server;
     }
 
     @Override
