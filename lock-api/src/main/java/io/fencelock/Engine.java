@@ -682,6 +682,7 @@ final class Engine implements AutoCloseable {
                 spec.autoRenew(),
                 spec.metadata(),
                 shared == null ? LockMode.EXCLUSIVE : shared.mode(),
+                shared == null ? RenewRequest.Grant.MUTEX : RenewRequest.Grant.SHARED,
                 shared == null ? 1 : shared.permits(),
                 token,
                 expiresAt,

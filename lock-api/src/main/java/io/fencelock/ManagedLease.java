@@ -36,6 +36,8 @@ final class ManagedLease implements Lease {
     private LeaseState state = LeaseState.HELD;
     /** The grant's mode; a downgrade turns WRITE into READ. */
     private LockMode mode;
+    /** Which call granted the lease (a fair mutex's is a shared grant): a renewal says it to the backend. */
+    private final RenewRequest.Grant grant;
 
     private Duration ttl;
     private long validityWindowNanos;
@@ -66,6 +68,7 @@ final class ManagedLease implements Lease {
             boolean autoRenew,
             LockMetadata metadata,
             LockMode mode,
+            RenewRequest.Grant grant,
             int permits,
             long token,
             Instant serverExpiry,
@@ -80,6 +83,7 @@ final class ManagedLease implements Lease {
         this.autoRenew = autoRenew;
         this.metadata = metadata;
         this.mode = mode;
+        this.grant = grant;
         this.permits = permits;
         this.grantedNanos = sentNanos;
         this.grantedTtl = ttl;
@@ -414,7 +418,7 @@ final class ManagedLease implements Lease {
 
     /** A renewal to the lease's current TTL. */
     RenewRequest renewRequest() {
-        return new RenewRequest(name, leaseId, ttl(), engine.options.tokenPeriod());
+        return new RenewRequest(name, leaseId, ttl(), engine.options.tokenPeriod(), grant);
     }
 
     boolean autoRenew() {

@@ -79,7 +79,9 @@ public interface LockBackend extends AutoCloseable {
     /**
      * Extends every lease that still holds its lock (owner matches and not expired on the backend's
      * clock) to {@code ttl} from now; the rest are rejected and left untouched. One round trip for
-     * the whole list. Results come in the order of the requests.
+     * the whole list. Results come in the order of the requests. A request whose
+     * {@linkplain RenewRequest#grant() grant} names the other call than the one that granted the lease
+     * may be rejected; {@link RenewRequest.Grant#EITHER} is always looked up in both places.
      */
     List<RenewResult> renew(List<RenewRequest> requests);
 

@@ -46,6 +46,9 @@ public final class TckMatrices {
                     "a lease that already expired may be renewed back to life after someone else took the lock"),
             Map.entry("renewExtendsExclusivity", "renewing may not keep others out"),
             Map.entry(
+                    "renewalKeepsEveryKindOfGrant",
+                    "renewing may lose a reader's, a writer's, a semaphore holder's or a fair mutex's grant"),
+            Map.entry(
                     "acquirableAfterHolderCrash",
                     "the lock of a crashed holder may be free too early or stay taken too long"),
             Map.entry("releaseFreesPromptly", "a released lock may not be free for the next client at once"),

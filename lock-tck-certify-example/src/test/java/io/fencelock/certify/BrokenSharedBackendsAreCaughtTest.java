@@ -71,6 +71,20 @@ class BrokenSharedBackendsAreCaughtTest {
     }
 
     /**
+     * A renewal that looks for a shared grant where the mutex's holder is kept: told that the lease is a
+     * shared grant ({@code RenewRequest.Grant.SHARED}), it finds nothing there and rejects it, so every
+     * reader, writer, permit holder and fair mutex loses its grant at the first renewal.
+     */
+    @Test
+    void aRenewalThatLooksForSharedGrantsInTheMutexsPlaceIsCaught() {
+        try (SharedChecks checks = checks(Flawed::sharedRenewalInTheMutexsPlace)) {
+            assertThatThrownBy(() -> checks.renewalKeepsEveryKindOfGrant(true))
+                    .isInstanceOf(AssertionError.class)
+                    .hasMessageContaining("renewalKeepsEveryKindOfGrant");
+        }
+    }
+
+    /**
      * A shared renewal that extends an already expired grant (a renewal that sets the expiry of the
      * grant's record without asking whether it had expired): in normal operation a grant is renewed
      * only before it expires, so the random schedules pass; only a renewal that stalled past the TTL
@@ -128,7 +142,8 @@ class BrokenSharedBackendsAreCaughtTest {
         private enum Flaw {
             PERMITS_EXPIRE_EARLY,
             NO_WRITER_INTENT,
-            RENEWAL_REVIVES_EXPIRED
+            RENEWAL_REVIVES_EXPIRED,
+            SHARED_RENEWAL_IN_THE_MUTEXS_PLACE
         }
 
         /** A shared grant's record as the reviving backend keeps it after its expiry: never deleted. */
@@ -160,6 +175,10 @@ class BrokenSharedBackendsAreCaughtTest {
             return new Flawed(delegate, Flaw.RENEWAL_REVIVES_EXPIRED);
         }
 
+        static LockBackend sharedRenewalInTheMutexsPlace(LockBackend delegate) {
+            return new Flawed(delegate, Flaw.SHARED_RENEWAL_IN_THE_MUTEXS_PLACE);
+        }
+
         @Override
         public AcquireResult tryAcquireShared(
                 String name, String leaseId, Duration ttl, SharedRequest request, LockMetadata metadata) {
@@ -184,9 +203,17 @@ class BrokenSharedBackendsAreCaughtTest {
 
         @Override
         public List<RenewResult> renew(List<RenewRequest> requests) {
+            if (flaw == Flaw.SHARED_RENEWAL_IN_THE_MUTEXS_PLACE) {
+                // the mutex's holder is not the shared grant: nothing found, rejected
+                return requests.stream()
+                        .map(r -> r.grant() == RenewRequest.Grant.SHARED
+                                ? RenewResult.rejected()
+                                : delegate.renew(List.of(r)).get(0))
+                        .toList();
+            }
             List<RenewResult> results = delegate.renew(requests.stream()
                     .map(r -> permitLeases.contains(r.leaseId())
-                            ? new RenewRequest(r.name(), r.leaseId(), r.ttl().dividedBy(4), r.tokenPeriod())
+                            ? new RenewRequest(r.name(), r.leaseId(), r.ttl().dividedBy(4), r.tokenPeriod(), r.grant())
                             : r)
                     .toList());
             if (flaw != Flaw.RENEWAL_REVIVES_EXPIRED) {

@@ -1812,6 +1812,14 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
     }
 
     @Test
+    void renewalKeepsEveryKindOfGrant() throws Exception {
+        requireClaim(Capability.SHARED_LOCKS);
+        try (SharedChecks checks = new SharedChecks(fixture, this::freshName)) {
+            checks.renewalKeepsEveryKindOfGrant(capabilities.contains(Capability.FAIR_ORDER));
+        }
+    }
+
+    @Test
     void waitingWriterIsNotStarved() throws Exception {
         requireClaim(Capability.SHARED_LOCKS);
         try (SharedChecks checks = new SharedChecks(fixture, this::freshName)) {

@@ -11,7 +11,9 @@ import io.fencelock.SemaphoreHandle;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -422,6 +424,73 @@ public final class SharedChecks implements AutoCloseable {
             }
         } finally {
             pool.shutdownNow();
+        }
+    }
+
+    /**
+     * renewalKeepsEveryKindOfGrant: the watchdog keeps every kind of grant, together in its batches. A
+     * mutex, a reader, a writer, a semaphore's permits and (with {@code fair}) a fair mutex of one client
+     * stay valid past twice their TTL while a rival client is refused on each name, and each then renews
+     * by hand. A renewal says which call granted the lease ({@code RenewRequest.grant()}): a backend that
+     * looked for a lease in the wrong place would lose it here.
+     */
+    public void renewalKeepsEveryKindOfGrant(boolean fair) throws Exception {
+        // room for stalls, as renewExtendsExclusivity's: the watchdog renews at a third of it
+        Duration ttl = Duration.ofMillis(1500);
+        LockClient holder = register(LockClient.create(
+                fixture.openBackend(),
+                LockOptions.builder().ttl(ttl).autoRenew(true).build()));
+        LockClient rival = client();
+        String mutex = freshName.get();
+        String read = freshName.get();
+        String write = freshName.get();
+        String permits = freshName.get();
+        String fairMutex = freshName.get();
+        Map<String, Lease> held = new LinkedHashMap<>();
+        held.put("mutex", holder.lock(mutex).acquire(HANG_BOUND).orElseThrow());
+        held.put("reader", holder.readWriteLock(read).read(HANG_BOUND).orElseThrow());
+        held.put("writer", holder.readWriteLock(write).write(HANG_BOUND).orElseThrow());
+        held.put("permits", holder.semaphore(permits, 2).acquire(2, HANG_BOUND).orElseThrow());
+        Map<String, Supplier<Optional<Lease>>> rivals = new LinkedHashMap<>();
+        rivals.put("mutex", () -> rival.tryAcquire(mutex));
+        rivals.put("reader", () -> rival.readWriteLock(read).tryWrite());
+        rivals.put("writer", () -> rival.readWriteLock(write).tryRead());
+        rivals.put("permits", () -> rival.semaphore(permits, 2).tryAcquire(1));
+        if (fair) {
+            held.put(
+                    "fair mutex",
+                    holder.lock(fairMutex).fair(true).acquire(HANG_BOUND).orElseThrow());
+            rivals.put("fair mutex", () -> rival.lock(fairMutex).fair(true).tryAcquire());
+        }
+        long start = System.nanoTime();
+        int rounds = 0;
+        while (System.nanoTime() - start < ttl.multipliedBy(2).toNanos()) {
+            for (Map.Entry<String, Supplier<Optional<Lease>>> r : rivals.entrySet()) {
+                Optional<Lease> taken = r.getValue().get();
+                taken.ifPresent(Lease::release);
+                assertThat(
+                        taken.isEmpty(),
+                        "renewalKeepsEveryKindOfGrant: a rival was granted the " + r.getKey()
+                                + "'s name while it was renewed");
+            }
+            for (Map.Entry<String, Lease> h : held.entrySet()) {
+                assertThat(
+                        h.getValue().isValid(),
+                        "renewalKeepsEveryKindOfGrant: the " + h.getKey() + " was lost while renewed: " + h.getValue()
+                                + ", "
+                                + h.getValue().lost().toCompletableFuture().getNow(null));
+            }
+            rounds++;
+            Thread.sleep(50); // pacing the rival's attempts
+        }
+        assertThat(rounds > 5, "renewalKeepsEveryKindOfGrant: the rival tried " + rounds + " times only");
+        for (Map.Entry<String, Lease> h : held.entrySet()) {
+            assertThat(
+                    h.getValue().renew(),
+                    "renewalKeepsEveryKindOfGrant: the " + h.getKey() + "'s renewal by hand was rejected");
+        }
+        for (Map.Entry<String, Lease> h : held.entrySet()) {
+            assertThat(h.getValue().release(), "renewalKeepsEveryKindOfGrant: the " + h.getKey() + "'s release");
         }
     }
 
