@@ -1,6 +1,7 @@
 package io.fencelock;
 
 import io.fencelock.spi.AcquireResult;
+import io.fencelock.spi.GrantKind;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
@@ -682,7 +683,7 @@ final class Engine implements AutoCloseable {
                 spec.autoRenew(),
                 spec.metadata(),
                 shared == null ? LockMode.EXCLUSIVE : shared.mode(),
-                shared == null ? RenewRequest.Grant.MUTEX : RenewRequest.Grant.SHARED,
+                shared == null ? GrantKind.MUTEX : GrantKind.SHARED,
                 shared == null ? 1 : shared.permits(),
                 token,
                 expiresAt,
@@ -755,7 +756,8 @@ final class Engine implements AutoCloseable {
         String name = lease.name();
         WaitLines.HandOver offer =
                 handOvers && !closed && mutexesHeldHere.get(name) == lease ? waitLines.claimHandOver(name) : null;
-        return withoutInterrupt(() -> offer == null ? releaseOnBackend(name, lease.leaseId()) : handOver(lease, offer));
+        return withoutInterrupt(
+                () -> offer == null ? releaseOnBackend(name, lease.leaseId(), lease.grant()) : handOver(lease, offer));
     }
 
     /**
@@ -797,11 +799,19 @@ final class Engine implements AutoCloseable {
         return result;
     }
 
-    /** One release round trip; when it frees the lock, a waiter of this client takes over without waiting for the backend's signal. */
+    /** {@link #releaseOnBackend(String, String, GrantKind)} of an id whose grant is not known here. */
     boolean releaseOnBackend(String name, String leaseId) {
+        return releaseOnBackend(name, leaseId, GrantKind.EITHER);
+    }
+
+    /**
+     * One release round trip, telling the backend which call granted the lease (where it knows: a held lease);
+     * when it frees the lock, a waiter of this client takes over without waiting for the backend's signal.
+     */
+    boolean releaseOnBackend(String name, String leaseId, GrantKind grant) {
         boolean freed = false;
         try {
-            freed = backend.release(name, leaseId);
+            freed = backend.release(name, leaseId, grant);
         } finally {
             // get, never isEmpty() first: under concurrent updates isEmpty() is an estimate that can read
             // empty while this lease is in the map, which would leave it there to block this client's waiters

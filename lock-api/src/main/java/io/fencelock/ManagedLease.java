@@ -1,5 +1,6 @@
 package io.fencelock;
 
+import io.fencelock.spi.GrantKind;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
 import java.time.Duration;
@@ -37,7 +38,7 @@ final class ManagedLease implements Lease {
     /** The grant's mode; a downgrade turns WRITE into READ. */
     private LockMode mode;
     /** Which call granted the lease (a fair mutex's is a shared grant): a renewal says it to the backend. */
-    private final RenewRequest.Grant grant;
+    private final GrantKind grant;
 
     private Duration ttl;
     private long validityWindowNanos;
@@ -68,7 +69,7 @@ final class ManagedLease implements Lease {
             boolean autoRenew,
             LockMetadata metadata,
             LockMode mode,
-            RenewRequest.Grant grant,
+            GrantKind grant,
             int permits,
             long token,
             Instant serverExpiry,
@@ -414,6 +415,11 @@ final class ManagedLease implements Lease {
     /** Adds an action run when the lease is lost (at once if it already is). */
     void whenLost(Runnable action) {
         lost.thenRun(action);
+    }
+
+    /** Which call granted the lease; a renewal and the release tell the backend. */
+    GrantKind grant() {
+        return grant;
     }
 
     /** A renewal to the lease's current TTL. */

@@ -81,7 +81,7 @@ public interface LockBackend extends AutoCloseable {
      * clock) to {@code ttl} from now; the rest are rejected and left untouched. One round trip for
      * the whole list. Results come in the order of the requests. A request whose
      * {@linkplain RenewRequest#grant() grant} names the other call than the one that granted the lease
-     * may be rejected; {@link RenewRequest.Grant#EITHER} is always looked up in both places.
+     * may be rejected; {@link GrantKind#EITHER} is always looked up in both places.
      */
     List<RenewResult> renew(List<RenewRequest> requests);
 
@@ -110,6 +110,16 @@ public interface LockBackend extends AutoCloseable {
      * false: no grant was freed).
      */
     boolean release(String name, String leaseId);
+
+    /**
+     * {@link #release(String, String)} of a lease whose grant the caller knows ({@link GrantKind#EITHER}
+     * when it does not, or for a waiter's id): a backend that keeps the mutex's holder and shared grants
+     * apart frees it where it lives, without first trying the other place. A kind that is not the
+     * lease's may free nothing. The default ignores the kind.
+     */
+    default boolean release(String name, String leaseId, GrantKind grant) {
+        return release(name, leaseId);
+    }
 
     /** The backend's record of one name, if it has one. */
     Optional<LockInfo> inspect(String name);

@@ -12,34 +12,14 @@ import java.util.Objects;
  * @param grant       which call granted the lease: a backend that keeps the mutex's holder and shared
  *                    grants in different places looks for the lease in that one place only
  */
-public record RenewRequest(String name, String leaseId, Duration ttl, Duration tokenPeriod, Grant grant) {
-
-    /** Which call granted a lease; a lease keeps its kind for its whole life (a downgrade stays shared). */
-    public enum Grant {
-        /** {@link LockBackend#tryAcquire} or {@link LockBackend#handOver}: the mutex's holder. */
-        MUTEX,
-        /** {@link LockBackend#tryAcquireShared}: a reader, writer, permit holder or fair mutex's holder. */
-        SHARED,
-        /** Not said (a caller that does not track it): the backend looks for the lease as either. */
-        EITHER
-    }
+public record RenewRequest(String name, String leaseId, Duration ttl, Duration tokenPeriod, GrantKind grant) {
 
     public RenewRequest {
         Objects.requireNonNull(grant, "grant");
     }
 
-    /** A renewal whose grant is not said ({@link Grant#EITHER}). */
+    /** A renewal whose grant is not said ({@link GrantKind#EITHER}). */
     public RenewRequest(String name, String leaseId, Duration ttl, Duration tokenPeriod) {
-        this(name, leaseId, ttl, tokenPeriod, Grant.EITHER);
-    }
-
-    /** Whether the lease may be the mutex's holder. */
-    public boolean mayBeMutex() {
-        return grant != Grant.SHARED;
-    }
-
-    /** Whether the lease may be a shared grant. */
-    public boolean mayBeShared() {
-        return grant != Grant.MUTEX;
+        this(name, leaseId, ttl, tokenPeriod, GrantKind.EITHER);
     }
 }

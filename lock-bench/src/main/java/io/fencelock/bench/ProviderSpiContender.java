@@ -1,5 +1,6 @@
 package io.fencelock.bench;
 
+import io.fencelock.spi.GrantKind;
 import io.fencelock.spi.LockBackend;
 import java.time.Duration;
 import java.util.UUID;
@@ -41,7 +42,7 @@ final class ProviderSpiContender implements LockContender {
         return BusyRetry.until(wait, attempts, () -> {
             String leaseId = new UUID(clientBits, issued.incrementAndGet()).toString();
             return backend.tryAcquire(name, leaseId, BackendUnderTest.WORK_TTL).acquired()
-                    ? () -> backend.release(name, leaseId)
+                    ? () -> backend.release(name, leaseId, GrantKind.MUTEX)
                     : null;
         });
     }

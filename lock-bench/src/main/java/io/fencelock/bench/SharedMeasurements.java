@@ -5,6 +5,7 @@ import io.fencelock.LockClient;
 import io.fencelock.LockMetadata;
 import io.fencelock.LockMode;
 import io.fencelock.LockOptions;
+import io.fencelock.spi.GrantKind;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.SharedRequest;
 import java.time.Duration;
@@ -218,7 +219,7 @@ final class SharedMeasurements {
                 String leaseId = UUID.randomUUID().toString();
                 return backend.tryAcquireShared(name, leaseId, BackendUnderTest.WORK_TTL, request, LockMetadata.NONE)
                                 .acquired()
-                        ? () -> backend.release(name, leaseId)
+                        ? () -> backend.release(name, leaseId, GrantKind.SHARED)
                         : null;
             });
         }

@@ -27,6 +27,7 @@ import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
 import io.fencelock.LockMetadata;
 import io.fencelock.spi.AcquireResult;
+import io.fencelock.spi.GrantKind;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
@@ -227,10 +228,10 @@ public final class MongoLockBackend implements LockBackend {
         String batch = UUID.randomUUID().toString();
         List<WriteModel<Document>> writes = new ArrayList<>(requests.size() * 3);
         for (RenewRequest r : requests) {
-            if (r.mayBeShared()) {
+            if (r.grant().mayBeShared()) {
                 writes.add(MongoShared.renewal(r, batch));
             }
-            if (!r.mayBeMutex()) {
+            if (!r.grant().mayBeMutex()) {
                 continue;
             }
             Document set = new Document(TTL_MS, millis(r.ttl())).append(RENEWED_BY, batch);
@@ -268,7 +269,7 @@ public final class MongoLockBackend implements LockBackend {
         List<RenewResult> results = new ArrayList<>(requests.size());
         for (RenewRequest r : requests) {
             Document doc = docs.get(r.name());
-            boolean renewed = r.mayBeMutex()
+            boolean renewed = r.grant().mayBeMutex()
                     && doc != null
                     && r.leaseId().equals(doc.getString(OWNER))
                     && batch.equals(doc.getString(RENEWED_BY));
@@ -281,10 +282,21 @@ public final class MongoLockBackend implements LockBackend {
         return results;
     }
 
-    /** The mutex's release, else (a second round trip) a shared grant's or a waiter's ({@link MongoShared#release}). */
     @Override
     public boolean release(String name, String leaseId) {
+        return release(name, leaseId, GrantKind.EITHER);
+    }
+
+    /**
+     * The mutex's release, else (a second round trip) a shared grant's or a waiter's ({@link MongoShared#release});
+     * a lease whose grant is known is released in its one place, in one round trip.
+     */
+    @Override
+    public boolean release(String name, String leaseId, GrantKind grant) {
         try {
+            if (!grant.mayBeMutex()) {
+                return shared.release(name, leaseId);
+            }
             // the document stays: it carries the name's token
             return locks.updateOne(
                                             new Document("_id", name)
@@ -295,7 +307,7 @@ public final class MongoLockBackend implements LockBackend {
                                                     .append("$unset", new Document(META, "").append(HELD_SINCE, "")))
                                     .getMatchedCount()
                             > 0
-                    || shared.release(name, leaseId);
+                    || (grant.mayBeShared() && shared.release(name, leaseId));
         } catch (MongoException e) {
             throw failure("release of '" + name + "'", e);
         }

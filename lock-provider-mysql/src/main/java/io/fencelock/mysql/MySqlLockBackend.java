@@ -10,6 +10,7 @@ import io.fencelock.jdbc.JdbcFailures;
 import io.fencelock.jdbc.JdbcSettings;
 import io.fencelock.jdbc.SqlTime;
 import io.fencelock.spi.AcquireResult;
+import io.fencelock.spi.GrantKind;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.Redaction;
 import io.fencelock.spi.RenewRequest;
@@ -239,20 +240,31 @@ public final class MySqlLockBackend implements LockBackend {
         }
     }
 
+    @Override
+    public boolean release(String name, String leaseId) {
+        return release(name, leaseId, GrantKind.EITHER);
+    }
+
     /**
      * The mutex's UPDATE, and only when it freed nothing the release procedure, which frees a shared
      * grant or withdraws a waiter: a mutex's release is one plain statement (a procedure call costs the
-     * server several times the UPDATE, even where it only looks), a shared one two round trips.
+     * server several times the UPDATE, even where it only looks). A lease whose grant is known takes
+     * one of the two: a shared grant's release is then one round trip too.
      */
     @Override
-    public boolean release(String name, String leaseId) {
+    public boolean release(String name, String leaseId, GrantKind grant) {
         try (Connection c = connections.connection()) {
-            try (PreparedStatement mutex = c.prepareStatement(sql.release)) {
-                mutex.setString(1, name);
-                mutex.setString(2, leaseId);
-                // the holder always changes to NULL: 1 with or without useAffectedRows
-                if (mutex.executeUpdate() > 0) {
-                    return true;
+            if (grant.mayBeMutex()) {
+                try (PreparedStatement mutex = c.prepareStatement(sql.release)) {
+                    mutex.setString(1, name);
+                    mutex.setString(2, leaseId);
+                    // the holder always changes to NULL: 1 with or without useAffectedRows
+                    if (mutex.executeUpdate() > 0) {
+                        return true;
+                    }
+                }
+                if (!grant.mayBeShared()) {
+                    return false;
                 }
             }
             // not the mutex's holder: the procedure frees a shared grant of that id, and answers whether it did

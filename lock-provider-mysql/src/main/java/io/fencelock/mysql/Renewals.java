@@ -18,7 +18,9 @@ import java.util.Map;
 /**
  * A batch of renewals: the mutex leases' UPDATEs and the read of their rows, then one call of the
  * shared grants' renew procedure (see {@link SharedTable}), all in one multi-statement round trip
- * where the connection allows it (else one statement after another on the same connection).
+ * where the connection allows it (else one statement after another on the same connection). A lease
+ * whose grant the request names ({@code RenewRequest.grant()}) takes only its own part: the procedure
+ * call, several times an UPDATE's cost on the server, only when the batch holds a shared grant.
  */
 final class Renewals {
     private static final SqlTime.Reader TIME = SqlTime.UTC_DATETIME;
@@ -39,8 +41,20 @@ final class Renewals {
         // One UPDATE per TTL and token period (a client's leases usually share both), then one read
         // of all the rows: a lease was renewed iff its row still names it and has not expired. A
         // refused lease cannot look renewed, since nothing but its own renewal moves its expiry on.
-        Map<List<Long>, List<RenewRequest>> groups = new LinkedHashMap<>();
+        // Each lease in its one place where its grant is known: a batch of mutex leases calls no procedure,
+        // one of shared grants runs no UPDATE.
+        List<RenewRequest> mutexes = new ArrayList<>(requests.size());
+        List<RenewRequest> sharedGrants = new ArrayList<>();
         for (RenewRequest r : requests) {
+            if (r.grant().mayBeMutex()) {
+                mutexes.add(r);
+            }
+            if (r.grant().mayBeShared()) {
+                sharedGrants.add(r);
+            }
+        }
+        Map<List<Long>, List<RenewRequest>> groups = new LinkedHashMap<>();
+        for (RenewRequest r : mutexes) {
             long period = r.tokenPeriod() == null ? 0 : SqlTime.micros(r.tokenPeriod());
             groups.computeIfAbsent(List.of(SqlTime.micros(r.ttl()), period), k -> new ArrayList<>())
                     .add(r);
@@ -55,7 +69,7 @@ final class Renewals {
             }
         });
         List<String> names = new ArrayList<>(
-                new LinkedHashSet<>(requests.stream().map(RenewRequest::name).toList()));
+                new LinkedHashSet<>(mutexes.stream().map(RenewRequest::name).toList()));
         Map<String, Row> rows = new HashMap<>();
         Instant[] serverTime = new Instant[1];
         for (int from = 0; from < names.size(); from += MySqlLockBackend.RENEW_CHUNK) {
@@ -78,12 +92,15 @@ final class Renewals {
                         }
                     }));
         }
+        boolean oneUpdateAndItsRead = parts.size() == 2;
         // the shared grants among them: one procedure call at the end of the same round trip
         Map<List<String>, RenewResult> shared = new HashMap<>();
-        parts.add(table.shared.renewPart(requests, shared));
+        if (!sharedGrants.isEmpty()) {
+            parts.add(table.shared.renewPart(sharedGrants, shared));
+        }
         Instant sent = Instant.now();
         RoundTrip.run(c, combined, parts);
-        if (parts.size() == 3) { // one UPDATE, its read and the procedure: a clean sample of the server's clock
+        if (oneUpdateAndItsRead && parts.size() <= 3) { // a clean sample of the server's clock
             serverClock.observe(sent, serverTime[0], Instant.now());
         }
         List<RenewResult> results = new ArrayList<>(requests.size());
@@ -93,7 +110,10 @@ final class Renewals {
             results.add(
                     grant != null
                             ? grant
-                            : row != null && row.live && r.leaseId().equals(row.leaseId)
+                            : r.grant().mayBeMutex()
+                                            && row != null
+                                            && row.live
+                                            && r.leaseId().equals(row.leaseId)
                                     ? RenewResult.renewed(row.token, row.expiresAt)
                                     : RenewResult.rejected());
         }

@@ -10,6 +10,7 @@ import io.fencelock.LockMetadata;
 import io.fencelock.LockMode;
 import io.fencelock.inmemory.InMemoryLockBackend;
 import io.fencelock.spi.AcquireResult;
+import io.fencelock.spi.GrantKind;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.ReleaseFeed;
 import io.fencelock.spi.RenewRequest;
@@ -72,12 +73,26 @@ class BrokenSharedBackendsAreCaughtTest {
 
     /**
      * A renewal that looks for a shared grant where the mutex's holder is kept: told that the lease is a
-     * shared grant ({@code RenewRequest.Grant.SHARED}), it finds nothing there and rejects it, so every
+     * shared grant ({@code GrantKind.SHARED}), it finds nothing there and rejects it, so every
      * reader, writer, permit holder and fair mutex loses its grant at the first renewal.
      */
     @Test
     void aRenewalThatLooksForSharedGrantsInTheMutexsPlaceIsCaught() {
         try (SharedChecks checks = checks(Flawed::sharedRenewalInTheMutexsPlace)) {
+            assertThatThrownBy(() -> checks.renewalKeepsEveryKindOfGrant(true))
+                    .isInstanceOf(AssertionError.class)
+                    .hasMessageContaining("renewalKeepsEveryKindOfGrant")
+                    .hasMessageContaining("lost while renewed");
+        }
+    }
+
+    /**
+     * A release that looks for a shared grant where the mutex's holder is kept: told that the lease is a
+     * shared grant, it frees nothing, so the grant stays until its TTL ends.
+     */
+    @Test
+    void aReleaseThatLooksForSharedGrantsInTheMutexsPlaceIsCaught() {
+        try (SharedChecks checks = checks(Flawed::sharedReleaseInTheMutexsPlace)) {
             assertThatThrownBy(() -> checks.renewalKeepsEveryKindOfGrant(true))
                     .isInstanceOf(AssertionError.class)
                     .hasMessageContaining("renewalKeepsEveryKindOfGrant");
@@ -143,7 +158,8 @@ class BrokenSharedBackendsAreCaughtTest {
             PERMITS_EXPIRE_EARLY,
             NO_WRITER_INTENT,
             RENEWAL_REVIVES_EXPIRED,
-            SHARED_RENEWAL_IN_THE_MUTEXS_PLACE
+            SHARED_RENEWAL_IN_THE_MUTEXS_PLACE,
+            SHARED_RELEASE_IN_THE_MUTEXS_PLACE
         }
 
         /** A shared grant's record as the reviving backend keeps it after its expiry: never deleted. */
@@ -179,6 +195,10 @@ class BrokenSharedBackendsAreCaughtTest {
             return new Flawed(delegate, Flaw.SHARED_RENEWAL_IN_THE_MUTEXS_PLACE);
         }
 
+        static LockBackend sharedReleaseInTheMutexsPlace(LockBackend delegate) {
+            return new Flawed(delegate, Flaw.SHARED_RELEASE_IN_THE_MUTEXS_PLACE);
+        }
+
         @Override
         public AcquireResult tryAcquireShared(
                 String name, String leaseId, Duration ttl, SharedRequest request, LockMetadata metadata) {
@@ -206,7 +226,7 @@ class BrokenSharedBackendsAreCaughtTest {
             if (flaw == Flaw.SHARED_RENEWAL_IN_THE_MUTEXS_PLACE) {
                 // the mutex's holder is not the shared grant: nothing found, rejected
                 return requests.stream()
-                        .map(r -> r.grant() == RenewRequest.Grant.SHARED
+                        .map(r -> r.grant() == GrantKind.SHARED
                                 ? RenewResult.rejected()
                                 : delegate.renew(List.of(r)).get(0))
                         .toList();
@@ -245,6 +265,14 @@ class BrokenSharedBackendsAreCaughtTest {
         @Override
         public boolean release(String name, String leaseId) {
             return delegate.release(name, leaseId);
+        }
+
+        @Override
+        public boolean release(String name, String leaseId, GrantKind grant) {
+            if (flaw == Flaw.SHARED_RELEASE_IN_THE_MUTEXS_PLACE && grant == GrantKind.SHARED) {
+                return false; // the mutex's holder is not the shared grant: nothing freed
+            }
+            return delegate.release(name, leaseId, grant);
         }
 
         @Override

@@ -4,6 +4,7 @@ import io.fencelock.Capability;
 import io.fencelock.LockBackendException;
 import io.fencelock.LockInfo;
 import io.fencelock.spi.AcquireResult;
+import io.fencelock.spi.GrantKind;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.ReleaseFeed;
 import io.fencelock.spi.RenewRequest;
@@ -202,11 +203,16 @@ public final class InstrumentedBackend implements LockBackend {
 
     @Override
     public boolean release(String name, String leaseId) {
+        return release(name, leaseId, GrantKind.EITHER);
+    }
+
+    @Override
+    public boolean release(String name, String leaseId, GrantKind grant) {
         releases.incrementAndGet();
         if (releasesCut) {
             throw new LockBackendException("release cut off by the TCK (simulated lost connection)", true);
         }
-        return answered(delegate.release(name, leaseId));
+        return answered(delegate.release(name, leaseId, grant));
     }
 
     /** A hand-over is one round trip that both releases and acquires: counted on its own, cut off with either. */

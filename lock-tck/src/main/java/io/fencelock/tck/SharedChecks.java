@@ -430,9 +430,10 @@ public final class SharedChecks implements AutoCloseable {
     /**
      * renewalKeepsEveryKindOfGrant: the watchdog keeps every kind of grant, together in its batches. A
      * mutex, a reader, a writer, a semaphore's permits and (with {@code fair}) a fair mutex of one client
-     * stay valid past twice their TTL while a rival client is refused on each name, and each then renews
-     * by hand. A renewal says which call granted the lease ({@code RenewRequest.grant()}): a backend that
-     * looked for a lease in the wrong place would lose it here.
+     * stay valid past twice their TTL while a rival client is refused on each name, each then renews by
+     * hand, and once they are released the rival is granted each name at once. A renewal and a release say
+     * which call granted the lease ({@code GrantKind}): a backend that looked for a lease in the wrong place
+     * would lose it, or fail to free it, here.
      */
     public void renewalKeepsEveryKindOfGrant(boolean fair) throws Exception {
         // room for stalls, as renewExtendsExclusivity's: the watchdog renews at a third of it
@@ -491,6 +492,14 @@ public final class SharedChecks implements AutoCloseable {
         }
         for (Map.Entry<String, Lease> h : held.entrySet()) {
             assertThat(h.getValue().release(), "renewalKeepsEveryKindOfGrant: the " + h.getKey() + "'s release");
+        }
+        for (Map.Entry<String, Supplier<Optional<Lease>>> r : rivals.entrySet()) {
+            Optional<Lease> taken = r.getValue().get();
+            assertThat(
+                    taken.isPresent(),
+                    "renewalKeepsEveryKindOfGrant: the rival was refused the " + r.getKey()
+                            + "'s name right after its release");
+            taken.get().release();
         }
     }
 
