@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 import io.fencelock.inmemory.InMemoryLockBackend;
+import io.fencelock.spi.GrantKind;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -114,6 +115,44 @@ class EngineRenewalTest {
         assertThat(backend.inspect("a").orElseThrow().held())
                 .as("freed on the backend before its TTL")
                 .isFalse();
+    }
+
+    /**
+     * A renewal and a release tell the backend which call granted each lease, so a backend that keeps the
+     * mutex's holder and shared grants apart looks in one place: a mutex is MUTEX; a reader, a writer (still
+     * after its downgrade), permits and a fair mutex are SHARED. An id the engine does not hold is EITHER.
+     */
+    @Test
+    void renewalsAndReleasesSayWhichCallGrantedEachLease() {
+        Lease mutex = client.tryAcquire("mutex").orElseThrow();
+        Lease reader = client.readWriteLock("read").tryRead().orElseThrow();
+        ReadWriteLockHandle writes = client.readWriteLock("write");
+        Lease writer = writes.tryWrite().orElseThrow();
+        Lease permits = client.semaphore("permits", 3).tryAcquire(2).orElseThrow();
+        Lease fair = client.lock("fair").fair(true).tryAcquire().orElseThrow();
+        assertThat(writes.downgrade(writer)).isTrue();
+        clock.advance(options.renewInterval(TTL));
+        watchdog.renewTurn();
+        assertThat(backend.renewedAs)
+                .containsEntry(mutex.leaseId(), GrantKind.MUTEX)
+                .containsEntry(reader.leaseId(), GrantKind.SHARED)
+                .containsEntry(writer.leaseId(), GrantKind.SHARED)
+                .containsEntry(permits.leaseId(), GrantKind.SHARED)
+                .containsEntry(fair.leaseId(), GrantKind.SHARED);
+        for (Lease lease : List.of(mutex, reader, writer, permits, fair)) {
+            assertThat(lease.release()).as(lease.name()).isTrue();
+        }
+        assertThat(backend.releasedAs)
+                .containsEntry(mutex.leaseId(), GrantKind.MUTEX)
+                .containsEntry(reader.leaseId(), GrantKind.SHARED)
+                .containsEntry(writer.leaseId(), GrantKind.SHARED)
+                .containsEntry(permits.leaseId(), GrantKind.SHARED)
+                .containsEntry(fair.leaseId(), GrantKind.SHARED);
+        Lease held = client.tryAcquire("forced").orElseThrow();
+        assertThat(client.forceRelease("forced")).isPresent();
+        assertThat(backend.releasedAs)
+                .as("an id released by name only")
+                .containsEntry(held.leaseId(), GrantKind.EITHER);
     }
 
     @Test

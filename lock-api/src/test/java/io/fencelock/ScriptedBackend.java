@@ -2,14 +2,17 @@ package io.fencelock;
 
 import io.fencelock.inmemory.InMemoryLockBackend;
 import io.fencelock.spi.AcquireResult;
+import io.fencelock.spi.GrantKind;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.spi.ReleaseFeed;
 import io.fencelock.spi.RenewRequest;
 import io.fencelock.spi.RenewResult;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -23,6 +26,10 @@ final class ScriptedBackend implements LockBackend {
     final AtomicInteger releases = new AtomicInteger();
     /** The lease ids of every release asked, in order. */
     final List<String> releasedLeases = new CopyOnWriteArrayList<>();
+    /** Which call granted each lease, as renewals and releases said it: lease id to kind. */
+    final Map<String, GrantKind> renewedAs = new ConcurrentHashMap<>();
+
+    final Map<String, GrantKind> releasedAs = new ConcurrentHashMap<>();
     /** The lease ids of refused attempts, in order. */
     final List<String> refusedLeases = new CopyOnWriteArrayList<>();
 
@@ -116,6 +123,7 @@ final class ScriptedBackend implements LockBackend {
     @Override
     public List<RenewResult> renew(List<RenewRequest> requests) {
         renewBatches.add(requests.size());
+        requests.forEach(r -> renewedAs.put(r.leaseId(), r.grant()));
         if (failingRenews.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
             throw new LockBackendException("connection lost", true);
         }
@@ -125,6 +133,12 @@ final class ScriptedBackend implements LockBackend {
         }
         beforeRenewAnswer.run();
         return results;
+    }
+
+    @Override
+    public boolean release(String name, String leaseId, GrantKind grant) {
+        releasedAs.put(leaseId, grant);
+        return release(name, leaseId);
     }
 
     @Override
