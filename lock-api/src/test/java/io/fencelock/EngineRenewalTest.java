@@ -7,6 +7,7 @@ import io.fencelock.inmemory.InMemoryLockBackend;
 import io.fencelock.spi.GrantKind;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -133,21 +134,17 @@ class EngineRenewalTest {
         assertThat(writes.downgrade(writer)).isTrue();
         clock.advance(options.renewInterval(TTL));
         watchdog.renewTurn();
-        assertThat(backend.renewedAs)
-                .containsEntry(mutex.leaseId(), GrantKind.MUTEX)
-                .containsEntry(reader.leaseId(), GrantKind.SHARED)
-                .containsEntry(writer.leaseId(), GrantKind.SHARED)
-                .containsEntry(permits.leaseId(), GrantKind.SHARED)
-                .containsEntry(fair.leaseId(), GrantKind.SHARED);
+        Map<String, GrantKind> kinds = Map.of(
+                mutex.leaseId(), GrantKind.MUTEX,
+                reader.leaseId(), GrantKind.SHARED,
+                writer.leaseId(), GrantKind.SHARED,
+                permits.leaseId(), GrantKind.SHARED,
+                fair.leaseId(), GrantKind.SHARED);
+        assertThat(backend.renewedAs).containsAllEntriesOf(kinds);
         for (Lease lease : List.of(mutex, reader, writer, permits, fair)) {
             assertThat(lease.release()).as(lease.name()).isTrue();
         }
-        assertThat(backend.releasedAs)
-                .containsEntry(mutex.leaseId(), GrantKind.MUTEX)
-                .containsEntry(reader.leaseId(), GrantKind.SHARED)
-                .containsEntry(writer.leaseId(), GrantKind.SHARED)
-                .containsEntry(permits.leaseId(), GrantKind.SHARED)
-                .containsEntry(fair.leaseId(), GrantKind.SHARED);
+        assertThat(backend.releasedAs).containsAllEntriesOf(kinds);
         Lease held = client.tryAcquire("forced").orElseThrow();
         assertThat(client.forceRelease("forced")).isPresent();
         assertThat(backend.releasedAs)
