@@ -100,7 +100,7 @@ final class Renewals {
         }
         Instant sent = Instant.now();
         RoundTrip.run(c, combined, parts);
-        if (oneUpdateAndItsRead && parts.size() <= 3) { // a clean sample of the server's clock
+        if (oneUpdateAndItsRead) { // with or without the procedure after them: a clean sample of the server's clock
             serverClock.observe(sent, serverTime[0], Instant.now());
         }
         List<RenewResult> results = new ArrayList<>(requests.size());
