@@ -78,12 +78,7 @@ class BrokenSharedBackendsAreCaughtTest {
      */
     @Test
     void aRenewalThatLooksForSharedGrantsInTheMutexsPlaceIsCaught() {
-        try (SharedChecks checks = checks(Flawed::sharedRenewalInTheMutexsPlace)) {
-            assertThatThrownBy(() -> checks.renewalKeepsEveryKindOfGrant(true))
-                    .isInstanceOf(AssertionError.class)
-                    .hasMessageContaining("renewalKeepsEveryKindOfGrant")
-                    .hasMessageContaining("lost while renewed");
-        }
+        assertEveryKindOfGrantCatches(Flawed::sharedRenewalInTheMutexsPlace, "lost while renewed");
     }
 
     /**
@@ -92,10 +87,16 @@ class BrokenSharedBackendsAreCaughtTest {
      */
     @Test
     void aReleaseThatLooksForSharedGrantsInTheMutexsPlaceIsCaught() {
-        try (SharedChecks checks = checks(Flawed::sharedReleaseInTheMutexsPlace)) {
+        assertEveryKindOfGrantCatches(Flawed::sharedReleaseInTheMutexsPlace, "release");
+    }
+
+    /** renewalKeepsEveryKindOfGrant, with a fair mutex too, fails on {@code flaw}, saying {@code what}. */
+    private void assertEveryKindOfGrantCatches(Function<LockBackend, LockBackend> flaw, String what) {
+        try (SharedChecks checks = checks(flaw)) {
             assertThatThrownBy(() -> checks.renewalKeepsEveryKindOfGrant(true))
                     .isInstanceOf(AssertionError.class)
-                    .hasMessageContaining("renewalKeepsEveryKindOfGrant");
+                    .hasMessageContaining("renewalKeepsEveryKindOfGrant")
+                    .hasMessageContaining(what);
         }
     }
 

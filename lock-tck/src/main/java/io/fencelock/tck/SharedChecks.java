@@ -438,9 +438,7 @@ public final class SharedChecks implements AutoCloseable {
     public void renewalKeepsEveryKindOfGrant(boolean fair) throws Exception {
         // room for stalls, as renewExtendsExclusivity's: the watchdog renews at a third of it
         Duration ttl = Duration.ofMillis(1500);
-        LockClient holder = register(LockClient.create(
-                fixture.openBackend(),
-                LockOptions.builder().ttl(ttl).autoRenew(true).build()));
+        LockClient holder = register(LockClient.create(fixture.openBackend(), options(ttl))); // renews by default
         LockClient rival = client();
         String mutex = freshName.get();
         String read = freshName.get();
