@@ -1,5 +1,6 @@
 package io.fencelock;
 
+import io.fencelock.spi.GrantKind;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
@@ -9,7 +10,8 @@ import java.util.concurrent.TimeUnit;
  * the backend anyway ({@code ttl} after now: every grant of it was sent before now). With
  * {@code unknownOutcome}, the acquire's outcome was unknown: a request already sent may still be
  * applied after the first release (etcd over gRPC, MongoDB on another connection), so the lease id
- * is released again a few times at growing intervals.
+ * is released again a few times at growing intervals. {@code grant} is the call that granted the lease
+ * where the engine knows it (a held lease), else {@link GrantKind#EITHER}.
  */
 final class BackgroundRelease implements Watchdog.Chore {
     /** After an acquire of unknown outcome: when (after the attempt) its lease id is released again. */
@@ -26,16 +28,19 @@ final class BackgroundRelease implements Watchdog.Chore {
     private final Engine engine;
     private final String name;
     private final String leaseId;
+    private final GrantKind grant;
     private final long start;
     private final long giveUpAt;
     private final int checks;
     private int nextCheck;
     private long backoff = RETRY_FIRST_NANOS;
 
-    BackgroundRelease(Engine engine, String name, String leaseId, long ttlNanos, boolean unknownOutcome) {
+    BackgroundRelease(
+            Engine engine, String name, String leaseId, GrantKind grant, long ttlNanos, boolean unknownOutcome) {
         this.engine = engine;
         this.name = name;
         this.leaseId = leaseId;
+        this.grant = grant;
         this.start = engine.clock.getAsLong();
         this.checks = unknownOutcome ? SWEEP_CHECKS_NANOS.length : 0;
         this.giveUpAt = start + Math.max(ttlNanos, checks == 0 ? 0 : SWEEP_CHECKS_NANOS[checks - 1]);
@@ -44,7 +49,7 @@ final class BackgroundRelease implements Watchdog.Chore {
     @Override
     public long run() {
         try {
-            engine.releaseOnBackend(name, leaseId);
+            engine.releaseOnBackend(name, leaseId, grant);
         } catch (LockBackendException e) {
             long now = engine.clock.getAsLong();
             if (e.isRetryable() && now - giveUpAt < 0) {

@@ -782,7 +782,7 @@ final class Engine implements AutoCloseable {
                     "fencelock: hand-over of '{}' refused by the backend, releasing instead: {}",
                     name,
                     refused.toString());
-            return releaseOnBackend(name, from.leaseId());
+            return releaseOnBackend(name, from.leaseId(), from.grant());
         } finally {
             mutexesHeldHere.remove(name, from); // a grant replaced it already
             offer.answer(granted);
@@ -829,7 +829,12 @@ final class Engine implements AutoCloseable {
      * See {@link BackgroundRelease}.
      */
     void releaseInBackground(String name, String leaseId, Duration ttl, boolean unknownOutcome) {
-        watchdog.submit(new BackgroundRelease(this, name, leaseId, saturatedNanos(ttl), unknownOutcome), 0);
+        releaseInBackground(name, leaseId, GrantKind.EITHER, ttl, unknownOutcome);
+    }
+
+    /** {@link #releaseInBackground(String, String, Duration, boolean)} of a held lease, whose grant is known. */
+    void releaseInBackground(String name, String leaseId, GrantKind grant, Duration ttl, boolean unknownOutcome) {
+        watchdog.submit(new BackgroundRelease(this, name, leaseId, grant, saturatedNanos(ttl), unknownOutcome), 0);
     }
 
     // ---------------------------------------------------------------- lifecycle

@@ -375,7 +375,7 @@ final class ManagedLease implements Lease {
             freed = engine.release(this);
         } catch (LockBackendException e) {
             if (e.isRetryable()) {
-                engine.releaseInBackground(name, leaseId, ttl, false);
+                engine.releaseInBackground(name, leaseId, grant, ttl, false);
             }
             throw e;
         }
@@ -562,7 +562,7 @@ final class ManagedLease implements Lease {
     private void announceLoss(LeaseLoss loss, boolean mayStillHoldOnBackend) {
         engine.forget(this);
         if (mayStillHoldOnBackend) {
-            engine.releaseInBackground(name, leaseId, ttl, false);
+            engine.releaseInBackground(name, leaseId, grant, ttl, false);
         }
         lost.complete(loss);
         engine.events.lost(loss);

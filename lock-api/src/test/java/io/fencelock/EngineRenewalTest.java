@@ -1,6 +1,7 @@
 package io.fencelock;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 import io.fencelock.inmemory.InMemoryLockBackend;
@@ -116,6 +117,19 @@ class EngineRenewalTest {
         assertThat(backend.inspect("a").orElseThrow().held())
                 .as("freed on the backend before its TTL")
                 .isFalse();
+        assertThat(backend.releasedAs).as("the lost lease's grant").containsEntry(lease.leaseId(), GrantKind.MUTEX);
+    }
+
+    @Test
+    void aReleaseRetriedInTheBackgroundStillSaysWhichCallGrantedTheLease() {
+        ReadWriteLockHandle lock = client.readWriteLock("r");
+        Lease reader = lock.tryRead().orElseThrow();
+        backend.failingReleases.set(1);
+        assertThatThrownBy(reader::release).isInstanceOf(LockBackendException.class);
+        backend.releasedAs.clear();
+        watchdog.renewTurn(); // the retry in the background
+        assertThat(backend.releasedAs).containsExactly(Map.entry(reader.leaseId(), GrantKind.SHARED));
+        assertThat(lock.tryWrite()).as("the reader's grant freed").isPresent();
     }
 
     /**
