@@ -18,26 +18,29 @@ import javax.sql.DataSource;
 public final class JdbcConnections implements AutoCloseable {
     private final DataSource dataSource;
     private final DataSource ownPool; // null with the application's DataSource; never typed as HikariCP's
+    private final ConnectionGate gate; // the own pool's; null with the application's DataSource
     private final JdbcFailures failures;
     private final String url; // the raw URL, only to redact its echoes from start-up failures
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private JdbcConnections(DataSource dataSource, DataSource ownPool, JdbcFailures failures, String url) {
+    private JdbcConnections(
+            DataSource dataSource, DataSource ownPool, ConnectionGate gate, JdbcFailures failures, String url) {
         this.dataSource = dataSource;
         this.ownPool = ownPool;
+        this.gate = gate;
         this.failures = failures;
         this.url = url;
     }
 
     /** The application's DataSource; no pool code is loaded, so HikariCP may be absent. */
     public static JdbcConnections application(DataSource dataSource, JdbcFailures failures) {
-        return new JdbcConnections(dataSource, null, failures, null);
+        return new JdbcConnections(dataSource, null, null, failures, null);
     }
 
     /**
      * The backend's own pool of {@code settings.poolSize()} connections from {@code direct}, which
-     * makes connections to {@code settings.jdbcUrl()}; {@code initSql} (or null) runs on each new
-     * connection. Opens the first connection now: a failure to connect is a {@code LockBackendException}
+     * makes connections to {@code settings.jdbcUrl()}, behind a {@link ConnectionGate} that admits as many
+     * borrowers as it has connections; {@code initSql} (or null) runs on each new connection. Opens the first connection now: a failure to connect is a {@code LockBackendException}
      * ({@link JdbcFailures#failure(String, SQLException, String)}, operation "connect").
      */
     public static JdbcConnections ownPool(
@@ -52,12 +55,14 @@ public final class JdbcConnections implements AutoCloseable {
                             + " --add-modules com.zaxxer.hikari): add it, or build with dataSource(...)",
                     e);
         }
-        return new JdbcConnections(pool, pool, failures, settings.jdbcUrl());
+        ConnectionGate gate =
+                new ConnectionGate(settings.poolSize(), OwnPool.connectionTimeoutMillis(settings), poolName);
+        return new JdbcConnections(pool, pool, gate, failures, settings.jdbcUrl());
     }
 
     /** A connection in autocommit (an application's pool may hand out transactional ones). */
     public Connection connection() throws SQLException {
-        Connection c = dataSource.getConnection();
+        Connection c = gate != null ? gate.borrow(dataSource) : dataSource.getConnection();
         try {
             if (!c.getAutoCommit()) {
                 c.setAutoCommit(true);
@@ -145,6 +150,11 @@ public final class JdbcConnections implements AutoCloseable {
     /** The backend's own pool, null with the application's DataSource (for tests of what the pool shows). */
     public DataSource ownPool() {
         return ownPool;
+    }
+
+    /** Borrowers the own pool's gate would still admit now (its size when none is in); -1 with the application's DataSource (for tests). */
+    public int freeAdmissions() {
+        return gate == null ? -1 : gate.free();
     }
 
     /** Closes the own pool; the application's DataSource is left alone. */

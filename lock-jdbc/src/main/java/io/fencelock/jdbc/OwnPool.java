@@ -13,6 +13,11 @@ import javax.sql.DataSource;
 final class OwnPool {
     private OwnPool() {}
 
+    /** How long a borrower may wait for a connection: the connect timeout, and no less than HikariCP's floor. */
+    static long connectionTimeoutMillis(JdbcSettings settings) {
+        return Math.max(250, settings.connectTimeout().toMillis());
+    }
+
     static DataSource open(
             DataSource direct, String poolName, JdbcSettings settings, String initSql, JdbcFailures failures) {
         // the pool sees a DataSource only: no URL, user or password in its configuration or its log
@@ -22,7 +27,7 @@ final class OwnPool {
         config.setMaximumPoolSize(settings.poolSize());
         config.setMinimumIdle(Math.min(2, settings.poolSize()));
         config.setAutoCommit(true);
-        config.setConnectionTimeout(Math.max(250, settings.connectTimeout().toMillis()));
+        config.setConnectionTimeout(connectionTimeoutMillis(settings));
         if (initSql != null) {
             config.setConnectionInitSql(initSql);
         }

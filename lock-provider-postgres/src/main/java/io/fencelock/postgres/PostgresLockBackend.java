@@ -453,6 +453,11 @@ public final class PostgresLockBackend implements LockBackend {
         return connections.ownPool();
     }
 
+    /** Where the backend's connections come from; for tests of the own pool's gate. */
+    JdbcConnections connections() {
+        return connections;
+    }
+
     @Override
     public String toString() {
         return "PostgresLockBackend[" + table.qualifiedTable + " on " + connections.where() + "]";

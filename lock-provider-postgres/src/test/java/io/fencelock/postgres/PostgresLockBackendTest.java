@@ -1057,6 +1057,83 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
         }
     }
 
+    /**
+     * The own pool admits as many borrowers as it has connections (lock-jdbc's ConnectionGate): more threads than
+     * connections all get their turn, and each gives its admission back, whether its call succeeded or not.
+     */
+    @Test
+    void moreThreadsThanPooledConnectionsEachGetTheirTurnAndGiveItBack() throws Exception {
+        try (PostgresLockBackend small = builder().poolSize(2).build()) {
+            int threads = 12;
+            int cycles = 25;
+            ExecutorService pool = Executors.newFixedThreadPool(threads);
+            try {
+                List<Future<Integer>> runs = new ArrayList<>();
+                for (int t = 0; t < threads; t++) {
+                    String name = name();
+                    runs.add(pool.submit(() -> {
+                        int granted = 0;
+                        for (int i = 0; i < cycles; i++) {
+                            String id = lease();
+                            if (small.tryAcquire(name, id, TTL).acquired() && small.release(name, id)) {
+                                granted++;
+                            }
+                        }
+                        return granted;
+                    }));
+                }
+                for (Future<Integer> run : runs) {
+                    assertThat(run.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).isEqualTo(cycles);
+                }
+            } finally {
+                pool.shutdownNow();
+            }
+            assertThat(small.connections().freeAdmissions()).isEqualTo(2);
+        }
+    }
+
+    /**
+     * A borrower that finds every connection taken waits up to the connect timeout, then fails retryably with the
+     * backend unchanged; an interrupted caller is still served while a connection is free (its interrupt stays
+     * set), and fails at once when it would have to wait.
+     */
+    @Test
+    void aBorrowerWaitsForAConnectionOnlyAsLongAsTheConnectTimeout() throws Exception {
+        try (PostgresLockBackend one =
+                builder().poolSize(1).connectTimeout(Duration.ofMillis(400)).build()) {
+            String name = name();
+            try (Connection taken = one.connections().connection()) {
+                assertThat(one.connections().freeAdmissions()).isZero();
+                long start = System.nanoTime();
+                LockBackendException waited =
+                        catchThrowableOfType(() -> one.tryAcquire(name, lease(), TTL), LockBackendException.class);
+                assertThat(waited.isRetryable()).isTrue();
+                assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(400));
+                Thread.currentThread().interrupt();
+                try {
+                    LockBackendException interrupted =
+                            catchThrowableOfType(() -> one.tryAcquire(name, lease(), TTL), LockBackendException.class);
+                    assertThat(interrupted).hasMessageContaining("interrupted while waiting for a connection");
+                    assertThat(Thread.currentThread().isInterrupted()).isTrue();
+                } finally {
+                    Thread.interrupted();
+                }
+            }
+            assertThat(one.connections().freeAdmissions()).isEqualTo(1);
+            assertThat(one.inspect(name)).isEmpty(); // neither refused call reached the table
+            String id = lease();
+            Thread.currentThread().interrupt();
+            try {
+                assertThat(one.tryAcquire(name, id, TTL).acquired()).isTrue();
+                assertThat(Thread.currentThread().isInterrupted()).isTrue();
+            } finally {
+                Thread.interrupted();
+            }
+            assertThat(one.release(name, id)).isTrue();
+            assertThat(one.connections().freeAdmissions()).isEqualTo(1);
+        }
+    }
+
     @Test
     void tablesInOneDatabaseDoNotShareWakeUps() throws InterruptedException {
         String name = name();
