@@ -40,7 +40,8 @@ public final class JdbcConnections implements AutoCloseable {
     /**
      * The backend's own pool of {@code settings.poolSize()} connections from {@code direct}, which
      * makes connections to {@code settings.jdbcUrl()}, behind a {@link ConnectionGate} that admits as many
-     * borrowers as it has connections; {@code initSql} (or null) runs on each new connection. Opens the first connection now: a failure to connect is a {@code LockBackendException}
+     * borrowers as it has connections; {@code initSql} (or null) runs on each new connection. Opens the
+     * first connection now: a failure to connect is a {@code LockBackendException}
      * ({@link JdbcFailures#failure(String, SQLException, String)}, operation "connect").
      */
     public static JdbcConnections ownPool(
@@ -152,7 +153,10 @@ public final class JdbcConnections implements AutoCloseable {
         return ownPool;
     }
 
-    /** Borrowers the own pool's gate would still admit now (its size when none is in); -1 with the application's DataSource (for tests). */
+    /**
+     * Borrowers the own pool's gate would still admit now (its size when none is in); -1 with the
+     * application's DataSource (for tests).
+     */
     public int freeAdmissions() {
         return gate == null ? -1 : gate.free();
     }
