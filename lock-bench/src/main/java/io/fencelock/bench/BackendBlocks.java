@@ -131,6 +131,7 @@ final class BackendBlocks {
                         .max()
                         .orElse(Double.NaN);
                 row.add(Cells.number(longest));
+                row.add(Cells.attemptsPerGrant(s, c, names));
             }
             row.add(Cells.cpuPerCycle(Cells.throughput(s, c, names, 8)));
             rows.add(row);
@@ -141,6 +142,7 @@ final class BackendBlocks {
         header.add("8 clients: ratio");
         if (hot) {
             header.add("longest wait of one thread, ms");
+            header.add("attempts per grant, 8 · 64 clients");
         }
         header.add("8 clients: CPU µs per cycle, client · server");
         b.add(new Table(header, rows));
@@ -156,6 +158,10 @@ final class BackendBlocks {
         String longestWait = hot
                 ? " Longest wait: of one thread, from its release to its next grant, within the measured time"
                         + " (a wait still running at the end counts up to the end); the most of any pass."
+                        + " Attempts per grant: the lock attempts the client sent its backend (a hand-over counts as"
+                        + " one) per cycle completed, the median of the passes; 1.00 is no attempt wasted, and a"
+                        + " crowd of waiters that polls the name shows as more; – where the library waits inside itself"
+                        + " and the bench cannot count."
                 : "";
         b.add(new Text((passes > 1
                         ? "Each cell: the median of its passes (min–max). Cells marked * spread more than "

@@ -148,6 +148,18 @@ final class Cells {
                 .orElse("–");
     }
 
+    /** A contender's attempts per grant on {@code names} at 8 and 64 clients, "1.00 · 3.42"; "–" where not counted. */
+    static String attemptsPerGrant(Figures.BackendSection s, String label, String names) {
+        List<String> at = new java.util.ArrayList<>();
+        for (int clients : new int[] {8, 64}) {
+            at.add(throughput(s, label, names, clients)
+                    .filter(Figures.Throughput::hasAttempts)
+                    .map(t -> String.format(Locale.ROOT, "%.2f", t.attemptsPerGrant()))
+                    .orElse("–"));
+        }
+        return at.stream().allMatch("–"::equals) ? "–" : String.join(" · ", at);
+    }
+
     static Optional<Figures.HandOff> handOff(Figures.BackendSection s, String label) {
         return s.handOff().stream().filter(h -> h.contender().equals(label)).findFirst();
     }

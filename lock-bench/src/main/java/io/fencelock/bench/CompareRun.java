@@ -196,6 +196,7 @@ public final class CompareRun {
         Map<String, List<Double>> passes = new LinkedHashMap<>();
         Map<String, List<Double>> clientCpu = new HashMap<>();
         Map<String, List<Double>> serverCpu = new HashMap<>();
+        Map<String, List<Double>> attempts = new HashMap<>();
         CpuMeter cpu = new CpuMeter(backend.serverPid());
         Map<String, Double> longestWaits = new HashMap<>();
         Map<String, Figures.Throughput> cells = new LinkedHashMap<>();
@@ -222,7 +223,8 @@ public final class CompareRun {
                                         : throughputRounds > 1
                                                 ? " (pass " + (round + 1) + " of " + throughputRounds + ")"
                                                 : ""));
-                try (LockContender c = f.open()) {
+                // counting: how many attempts a grant costs is what tells a local queue from a stampede
+                try (LockContender c = f.openCounting()) {
                     measurements.warm(c, f.label());
                     for (boolean hot : new boolean[] {false, true}) {
                         for (int clients : settings.clientCounts()) {
@@ -239,6 +241,8 @@ public final class CompareRun {
                             cellClientCpu.add(pass.clientCpuMicros());
                             List<Double> cellServerCpu = serverCpu.computeIfAbsent(cell, k -> new ArrayList<>());
                             cellServerCpu.add(pass.serverCpuMicros());
+                            List<Double> cellAttempts = attempts.computeIfAbsent(cell, k -> new ArrayList<>());
+                            cellAttempts.add(pass.attemptsPerGrant());
                             double longestWait = longestWaits.merge(cell, pass.longestWaitMs(), Math::max);
                             cells.put(
                                     cell,
@@ -250,7 +254,8 @@ public final class CompareRun {
                                             cellPasses,
                                             longestWait,
                                             cellClientCpu,
-                                            cellServerCpu));
+                                            cellServerCpu,
+                                            cellAttempts));
                         }
                     }
                 } catch (InterruptedException e) {

@@ -51,7 +51,9 @@ public final class Figures {
             double clientCpuMicros,
             double serverCpuMicros,
             List<Double> clientCpuMicrosPerPass,
-            List<Double> serverCpuMicrosPerPass) {
+            List<Double> serverCpuMicrosPerPass,
+            double attemptsPerGrant,
+            List<Double> attemptsPerGrantPerPass) {
 
         /** One cell from its passes (at least one). */
         static Throughput of(String contender, String kind, String names, int clients, List<Double> passes) {
@@ -62,12 +64,14 @@ public final class Figures {
         static Throughput of(
                 String contender, String kind, String names, int clients, List<Double> passes, double longestWaitMs) {
             List<Double> unread = java.util.Collections.nCopies(passes.size(), Double.NaN);
-            return of(contender, kind, names, clients, passes, longestWaitMs, unread, unread);
+            return of(contender, kind, names, clients, passes, longestWaitMs, unread, unread, unread);
         }
 
         /**
-         * One cell from its passes (at least one), the longest wait seen in any of them, and each pass's CPU
-         * microseconds per cycle of the client's process and of the server's (NaN where not read).
+         * One cell from its passes (at least one), the longest wait seen in any of them, and per pass: the CPU
+         * microseconds per cycle of the client's process and of the server's, and the attempts per grant (the
+         * lock attempts the client sent its backend, a hand-over being one, per cycle completed); NaN where not
+         * read or not countable.
          */
         static Throughput of(
                 String contender,
@@ -77,7 +81,8 @@ public final class Figures {
                 List<Double> passes,
                 double longestWaitMs,
                 List<Double> clientCpuMicros,
-                List<Double> serverCpuMicros) {
+                List<Double> serverCpuMicros,
+                List<Double> attemptsPerGrant) {
             double[] sorted =
                     passes.stream().mapToDouble(Double::doubleValue).sorted().toArray();
             int n = sorted.length;
@@ -100,7 +105,9 @@ public final class Figures {
                     medianOfRead(clientCpuMicros),
                     medianOfRead(serverCpuMicros),
                     List.copyOf(clientCpuMicros),
-                    List.copyOf(serverCpuMicros));
+                    List.copyOf(serverCpuMicros),
+                    medianOfRead(attemptsPerGrant),
+                    List.copyOf(attemptsPerGrant));
         }
 
         /** The median of the finite values, or NaN when there are none. */
@@ -126,6 +133,11 @@ public final class Figures {
         /** Whether the server's CPU per cycle was read: only for a server this run started as a child process. */
         public boolean hasServerCpu() {
             return Double.isFinite(serverCpuMicros) && serverCpuMicros > 0;
+        }
+
+        /** Whether attempts per grant were counted: a grant takes at least one (reports written before have 0). */
+        public boolean hasAttempts() {
+            return Double.isFinite(attemptsPerGrant) && attemptsPerGrant > 0;
         }
 
         /** (max - min) / median, or 0 for one pass. */

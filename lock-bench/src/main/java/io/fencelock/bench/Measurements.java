@@ -180,8 +180,16 @@ final class Measurements {
         }
     }
 
-    /** One pass of a throughput cell: completed cycles per second, the longest wait of any thread, and CPU µs per cycle of the client's process and the server's (NaN: not read). */
-    record Pass(double perSecond, double longestWaitMs, double clientCpuMicros, double serverCpuMicros) {}
+    /**
+     * One pass of a throughput cell: completed cycles per second, the longest wait of any thread, CPU µs per cycle
+     * of the client's process and the server's, and the lock attempts the client sent per cycle (NaN: not read).
+     */
+    record Pass(
+            double perSecond,
+            double longestWaitMs,
+            double clientCpuMicros,
+            double serverCpuMicros,
+            double attemptsPerGrant) {}
 
     /**
      * {@code clients} threads of one client instance run acquire + release for the measuring time,
@@ -231,11 +239,13 @@ final class Measurements {
             }
             Thread.sleep(settings.throughputWarmup().toMillis());
             long before = completed.get();
+            long attemptsBefore = contender.acquireAttempts();
             CpuMeter.Reading cpuBefore = cpu.read();
             long start = System.nanoTime();
             longestWait.from = start;
             Thread.sleep(measured.toMillis());
             long done = completed.get() - before;
+            long attemptsAfter = contender.acquireAttempts();
             long end = System.nanoTime();
             double[] cpuPerCycle = cpuBefore.perCycleMicros(cpu.read(), Math.max(1, done));
             longestWait.to = end;
@@ -244,7 +254,12 @@ final class Measurements {
             for (Future<?> w : workers) {
                 w.get(60, TimeUnit.SECONDS); // surfaces a worker's failure
             }
-            return new Pass(done / seconds, longestWait.longest.get() / 1e6, cpuPerCycle[0], cpuPerCycle[1]);
+            // attempts in flight at either end make the ratio a little off; over a cell's thousands of cycles, noise
+            double attemptsPerGrant = attemptsBefore == LockContender.NOT_COUNTED
+                    ? Double.NaN
+                    : (attemptsAfter - attemptsBefore) / (double) Math.max(1, done);
+            return new Pass(
+                    done / seconds, longestWait.longest.get() / 1e6, cpuPerCycle[0], cpuPerCycle[1], attemptsPerGrant);
         } finally {
             stop.set(true);
             threads.shutdownNow();

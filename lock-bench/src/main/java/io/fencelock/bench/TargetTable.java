@@ -218,6 +218,10 @@ final class TargetTable {
                     Double.isNaN(longest)
                             ? "longest wait not measured"
                             : "longest wait " + Cells.number(longest) + " ms");
+            String attempts = Cells.attemptsPerGrant(s, Cells.FENCELOCK, Cells.HOT);
+            if (!attempts.equals("–")) {
+                figures.add("attempts per grant " + attempts);
+            }
         }
         return verdict(
                 met,

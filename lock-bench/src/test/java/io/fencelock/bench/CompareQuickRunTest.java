@@ -52,6 +52,13 @@ class CompareQuickRunTest {
                 assertThat(backend.path("latency").size())
                         .as(title + " latency rows")
                         .isPositive();
+                for (JsonNode cell : backend.path("throughput")) {
+                    if (cell.path("contender").asText().equals(Cells.FENCELOCK)) {
+                        assertThat(cell.path("attemptsPerGrant").asDouble())
+                                .as(title + ": fencelock's attempts per grant are counted in every throughput cell")
+                                .isPositive();
+                    }
+                }
             }
         }
         // the embedded defaults are always there, whatever else is installed

@@ -66,7 +66,8 @@ class ReportWriterTest {
                 List.of(900.0, 950.0, 930.0),
                 Double.NaN,
                 List.of(52.0, 50.0, 51.0),
-                List.of(31.0, 30.0, 32.0));
+                List.of(31.0, 30.0, 32.0),
+                List.of(1.0, 1.0, 1.0));
         Figures.Throughput alone8 = Figures.Throughput.of(
                 spi,
                 "fencelock",
@@ -75,7 +76,8 @@ class ReportWriterTest {
                 List.of(1000.0, 1000.0, 1000.0),
                 Double.NaN,
                 List.of(46.0, 45.0, Double.NaN), // a pass whose reading failed is left out of the median
-                List.of(Double.NaN, Double.NaN, Double.NaN)); // no server process of this run's
+                List.of(Double.NaN, Double.NaN, Double.NaN), // no server process of this run's
+                List.of(1.0, 1.0, 1.0));
         assertThat(fencelock8.clientCpuMicros()).isEqualTo(51.0);
         assertThat(fencelock8.serverCpuMicros()).isEqualTo(31.0);
         assertThat(alone8.clientCpuMicros()).isEqualTo(45.5);
@@ -138,6 +140,47 @@ class ReportWriterTest {
         assertThat(Files.readString(dir.resolve("report.json"))).contains("\"targets\"", "\"summary\"");
         String html = Files.readString(dir.resolve("index.html"));
         assertThat(html).contains("<td class=\"good\">met").doesNotContain("<script");
+    }
+
+    @Test
+    void theHotNameSaysHowManyAttemptsAGrantCostWhereTheBenchCountedThem(@TempDir Path dir) throws Exception {
+        Figures.Run run = run(1200, 1000, 1000, 990);
+        Figures.BackendSection s = run.backends().get(0);
+        List<Figures.Throughput> cells = new java.util.ArrayList<>(s.throughput().stream()
+                .filter(t -> !t.names().equals("one hot name") || !t.contender().equals("fencelock"))
+                .toList());
+        List<Double> nan = List.of(Double.NaN, Double.NaN, Double.NaN);
+        cells.add(Figures.Throughput.of(
+                "fencelock",
+                "fencelock",
+                "one hot name",
+                8,
+                List.of(990.0, 990.0, 990.0),
+                40,
+                nan,
+                nan,
+                List.of(1.0, 1.02, 1.01)));
+        cells.add(Figures.Throughput.of(
+                "fencelock",
+                "fencelock",
+                "one hot name",
+                64,
+                List.of(990.0, 990.0, 990.0),
+                30,
+                nan,
+                nan,
+                List.of(1.0, Double.NaN, 1.0))); // a pass not counted is left out of the median
+        Figures.Run counted = withRun(run, withThroughput(s, cells));
+        assertThat(verdict(TargetTable.verdicts(counted), "Hot name").figure())
+                .contains("longest wait 40.0 ms, attempts per grant 1.01 · 1.00");
+        new ReportWriter(counted).writeTo(dir);
+        assertThat(Files.readString(dir.resolve("report.md")))
+                .contains("attempts per grant, 8 · 64 clients |")
+                .as("the peer, which this run did not count")
+                .contains("| 900 | – |");
+        assertThat(verdict(TargetTable.verdicts(run), "Hot name").figure())
+                .as("a report of before, without the counts")
+                .doesNotContain("attempts");
     }
 
     private static Summary.Ranking ranking(List<Summary.Ranking> rankings, String workload) {
