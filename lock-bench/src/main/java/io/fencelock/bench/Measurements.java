@@ -255,9 +255,9 @@ final class Measurements {
                 w.get(60, TimeUnit.SECONDS); // surfaces a worker's failure
             }
             // attempts in flight at either end make the ratio a little off; over a cell's thousands of cycles, noise
-            double attemptsPerGrant = attemptsBefore == LockContender.NOT_COUNTED
-                    ? Double.NaN
-                    : (attemptsAfter - attemptsBefore) / (double) Math.max(1, done);
+            double attemptsPerGrant = attemptsBefore == LockContender.NOT_COUNTED || done == 0
+                    ? Double.NaN // no grant in the pass: attempts per grant has no value
+                    : (attemptsAfter - attemptsBefore) / (double) done;
             return new Pass(
                     done / seconds, longestWait.longest.get() / 1e6, cpuPerCycle[0], cpuPerCycle[1], attemptsPerGrant);
         } finally {
