@@ -124,11 +124,14 @@ public abstract class BackendUnderTest implements AutoCloseable {
                     InstrumentedBackend counted = new InstrumentedBackend(openBackend());
                     return new FencelockContender(LockClient.create(counted, LockOptions.defaults()), counted);
                 }));
+        // Counted, the provider alone runs through the same wrapper as fencelock: the engine's ratio to it (the
+        // throughput cells open both counting) compares like with like.
         all.add(new LockContender.Factory(
                 ProviderSpiContender.LABEL,
                 LockContender.Kind.FENCELOCK,
                 RawContender.WAITS_BY,
-                () -> new ProviderSpiContender(openBackend())));
+                () -> new ProviderSpiContender(openBackend()),
+                () -> new ProviderSpiContender(new InstrumentedBackend(openBackend()))));
         all.add(new LockContender.Factory(
                 "raw primitive",
                 LockContender.Kind.RAW,
