@@ -298,8 +298,12 @@ final class Engine implements AutoCloseable {
         // Without a release signal the pause follows the name's forecast release; with one, the poll is a fallback.
         ForecastWait forecast = capabilities.contains(Capability.WAKE_ON_RELEASE) ? null : new ForecastWait(name);
         boolean woken = false;
-        // Subscribe before the first attempt, so a release between the attempt and the wait is not missed.
-        try (WakeUpSubscription ignored = subscribe(name, waiter::signal)) {
+        // The release signal is subscribed to at the first attempt that does not hold, and the head then asks
+        // again at once, so a release between that attempt and the subscription is not missed; an acquire
+        // granted at once (the usual case) costs no subscription, and the backend no watched name.
+        boolean subscribes = capabilities.contains(Capability.WAKE_ON_RELEASE);
+        WakeUpSubscription subscription = null;
+        try {
             int misses = 0;
             boolean answered = false;
             while (true) {
@@ -389,6 +393,10 @@ final class Engine implements AutoCloseable {
                 if (left <= 0) {
                     return Optional.empty();
                 }
+                if (subscribes && subscription == null) {
+                    subscription = subscribe(name, waiter::signal);
+                    continue;
+                }
                 long pause = forecast != null
                         ? ReleaseForecasts.pauseNanos(
                                 options,
@@ -402,6 +410,10 @@ final class Engine implements AutoCloseable {
                 if (woken) {
                     misses = 0;
                 }
+            }
+        } finally {
+            if (subscription != null) {
+                subscription.close();
             }
         }
     }

@@ -298,10 +298,10 @@ class EngineWaitingTest {
             Lease holder = other.tryAcquire("g").orElseThrow();
             Future<Optional<Lease>> waiter = pool.submit(() -> waiting.client().acquire("g", Duration.ofHours(1)));
             awaitTrue(
-                    "the waiter's refused attempt",
-                    () -> !waiting.backend().refusedLeases.isEmpty());
+                    "the waiter's refused attempt that queued it",
+                    () -> !waiting.backend().queuedLeases.isEmpty());
             int attempts = waiting.backend().attempts.get();
-            String queuedUnder = waiting.backend().refusedLeases.get(0);
+            String queuedUnder = waiting.backend().queuedLeases.get(0);
             clock.advance(Duration.ofSeconds(10)); // the queuing attempt was sent 10 s before the release
             holder.release();
             Lease granted = waiter.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS).orElseThrow();
@@ -322,6 +322,60 @@ class EngineWaitingTest {
     }
 
     /**
+     * An acquire granted at once subscribes to no release signal: the feed is told of the name only by the
+     * first attempt that does not hold, and then the head asks again before it sleeps.
+     */
+    @Test
+    void anAcquireGrantedAtOnceWatchesNothing() throws Exception {
+        try (Patient waiting = patient()) {
+            ScriptedBackend own = waiting.backend();
+            Lease first = waiting.client().acquire("w", Duration.ofHours(1)).orElseThrow();
+            assertThat(own.watches.get())
+                    .as("names watched by an acquire granted at once")
+                    .isZero();
+            assertThat(own.attempts.get()).isEqualTo(1);
+            assertThat(first.release()).isTrue();
+
+            Lease holder = other.tryAcquire("w").orElseThrow();
+            Future<Optional<Lease>> waiter = pool.submit(() -> waiting.client().acquire("w", Duration.ofHours(1)));
+            awaitTrue("the waiter's refused attempt that queued it", () -> !own.queuedLeases.isEmpty());
+            assertThat(own.watches.get())
+                    .as("names watched by a waiting acquire")
+                    .isEqualTo(1);
+            assertThat(own.refusedLeases)
+                    .as("the first attempt, refused before the name was watched, then the one that queued it")
+                    .hasSize(2);
+            holder.release();
+            assertThat(waiter.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS)
+                            .orElseThrow()
+                            .release())
+                    .isTrue();
+        }
+    }
+
+    /**
+     * A release that comes after the head's first refusal and before it subscribed to the release signal is
+     * not missed: the head asks again at once after subscribing. Its poll is a minute apart, so only that
+     * second attempt can bring it the lock within the bound.
+     */
+    @Test
+    void aReleaseBeforeTheHeadSubscribedIsNotMissed() throws Exception {
+        try (Patient waiting = patient()) {
+            ScriptedBackend own = waiting.backend();
+            Lease holder = other.tryAcquire("b").orElseThrow();
+            releaseInsideTheNextAttempt(own, holder); // after the first attempt was refused, before its answer
+            Lease granted = pool.submit(() -> waiting.client().acquire("b", Duration.ofHours(1)))
+                    .get(HANG_GUARD_SECONDS, TimeUnit.SECONDS)
+                    .orElseThrow();
+            assertThat(own.attempts.get())
+                    .as("the refused attempt and the one after subscribing")
+                    .isEqualTo(2);
+            assertThat(granted.fencingToken()).isGreaterThan(holder.fencingToken());
+            assertThat(granted.release()).isTrue();
+        }
+    }
+
+    /**
      * A plain {@code tryAcquire} of a client whose head waits is, to the backend, an attempt of the waiting
      * client: once the place is a quarter of its TTL old, its refusal rewrites the place under its own lease.
      * The head takes a release's grant to that lease (valid from that attempt's send time) without an attempt
@@ -336,10 +390,10 @@ class EngineWaitingTest {
             assertThat(waiting.client().tryAcquire("p"))
                     .as("a plain attempt while the head waits")
                     .isEmpty();
-            assertThat(own.refusedLeases)
-                    .as("the head's attempt, then the plain one")
+            assertThat(own.queuedLeases)
+                    .as("the leases the client was queued under: the head's, then the plain attempt's")
                     .hasSize(2);
-            String plain = own.refusedLeases.get(1);
+            String plain = own.queuedLeases.get(1);
             int attempts = own.attempts.get();
             holder.release(); // grants the lease the client is queued under now: the plain attempt's
             Lease granted = waiter.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS).orElseThrow();
@@ -372,7 +426,7 @@ class EngineWaitingTest {
             assertThat(waiting.client().tryAcquire("f"))
                     .as("a plain attempt while the head waits, refused before the release")
                     .isEmpty();
-            String plain = own.refusedLeases.get(1);
+            String plain = own.queuedLeases.get(1);
             Lease granted = waiter.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS).orElseThrow();
             assertThat(granted.leaseId())
                     .as("the lease the plain attempt queued")
@@ -425,8 +479,8 @@ class EngineWaitingTest {
         backend.grantsLate = true;
         Lease holder = other.tryAcquire("late").orElseThrow();
         Future<Optional<Lease>> waiter = pool.submit(() -> client.acquire("late", Duration.ofHours(1)));
-        awaitTrue("the waiter's refused attempt", () -> !backend.refusedLeases.isEmpty());
-        String queuedUnder = backend.refusedLeases.get(0);
+        awaitTrue("the waiter's refused attempt that queued it", () -> !backend.queuedLeases.isEmpty());
+        String queuedUnder = backend.queuedLeases.get(0);
         holder.release(); // grants the waiter's queued lease; its feed keeps the news back
         clock.advance(Duration.ofSeconds(1)); // the waiter's fallback poll is due: its attempt learns of it
         Lease granted = waiter.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS).orElseThrow();
@@ -447,8 +501,8 @@ class EngineWaitingTest {
     void aQueuedWaiterThatStopsWaitingReleasesItsQueuedLease() throws Exception {
         Lease holder = other.tryAcquire("s").orElseThrow();
         Future<Optional<Lease>> waiter = pool.submit(() -> client.acquire("s", Duration.ofSeconds(5)));
-        awaitTrue("the waiter's refused attempt", () -> !backend.refusedLeases.isEmpty());
-        String queuedUnder = backend.refusedLeases.get(0);
+        awaitTrue("the waiter's refused attempt that queued it", () -> !backend.queuedLeases.isEmpty());
+        String queuedUnder = backend.queuedLeases.get(0);
         clock.advance(Duration.ofSeconds(6)); // the wait runs out; the holder's 30 s do not
         assertThat(waiter.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS)).isEmpty();
         assertThat(backend.releasedLeases)
@@ -611,7 +665,7 @@ class EngineWaitingTest {
         Future<Optional<Lease>> waiter = pool.submit(() -> waiting.client().acquire(name, Duration.ofHours(1)));
         awaitTrue(
                 "the head's refused attempt, which queued it",
-                () -> waiting.backend().refusedLeases.size() == 1);
+                () -> waiting.backend().queuedLeases.size() == 1);
         clock.advance(TTL.dividedBy(4).plusSeconds(1)); // the place grows old; nothing wakes the head
         return waiter;
     }

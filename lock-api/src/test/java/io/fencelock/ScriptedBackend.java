@@ -32,6 +32,10 @@ final class ScriptedBackend implements LockBackend {
     final Map<String, GrantKind> releasedAs = new ConcurrentHashMap<>();
     /** The lease ids of refused attempts, in order. */
     final List<String> refusedLeases = new CopyOnWriteArrayList<>();
+    /** The lease ids of refused attempts whose refusal queued the client under that lease, in order. */
+    final List<String> queuedLeases = new CopyOnWriteArrayList<>();
+    /** Names the engine told the feed it waits for ({@code watch}), each time. */
+    final AtomicInteger watches = new AtomicInteger();
 
     final AtomicInteger failingRenews = new AtomicInteger();
     final AtomicInteger failingReleases = new AtomicInteger();
@@ -81,6 +85,9 @@ final class ScriptedBackend implements LockBackend {
             grants.incrementAndGet();
         } else {
             refusedLeases.add(leaseId);
+            if (leaseId.equals(r.queuedAs()) && !r.queuedGrant()) {
+                queuedLeases.add(leaseId);
+            }
         }
         return r;
     }
@@ -232,6 +239,7 @@ final class ScriptedBackend implements LockBackend {
 
         @Override
         public void watch(String name) {
+            watches.incrementAndGet();
             feed.watch(name);
         }
 

@@ -139,31 +139,21 @@ public final class EtcdLockBackend implements LockBackend {
         return tryAcquire(name, leaseId, ttl, metadata, true);
     }
 
+    /**
+     * One attempt; a refusal of a waiting client writes or keeps its place in the queue. A grant of a free
+     * name carries no place writes: the engine's first attempt of an acquire is sent before it watches the
+     * name (etcd proposes and logs a transaction whole, the branch it does not take included, so place writes
+     * riding along would cost every grant, about 25 µs a cycle here), and only a waiter refused once asks
+     * with its place.
+     */
     private AcquireResult tryAcquire(
             String name, String leaseId, Duration ttl, LockMetadata metadata, boolean mayRetry) {
-        if (watcher.waitsFor(name) && watcher.placed(name) == null && !queues.anyPlaces(name)) {
-            // A waiter with no place yet, where nobody queues as far as this client sees, asks for the grant alone
-            // first, and only when refused asks again at once with the refusal writing its place: etcd proposes
-            // and logs a transaction whole, the branch it does not take included, so place writes riding along
-            // cost every grant of a free name (about 25 µs a cycle here), and apart one more round trip, which
-            // writes nothing, only when the name is held. Where others queue, the name is held: one round trip.
-            AcquireResult alone = tryAcquire(name, leaseId, ttl, metadata, mayRetry, false);
-            if (alone.acquired() || !watcher.waitsFor(name)) {
-                return alone;
-            }
-        }
-        return tryAcquire(name, leaseId, ttl, metadata, mayRetry, true);
-    }
-
-    /** One attempt; {@code mayQueue}: a refusal of a waiting client writes or keeps its place in the queue. */
-    private AcquireResult tryAcquire(
-            String name, String leaseId, Duration ttl, LockMetadata metadata, boolean mayRetry, boolean mayQueue) {
         long now = System.currentTimeMillis();
         ByteSequence value = bytes(HeldValue.encode(leaseId, now, metadata));
         // a waiter's refusal (re)writes its client's queue place when it has none, or one a quarter of its TTL old
         long t0 = System.nanoTime();
-        ReleaseWatcher.Placed standing = mayQueue ? watcher.placed(name) : null;
-        boolean waits = mayQueue && watcher.waitsFor(name);
+        ReleaseWatcher.Placed standing = watcher.placed(name);
+        boolean waits = watcher.waitsFor(name);
         Queuing queuing =
                 waits || standing != null ? queuing(name, leaseId, ttl, metadata, now, t0, waits, standing) : null;
         AcquireResult r = acquire(name, leaseId, ttl, mayRetry, (lease, t) -> {

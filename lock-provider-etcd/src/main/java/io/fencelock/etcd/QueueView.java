@@ -107,13 +107,6 @@ final class QueueView {
         return queue == null || queue.size() == 1 && queue.containsKey(own) ? mark : -1;
     }
 
-    /** Whether the view knows a place in {@code name}'s queue: the name is contended (a view that saw nothing: no). */
-    boolean anyPlaces(String name) {
-        Queues q = blind ? NOTHING : queues;
-        ConcurrentHashMap<ByteSequence, Place> queue = q.places.get(name);
-        return queue != null && !queue.isEmpty();
-    }
-
     /**
      * Reads every place and mark, then watches the range from the revision after that read, so no write between
      * the two is missed; asynchronous: until the read is in, the view is empty.
