@@ -31,6 +31,7 @@ public final class InstrumentedBackend implements LockBackend {
     private final LockBackend delegate;
     private final AtomicInteger acquires = new AtomicInteger();
     private final AtomicInteger refusals = new AtomicInteger();
+    private final AtomicInteger queuedRefusals = new AtomicInteger();
     private final AtomicInteger releases = new AtomicInteger();
     private final AtomicInteger handOvers = new AtomicInteger();
     private final AtomicInteger reads = new AtomicInteger();
@@ -109,6 +110,15 @@ public final class InstrumentedBackend implements LockBackend {
         return refusals.get();
     }
 
+    /**
+     * Refusals that queued the client for a grant by a release ({@code GRANT_ON_RELEASE}): the answer names
+     * the lease it is queued under. The engine's first attempt of an acquire is sent before it watches the name,
+     * so only a later refusal queues; a property that needs the waiter queued waits for this.
+     */
+    public int queuedRefusals() {
+        return queuedRefusals.get();
+    }
+
     public int releaseCalls() {
         return releases.get();
     }
@@ -166,6 +176,9 @@ public final class InstrumentedBackend implements LockBackend {
     private AcquireResult refusalCounted(AcquireResult answer) {
         if (!answer.acquired()) {
             refusals.incrementAndGet();
+            if (answer.queuedAs() != null && !answer.queuedGrant()) {
+                queuedRefusals.incrementAndGet();
+            }
         }
         return answer;
     }

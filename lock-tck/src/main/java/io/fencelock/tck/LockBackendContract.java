@@ -726,7 +726,7 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
     /**
      * A waiter in a client of its own that polls once a minute (its first pause is half to all of that), so
      * that within {@link #HANG_BOUND} only a release's signal or grant can bring it the lock; refused at least
-     * once when this returns.
+     * once when this returns, and queued by a refusal where the backend grants on release.
      */
     private OncePerMinuteWaiter oncePerMinuteWaiter(String name, Duration ttl) throws Exception {
         Duration poll = Duration.ofMinutes(1);
@@ -743,7 +743,12 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         Future<Lease> lease =
                 thread.submit(() -> waiting.acquire(name, poll.multipliedBy(2)).orElse(null));
         try {
-            awaitCondition("the waiter to find the lock held", () -> backend.refusedAcquires() >= 1);
+            if (capabilities.contains(Capability.GRANT_ON_RELEASE)) {
+                // its first attempt, before it watches the name, is refused without a queue place: the next queues it
+                awaitCondition("the waiter to be queued by a refusal", () -> backend.queuedRefusals() >= 1);
+            } else {
+                awaitCondition("the waiter to find the lock held", () -> backend.refusedAcquires() >= 1);
+            }
         } catch (Exception | AssertionError e) {
             thread.shutdownNow();
             throw e;
