@@ -78,6 +78,7 @@ final class BackendBlocks {
                     Cells.number(l.p99Us()),
                     Cells.number(l.p999Us()),
                     vs,
+                    Cells.number(l.outsideCalls()),
                     Long.toString(l.cycles())));
             bars.add(new Svg.Row(
                     l.contender(),
@@ -91,6 +92,7 @@ final class BackendBlocks {
                         "p99 µs",
                         "p99.9 µs",
                         "p50 ratio",
+                        "outside the backend's calls, p50 µs",
                         "cycles"),
                 rows));
         if (!bars.isEmpty()) {

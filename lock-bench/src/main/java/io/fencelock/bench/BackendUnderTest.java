@@ -1,7 +1,5 @@
 package io.fencelock.bench;
 
-import io.fencelock.LockClient;
-import io.fencelock.LockOptions;
 import io.fencelock.spi.LockBackend;
 import io.fencelock.tck.InstrumentedBackend;
 import io.fencelock.testservers.common.ServerProcess;
@@ -119,18 +117,15 @@ public abstract class BackendUnderTest implements AutoCloseable {
                 FencelockContender.LABEL,
                 LockContender.Kind.FENCELOCK,
                 waitsBy,
-                () -> new FencelockContender(LockClient.create(openBackend(), LockOptions.defaults())),
-                () -> {
-                    InstrumentedBackend counted = new InstrumentedBackend(openBackend());
-                    return new FencelockContender(LockClient.create(counted, LockOptions.defaults()), counted);
-                }));
+                () -> FencelockContender.timed(openBackend()),
+                () -> FencelockContender.counted(openBackend())));
         // Counted, the provider alone runs through the same wrapper as fencelock: the engine's ratio to it (the
         // throughput cells open both counting) compares like with like.
         all.add(new LockContender.Factory(
                 ProviderSpiContender.LABEL,
                 LockContender.Kind.FENCELOCK,
                 RawContender.WAITS_BY,
-                () -> new ProviderSpiContender(openBackend()),
+                () -> ProviderSpiContender.timed(openBackend()),
                 () -> new ProviderSpiContender(new InstrumentedBackend(openBackend()))));
         all.add(new LockContender.Factory(
                 "raw primitive",

@@ -11,6 +11,7 @@ public final class Figures {
      * {@code p50MaxUs} are the lowest and highest p50 of its interleaved rounds (the spread), and
      * {@code roundP50sUs} each round's p50 in round order (NaN for a round it did not finish): the
      * contenders of one measurement ran each round side by side, so round k of two of them pairs.
+     * {@code outsideCallsP50Us}: see {@link #outsideCalls()}.
      */
     public record Latency(
             String contender,
@@ -22,7 +23,17 @@ public final class Figures {
             double meanUs,
             double p50MinUs,
             double p50MaxUs,
-            List<Double> roundP50sUs) {}
+            List<Double> roundP50sUs,
+            double outsideCallsP50Us) {
+        /**
+         * The p50 of the cycles less the time they spent inside the backend's calls (fencelock: the engine's
+         * time on the path; the provider alone: the bench's loop), or NaN where the calls are not timed (or a
+         * report from before they were: read as 0).
+         */
+        public double outsideCalls() {
+            return outsideCallsP50Us > 0 ? outsideCallsP50Us : Double.NaN;
+        }
+    }
 
     /**
      * Completed acquire + release cycles per second: the median of the passes ({@code cyclesPerSecond}),

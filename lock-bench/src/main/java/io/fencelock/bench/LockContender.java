@@ -27,6 +27,15 @@ public interface LockContender extends AutoCloseable {
         return NOT_COUNTED;
     }
 
+    /**
+     * Nanoseconds the calling thread has spent inside the backend's calls so far (fencelock and the provider
+     * alone, through {@link CallTimedBackend}), or {@link #NOT_COUNTED}: the latency workload subtracts it from
+     * each cycle to show the time spent around the round trips.
+     */
+    default long nanosInBackendCalls() {
+        return NOT_COUNTED;
+    }
+
     @Override
     void close() throws Exception;
 

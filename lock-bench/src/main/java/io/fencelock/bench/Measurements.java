@@ -58,15 +58,21 @@ final class Measurements {
         List<LockContender> open = new ArrayList<>();
         List<LockContender.Factory> measured = new ArrayList<>();
         List<Histogram> histograms = new ArrayList<>();
+        // per contender whose backend calls are timed, the cycles less the time inside them; else null
+        List<Histogram> outsideCalls = new ArrayList<>();
         List<double[]> roundP50s = new ArrayList<>();
         try {
             for (LockContender.Factory f : factories) {
                 try {
                     LockContender c = f.open();
-                    cycles(c, name, settings.latencyWarmup(), null);
+                    cycles(c, name, settings.latencyWarmup(), null, null);
                     open.add(c);
                     measured.add(f);
                     histograms.add(new Histogram(HIGHEST_NANOS, 3));
+                    outsideCalls.add(
+                            c.nanosInBackendCalls() == LockContender.NOT_COUNTED
+                                    ? null
+                                    : new Histogram(HIGHEST_NANOS, 3));
                     roundP50s.add(new double[LATENCY_ROUNDS]);
                 } catch (Exception e) {
                     errors.add(f.label() + " latency: " + describe(e));
@@ -90,7 +96,7 @@ final class Measurements {
                             continue;
                         }
                         try {
-                            cycles(open.get(i), name, run, rounds.get(i));
+                            cycles(open.get(i), name, run, rounds.get(i), outsideCalls.get(i));
                         } catch (InterruptedException e) {
                             throw e;
                         } catch (Exception e) {
@@ -113,6 +119,7 @@ final class Measurements {
         List<Figures.Latency> figures = new ArrayList<>();
         for (int i = 0; i < measured.size(); i++) {
             Histogram h = histograms.get(i);
+            Histogram outside = outsideCalls.get(i);
             if (h.getTotalCount() > 0) {
                 figures.add(new Figures.Latency(
                         measured.get(i).label(),
@@ -130,22 +137,36 @@ final class Measurements {
                                 .filter(p -> !Double.isNaN(p))
                                 .max()
                                 .orElse(Double.NaN),
-                        Arrays.stream(roundP50s.get(i)).boxed().toList()));
+                        Arrays.stream(roundP50s.get(i)).boxed().toList(),
+                        outside == null || outside.getTotalCount() == 0
+                                ? Double.NaN
+                                : micros(outside.getValueAtPercentile(50))));
             }
         }
         return figures;
     }
 
-    private static void cycles(LockContender c, String name, int count, Histogram into) throws Exception {
+    /**
+     * {@code count} acquire + release cycles, each recorded {@code into} (when given) and, less the time the
+     * cycle spent inside the backend's calls, into {@code outsideCalls} (when given: a contender that times them).
+     */
+    private static void cycles(LockContender c, String name, int count, Histogram into, Histogram outsideCalls)
+            throws Exception {
         for (int i = 0; i < count; i++) {
+            long inCallsBefore = outsideCalls == null ? 0 : c.nanosInBackendCalls();
             long start = System.nanoTime();
             LockContender.Held held = c.acquire(name, LONG_WAIT);
             if (held == null) {
                 throw new IllegalStateException("an uncontended acquire of '" + name + "' was refused");
             }
             held.release();
+            long took = System.nanoTime() - start;
             if (into != null) {
-                into.recordValue(Math.min(HIGHEST_NANOS, System.nanoTime() - start));
+                into.recordValue(Math.min(HIGHEST_NANOS, took));
+            }
+            if (outsideCalls != null) {
+                long inCalls = c.nanosInBackendCalls() - inCallsBefore;
+                outsideCalls.recordValue(Math.max(0, Math.min(HIGHEST_NANOS, took - inCalls)));
             }
         }
     }
@@ -157,7 +178,7 @@ final class Measurements {
      * being a lock.
      */
     void warm(LockContender contender, String label) throws Exception {
-        cycles(contender, "bench-warm", settings.clientWarmup(), null);
+        cycles(contender, "bench-warm", settings.clientWarmup(), null, null);
         String name = "bench-exclusion";
         LockContender.Held held = contender.acquire(name, LONG_WAIT);
         if (held == null) {

@@ -30,6 +30,16 @@ final class ProviderSpiContender implements LockContender {
         this.backend = backend;
     }
 
+    /** The provider alone on {@code backend}, its calls timed as fencelock's are ({@link FencelockContender#timed}). */
+    static ProviderSpiContender timed(LockBackend backend) {
+        return new ProviderSpiContender(new CallTimedBackend(backend));
+    }
+
+    @Override
+    public long nanosInBackendCalls() {
+        return backend instanceof CallTimedBackend timed ? timed.callingThreadNanos() : NOT_COUNTED;
+    }
+
     private final LongAdder attempts = new LongAdder();
 
     @Override

@@ -70,8 +70,10 @@ final class ReportWriter {
                 + " raw primitive (the physical limit) and the peer libraries on the same server in the same run,"
                 + " with the same operations and warm-up. Each section has a table and a chart per workload, each"
                 + " chart on that backend's own scale. Ratios: fencelock / raw primitive (overhead over the limit)"
-                + " and peer / fencelock. This machine is shared and noisy: read ratios within one run, not"
-                + " absolute numbers across runs. Guarantee matrix: " + run.matrixNote() + "."));
+                + " and peer / fencelock. Latency's \"outside the backend's calls\": each cycle less the time it"
+                + " spent inside the provider's calls (timed per thread, fencelock and the provider alone alike), so"
+                + " fencelock's is the engine's own time on the path. This machine is shared and noisy: read ratios"
+                + " within one run, not absolute numbers across runs. Guarantee matrix: " + run.matrixNote() + "."));
         b.add(new Blocks.Text("Settings: " + run.settings() + "."));
         for (Figures.BackendSection s : run.backends()) {
             BackendBlocks.section(b, s);

@@ -150,12 +150,18 @@ final class TargetTable {
             return notMeasured("no latency of fencelock and the provider alone");
         }
         double diff = fl.get().p50Us() - alone.get().p50Us();
+        String rounds = rounds(fl.get(), alone.get());
+        double outside = fl.get().outsideCalls();
+        String inCycle = Double.isNaN(outside)
+                ? ""
+                : "outside the backend's calls, p50: " + Cells.number(outside) + " vs "
+                        + Cells.number(alone.get().outsideCalls()) + " µs";
         return verdict(
                 diff <= 20,
                 String.format(Locale.ROOT, "%+.1f µs", diff) + " ("
                         + Cells.number(fl.get().p50Us()) + " vs "
                         + Cells.number(alone.get().p50Us()) + " µs)",
-                rounds(fl.get(), alone.get()),
+                rounds.isEmpty() || inCycle.isEmpty() ? rounds + inCycle : rounds + " · " + inCycle,
                 Cells.Value.p50(fl.get()).noisy()
                         || Cells.Value.p50(alone.get()).noisy(),
                 roundPairs(fl.get(), alone.get(), v -> v[0] - v[1] <= 20));

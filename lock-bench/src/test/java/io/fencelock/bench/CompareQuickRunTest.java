@@ -52,6 +52,14 @@ class CompareQuickRunTest {
                 assertThat(backend.path("latency").size())
                         .as(title + " latency rows")
                         .isPositive();
+                for (JsonNode row : backend.path("latency")) {
+                    String contender = row.path("contender").asText();
+                    if (contender.equals(Cells.FENCELOCK) || contender.equals(ProviderSpiContender.LABEL)) {
+                        assertThat(row.path("outsideCallsP50Us").asDouble())
+                                .as(title + ": " + contender + "'s time outside the backend's calls is read")
+                                .isPositive();
+                    }
+                }
                 for (JsonNode cell : backend.path("throughput")) {
                     if (cell.path("contender").asText().equals(Cells.FENCELOCK)) {
                         assertThat(cell.path("attemptsPerGrant").asDouble())

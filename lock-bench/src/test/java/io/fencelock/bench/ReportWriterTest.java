@@ -119,6 +119,9 @@ class ReportWriterTest {
         assertThat(verdict(verdicts, "Hot name").pairs()).isEqualTo("0 of 3 passes");
         // rounds: 105 vs 98, 110 vs 104, 115 vs 94 µs
         assertThat(verdict(verdicts, "Engine: p50").pairs()).isEqualTo("2 of 3 rounds");
+        assertThat(verdict(verdicts, "Engine: p50").spread())
+                .as("beside the difference of p50s, the time each spent outside the backend's calls")
+                .endsWith(" · outside the backend's calls, p50: 4.20 vs 0.60 µs");
         assertThat(verdict(verdicts, "Uncontended p50").pairs()).isEqualTo("3 of 3 rounds");
         assertThat(verdict(verdicts, "Takeover").pairs())
                 .as("one series, nothing to pair")
@@ -202,13 +205,44 @@ class ReportWriterTest {
         String spi = ProviderSpiContender.LABEL;
         List<Figures.Latency> latency = List.of(
                 new Figures.Latency(
-                        "fencelock", "fencelock", 1000, 110, 300, 500, 120, 105, 115, List.of(105.0, 110.0, 115.0)),
+                        "fencelock",
+                        "fencelock",
+                        1000,
+                        110,
+                        300,
+                        500,
+                        120,
+                        105,
+                        115,
+                        List.of(105.0, 110.0, 115.0),
+                        4.2),
                 // the engine's third round is 21 µs over the provider alone's, the others within 20
-                new Figures.Latency(spi, "fencelock", 1000, 100, 280, 450, 110, 94, 104, List.of(98.0, 104.0, 94.0)),
                 new Figures.Latency(
-                        "raw primitive", "raw", 1000, 100, 250, 400, 105, 97, 103, List.of(97.0, 100.0, 103.0)),
+                        spi, "fencelock", 1000, 100, 280, 450, 110, 94, 104, List.of(98.0, 104.0, 94.0), 0.6),
                 new Figures.Latency(
-                        "ShedLock (JDBC)", "peer", 1000, 150, 400, 600, 160, 140, 155, List.of(140.0, 150.0, 155.0)));
+                        "raw primitive",
+                        "raw",
+                        1000,
+                        100,
+                        250,
+                        400,
+                        105,
+                        97,
+                        103,
+                        List.of(97.0, 100.0, 103.0),
+                        Double.NaN),
+                new Figures.Latency(
+                        "ShedLock (JDBC)",
+                        "peer",
+                        1000,
+                        150,
+                        400,
+                        600,
+                        160,
+                        140,
+                        155,
+                        List.of(140.0, 150.0, 155.0),
+                        Double.NaN));
         List<Figures.Throughput> throughput = List.of(
                 cell("fencelock", "fencelock", "independent names", 8, fencelockOwn, fencelockOwn, 5),
                 cell("fencelock", "fencelock", "independent names", 64, fencelockOwn, fencelockOwn, 5),

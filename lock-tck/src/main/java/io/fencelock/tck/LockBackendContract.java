@@ -759,7 +759,7 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
      * release wakes ({@code WAKE_ON_RELEASE}) it is the second refusal; elsewhere the client polls, and one
      * refusal is enough.
      */
-    private void awaitWaitingForTheRelease(InstrumentedBackend backend) throws Exception {
+    private void awaitWaitingForTheRelease(InstrumentedBackend backend) throws InterruptedException {
         if (capabilities.contains(Capability.GRANT_ON_RELEASE)) {
             awaitCondition("the waiter to be queued by a refusal", () -> backend.queuedRefusals() >= 1);
         } else if (capabilities.contains(Capability.WAKE_ON_RELEASE)) {
