@@ -153,7 +153,8 @@ public final class InstrumentedBackend implements LockBackend {
         if (acquiresCut) {
             throw new LockBackendException("acquire cut off by the TCK (simulated lost connection)", true);
         }
-        if (interruptNextAcquire.compareAndSet(true, false)) {
+        // read first: a compareAndSet takes the cache line exclusively even when it fails, on every acquire
+        if (interruptNextAcquire.get() && interruptNextAcquire.compareAndSet(true, false)) {
             Thread.currentThread().interrupt();
         }
         return refusalCounted(answered(delegate.tryAcquire(name, leaseId, ttl, metadata)));

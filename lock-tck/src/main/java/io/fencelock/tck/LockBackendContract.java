@@ -2193,7 +2193,7 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         return c;
     }
 
-    /** Waits for a condition, bounded only to stop a hang (the coordination checks use it too). */
+    /** Waits for a condition, bounded only to stop a hang (the coordination and shared checks use it too). */
     static void awaitCondition(String what, BooleanSupplier condition) throws InterruptedException {
         long end = System.nanoTime() + HANG_BOUND.toNanos();
         while (!condition.getAsBoolean()) {

@@ -1,5 +1,7 @@
 package io.fencelock.tck;
 
+import static io.fencelock.tck.LockBackendContract.awaitCondition;
+
 import io.fencelock.Lease;
 import io.fencelock.LockBackendException;
 import io.fencelock.LockClient;
@@ -23,7 +25,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -628,16 +629,6 @@ public final class SharedChecks implements AutoCloseable {
     private static void sleepMillis(long millis) throws InterruptedException {
         if (millis > 0) {
             Thread.sleep(millis);
-        }
-    }
-
-    private static void awaitCondition(String what, BooleanSupplier condition) throws InterruptedException {
-        long end = System.nanoTime() + HANG_BOUND.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - end > 0) {
-                throw new AssertionError("timed out after " + HANG_BOUND + " waiting for " + what);
-            }
-            Thread.sleep(2);
         }
     }
 
