@@ -93,9 +93,13 @@ final class ConnectorJ {
         return new DriverDataSource(driver(), "Connector/J", settings.jdbcUrl(), connection);
     }
 
-    /** Run on each new connection of the own pool: a lock wait ends with a definite error before the socket gives up on the statement. */
+    /**
+     * Run on each new connection of the own pool: a lock wait ends with a definite error before the socket gives
+     * up on the statement, and the session assigns left to right (see {@link ServerFacts#requireLeftToRight}).
+     */
     static String initSql(JdbcSettings settings) {
         return "SET SESSION innodb_lock_wait_timeout = "
-                + Math.max(1, settings.socketTimeout().toSeconds() / 2);
+                + Math.max(1, settings.socketTimeout().toSeconds() / 2)
+                + ", sql_mode = " + ServerFacts.WITHOUT_SIMULTANEOUS_ASSIGNMENT;
     }
 }

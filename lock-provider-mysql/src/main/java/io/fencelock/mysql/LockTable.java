@@ -119,6 +119,8 @@ final class LockTable implements JdbcLockTable {
      */
     @Override
     public void create(Connection c) throws SQLException {
+        ServerFacts.requireLeftToRight(
+                c, "the server of " + qualifiedTable); // procedures keep the sql_mode they are created in
         String lockName = "fencelock:create:"
                 + SqlIdentifiers.sha256(currentDatabase(c) + "." + table).substring(0, 40);
         try (PreparedStatement get = c.prepareStatement("SELECT GET_LOCK(?, ?)")) {

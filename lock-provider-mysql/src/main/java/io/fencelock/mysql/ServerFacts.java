@@ -19,7 +19,39 @@ import org.slf4j.LoggerFactory;
 record ServerFacts(String version, boolean durableCommits, boolean multiStatements, ServerClock clock) {
     private static final Logger log = LoggerFactory.getLogger(MySqlLockBackend.class);
 
+    /** MariaDB's sql_mode that evaluates every assignment of an UPDATE on the row as it was (MySQL has none such). */
+    static final String SIMULTANEOUS_ASSIGNMENT = "SIMULTANEOUS_ASSIGNMENT";
+
+    /** The session's sql_mode without {@link #SIMULTANEOUS_ASSIGNMENT}, as an SQL expression. */
+    static final String WITHOUT_SIMULTANEOUS_ASSIGNMENT =
+            "TRIM(BOTH ',' FROM REPLACE(CONCAT(',', @@SESSION.sql_mode, ','), '," + SIMULTANEOUS_ASSIGNMENT
+                    + ",', ','))";
+
+    /**
+     * Refuses a session whose sql_mode has {@link #SIMULTANEOUS_ASSIGNMENT}. The acquire's {@code ON DUPLICATE KEY
+     * UPDATE} and the hand-over and renewal updates assign left to right, each assignment seeing the ones before it
+     * (the token is decided on the old holder, the expiry on the new one); evaluated all on the old row, a grant
+     * over a released or expired row would keep the old expiry and a rival would be granted at once. The own pool
+     * takes the mode out of its sessions; an application's pool must not put it in. Stored procedures keep the
+     * sql_mode they were created with, so this runs before the tables are created too.
+     */
+    static void requireLeftToRight(Connection c, String where) throws SQLException {
+        try (Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT @@SESSION.sql_mode")) {
+            String mode = rs.next() ? rs.getString(1) : null;
+            if (mode != null
+                    && (',' + mode.toUpperCase(Locale.ROOT) + ',').contains(',' + SIMULTANEOUS_ASSIGNMENT + ',')) {
+                throw new IllegalStateException("the connections to " + where + " run with sql_mode " + mode + ": "
+                        + SIMULTANEOUS_ASSIGNMENT + " would let a rival take a lock its holder still holds (the lock"
+                        + " statements assign left to right); take it out of the DataSource's sessions, e.g. with the"
+                        + " pool's init SQL SET SESSION sql_mode = " + WITHOUT_SIMULTANEOUS_ASSIGNMENT
+                        + ", or let fencelock open its own pool (jdbcUrl), which does so");
+            }
+        }
+    }
+
     static ServerFacts read(Connection c, String where) throws SQLException {
+        requireLeftToRight(c, where);
         String version = null;
         String flush = null;
         ServerClock clock = new ServerClock();

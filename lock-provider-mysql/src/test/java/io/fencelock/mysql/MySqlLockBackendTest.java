@@ -116,6 +116,57 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
                         Instant.now().plus(TTL).plusSeconds(5));
     }
 
+    /**
+     * MariaDB's sql_mode {@code SIMULTANEOUS_ASSIGNMENT} evaluates every assignment of an UPDATE, and of an
+     * {@code ON DUPLICATE KEY UPDATE}, on the row as it was; the acquire's assignments test the lease id the ones
+     * before them wrote. The own pool takes the mode out of its sessions, so a grant keeps its expiry and a rival
+     * is refused; an application's pool whose sessions carry it is refused before any table is touched.
+     */
+    @Test
+    void aSessionThatAssignsSimultaneouslyNeitherBreaksAGrantNorGoesUnnoticed() throws Exception {
+        try (Connection c = server.connect(url);
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT VERSION()")) {
+            rs.next();
+            Assumptions.assumeTrue(
+                    rs.getString(1).contains("MariaDB"),
+                    "SIMULTANEOUS_ASSIGNMENT is MariaDB's (MySQL has no such mode)");
+        }
+        String simultaneous =
+                url + (url.contains("?") ? "&" : "?") + "sessionVariables=sql_mode=SIMULTANEOUS_ASSIGNMENT";
+        try (MySqlLockBackend own = MySqlLockBackend.builder()
+                .jdbcUrl(simultaneous)
+                .user(server.user())
+                .password(server.password())
+                .build()) {
+            String name = name();
+            String first = lease();
+            for (int i = 0; i < 2; i++) { // a fresh row, then a row whose last grant was released
+                AcquireResult granted = own.tryAcquire(name, first, TTL);
+                assertThat(granted.acquired()).isTrue();
+                assertThat(own.tryAcquire(name, lease(), TTL).acquired())
+                        .as("a rival while the grant lives (round %d)", i)
+                        .isFalse();
+                assertThat(own.release(name, first)).isTrue();
+                first = lease();
+            }
+        }
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(url);
+        config.setUsername(server.user());
+        config.setPassword(server.password());
+        config.setMaximumPoolSize(1);
+        config.setConnectionInitSql("SET SESSION sql_mode = CONCAT(@@SESSION.sql_mode, ',SIMULTANEOUS_ASSIGNMENT')");
+        try (HikariDataSource appPool = new HikariDataSource(config)) {
+            assertThatThrownBy(() -> MySqlLockBackend.builder()
+                            .dataSource(appPool)
+                            .build()
+                            .close())
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("SIMULTANEOUS_ASSIGNMENT");
+        }
+    }
+
     @AfterAll
     static void closeBackend() {
         if (backend != null) {
