@@ -95,11 +95,12 @@ final class ConnectorJ {
 
     /**
      * Run on each new connection of the own pool: a lock wait ends with a definite error before the socket gives
-     * up on the statement, and the session assigns left to right (see {@link ServerFacts#requireLeftToRight}).
+     * up on the statement, and the session's sql_mode is the one the statements are written for (see
+     * {@link ServerFacts#OWN_SQL_MODE}).
      */
     static String initSql(JdbcSettings settings) {
         return "SET SESSION innodb_lock_wait_timeout = "
                 + Math.max(1, settings.socketTimeout().toSeconds() / 2)
-                + ", sql_mode = " + ServerFacts.WITHOUT_SIMULTANEOUS_ASSIGNMENT;
+                + ", sql_mode = " + ServerFacts.OWN_SQL_MODE;
     }
 }

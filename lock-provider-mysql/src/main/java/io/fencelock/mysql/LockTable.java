@@ -119,7 +119,7 @@ final class LockTable implements JdbcLockTable {
      */
     @Override
     public void create(Connection c) throws SQLException {
-        ServerFacts.requireLeftToRight(
+        ServerFacts.requireModesTheStatementsMean(
                 c, "the server of " + qualifiedTable); // procedures keep the sql_mode they are created in
         String lockName = "fencelock:create:"
                 + SqlIdentifiers.sha256(currentDatabase(c) + "." + table).substring(0, 40);

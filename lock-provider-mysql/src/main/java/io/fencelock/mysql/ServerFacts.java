@@ -7,7 +7,10 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Instant;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -19,39 +22,56 @@ import org.slf4j.LoggerFactory;
 record ServerFacts(String version, boolean durableCommits, boolean multiStatements, ServerClock clock) {
     private static final Logger log = LoggerFactory.getLogger(MySqlLockBackend.class);
 
-    /** MariaDB's sql_mode that evaluates every assignment of an UPDATE on the row as it was (MySQL has none such). */
-    static final String SIMULTANEOUS_ASSIGNMENT = "SIMULTANEOUS_ASSIGNMENT";
-
-    /** The session's sql_mode without {@link #SIMULTANEOUS_ASSIGNMENT}, as an SQL expression. */
-    static final String WITHOUT_SIMULTANEOUS_ASSIGNMENT =
-            "TRIM(BOTH ',' FROM REPLACE(CONCAT(',', @@SESSION.sql_mode, ','), '," + SIMULTANEOUS_ASSIGNMENT
-                    + ",', ','))";
+    /**
+     * The own pool's sql_mode: the statements' meaning must not depend on the server's or the URL's. It keeps
+     * {@code NO_BACKSLASH_ESCAPES} as the session had it, because Connector/J learns that mode once, when it
+     * connects, and escapes the values of client-side statements (the multi-statement renewals and purges) by it.
+     */
+    static final String OWN_SQL_MODE = "IF(FIND_IN_SET('NO_BACKSLASH_ESCAPES', @@SESSION.sql_mode) > 0,"
+            + " 'STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION,NO_BACKSLASH_ESCAPES',"
+            + " 'STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION')";
 
     /**
-     * Refuses a session whose sql_mode has {@link #SIMULTANEOUS_ASSIGNMENT}. The acquire's {@code ON DUPLICATE KEY
-     * UPDATE} and the hand-over and renewal updates assign left to right, each assignment seeing the ones before it
-     * (the token is decided on the old holder, the expiry on the new one); evaluated all on the old row, a grant
-     * over a released or expired row would keep the old expiry and a rival would be granted at once. The own pool
-     * takes the mode out of its sessions; an application's pool must not put it in. Stored procedures keep the
-     * sql_mode they were created with, so this runs before the tables are created too.
+     * The sql_modes under which the lock statements mean something else (MariaDB's; MySQL has neither), each with
+     * why. {@code ORACLE} implies the first, and a session cannot have {@code ORACLE} without it.
      */
-    static void requireLeftToRight(Connection c, String where) throws SQLException {
+    static final Map<String, String> MODES_THAT_BREAK_THE_STATEMENTS = Map.of(
+            "SIMULTANEOUS_ASSIGNMENT",
+            "it evaluates every assignment on the row as it was, while the lock statements assign left to right (the"
+                    + " token is decided on the old holder, the expiry on the new one): a grant over a released or"
+                    + " expired row would keep the old expiry, and a rival would take the lock its holder still holds",
+            "EMPTY_STRING_IS_NULL",
+            "it reads the literal '' as NULL, and the statements compare with it: a purge would find nothing to"
+                    + " delete");
+
+    /**
+     * Refuses a session whose sql_mode has one of {@link #MODES_THAT_BREAK_THE_STATEMENTS}. The own pool sets
+     * {@link #OWN_SQL_MODE}; an application's pool must not carry them. Stored procedures keep the sql_mode they
+     * were created with, so this runs before the tables are created too.
+     */
+    static void requireModesTheStatementsMean(Connection c, String where) throws SQLException {
         try (Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("SELECT @@SESSION.sql_mode")) {
             String mode = rs.next() ? rs.getString(1) : null;
-            if (mode != null
-                    && (',' + mode.toUpperCase(Locale.ROOT) + ',').contains(',' + SIMULTANEOUS_ASSIGNMENT + ',')) {
-                throw new IllegalStateException("the connections to " + where + " run with sql_mode " + mode + ": "
-                        + SIMULTANEOUS_ASSIGNMENT + " would let a rival take a lock its holder still holds (the lock"
-                        + " statements assign left to right); take it out of the DataSource's sessions, e.g. with the"
-                        + " pool's init SQL SET SESSION sql_mode = " + WITHOUT_SIMULTANEOUS_ASSIGNMENT
-                        + ", or let fencelock open its own pool (jdbcUrl), which does so");
+            if (mode == null) {
+                return;
+            }
+            List<String> modes = List.of(mode.toUpperCase(Locale.ROOT).split(","));
+            for (Map.Entry<String, String> breaking : new TreeMap<>(MODES_THAT_BREAK_THE_STATEMENTS).entrySet()) {
+                if (modes.contains(breaking.getKey())) {
+                    throw new IllegalStateException("the connections to " + where + " run with sql_mode " + mode
+                            + ", and " + breaking.getKey() + " breaks the lock statements: " + breaking.getValue()
+                            + "; take it out of the DataSource's sessions (ORACLE brings SIMULTANEOUS_ASSIGNMENT"
+                            + " with it), e.g. with the pool's init SQL SET SESSION sql_mode ="
+                            + " 'STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION', or let fencelock open its own pool"
+                            + " (jdbcUrl), which sets its sessions' sql_mode");
+                }
             }
         }
     }
 
     static ServerFacts read(Connection c, String where) throws SQLException {
-        requireLeftToRight(c, where);
+        requireModesTheStatementsMean(c, where);
         String version = null;
         String flush = null;
         ServerClock clock = new ServerClock();

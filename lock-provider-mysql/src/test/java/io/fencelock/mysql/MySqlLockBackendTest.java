@@ -117,53 +117,60 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
     }
 
     /**
-     * MariaDB's sql_mode {@code SIMULTANEOUS_ASSIGNMENT} evaluates every assignment of an UPDATE, and of an
-     * {@code ON DUPLICATE KEY UPDATE}, on the row as it was; the acquire's assignments test the lease id the ones
-     * before them wrote. The own pool takes the mode out of its sessions, so a grant keeps its expiry and a rival
-     * is refused; an application's pool whose sessions carry it is refused before any table is touched.
+     * MariaDB's sql_mode {@code SIMULTANEOUS_ASSIGNMENT} (and {@code ORACLE}, which brings it) evaluates every
+     * assignment of an UPDATE, and of an {@code ON DUPLICATE KEY UPDATE}, on the row as it was; the acquire's
+     * assignments test the lease id the ones before them wrote. {@code EMPTY_STRING_IS_NULL} reads the purge's
+     * {@code ''} as NULL. The own pool sets its sessions' sql_mode whatever the URL or the server says, so a grant
+     * keeps its expiry, a rival is refused and a purge deletes; an application's pool whose sessions carry one of
+     * them is refused before any table is touched.
      */
     @Test
-    void aSessionThatAssignsSimultaneouslyNeitherBreaksAGrantNorGoesUnnoticed() throws Exception {
+    void sqlModesThatChangeTheStatementsNeitherBreakTheOwnPoolNorGoUnnoticed() throws Exception {
         try (Connection c = server.connect(url);
                 Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("SELECT VERSION()")) {
             rs.next();
             Assumptions.assumeTrue(
                     rs.getString(1).contains("MariaDB"),
-                    "SIMULTANEOUS_ASSIGNMENT is MariaDB's (MySQL has no such mode)");
+                    "SIMULTANEOUS_ASSIGNMENT, ORACLE and EMPTY_STRING_IS_NULL are MariaDB's (MySQL has none of them)");
         }
-        String simultaneous =
-                url + (url.contains("?") ? "&" : "?") + "sessionVariables=sql_mode=SIMULTANEOUS_ASSIGNMENT";
-        try (MySqlLockBackend own = MySqlLockBackend.builder()
-                .jdbcUrl(simultaneous)
-                .user(server.user())
-                .password(server.password())
-                .build()) {
-            String name = name();
-            String first = lease();
-            for (int i = 0; i < 2; i++) { // a fresh row, then a row whose last grant was released
-                AcquireResult granted = own.tryAcquire(name, first, TTL);
-                assertThat(granted.acquired()).isTrue();
-                assertThat(own.tryAcquire(name, lease(), TTL).acquired())
-                        .as("a rival while the grant lives (round %d)", i)
-                        .isFalse();
-                assertThat(own.release(name, first)).isTrue();
-                first = lease();
+        for (String mode : List.of("SIMULTANEOUS_ASSIGNMENT", "ORACLE", "EMPTY_STRING_IS_NULL")) {
+            String withMode = url + (url.contains("?") ? "&" : "?") + "sessionVariables=sql_mode=" + mode;
+            try (MySqlLockBackend own = MySqlLockBackend.builder()
+                    .jdbcUrl(withMode)
+                    .user(server.user())
+                    .password(server.password())
+                    .build()) {
+                String name = name();
+                String first = lease();
+                for (int i = 0; i < 2; i++) { // a fresh row, then a row whose last grant was released
+                    AcquireResult granted = own.tryAcquire(name, first, TTL);
+                    assertThat(granted.acquired()).as("%s, round %d", mode, i).isTrue();
+                    assertThat(own.tryAcquire(name, lease(), TTL).acquired())
+                            .as("%s: a rival while the grant lives (round %d)", mode, i)
+                            .isFalse();
+                    assertThat(own.release(name, first)).isTrue();
+                    first = lease();
+                }
+                assertThat(own.purgeFree(Duration.ZERO))
+                        .as("%s: the released row purged", mode)
+                        .isPositive();
             }
-        }
-        HikariConfig config = new HikariConfig();
-        config.setJdbcUrl(url);
-        config.setUsername(server.user());
-        config.setPassword(server.password());
-        config.setMaximumPoolSize(1);
-        config.setConnectionInitSql("SET SESSION sql_mode = CONCAT(@@SESSION.sql_mode, ',SIMULTANEOUS_ASSIGNMENT')");
-        try (HikariDataSource appPool = new HikariDataSource(config)) {
-            assertThatThrownBy(() -> MySqlLockBackend.builder()
-                            .dataSource(appPool)
-                            .build()
-                            .close())
-                    .isInstanceOf(IllegalStateException.class)
-                    .hasMessageContaining("SIMULTANEOUS_ASSIGNMENT");
+            HikariConfig config = new HikariConfig();
+            config.setJdbcUrl(url);
+            config.setUsername(server.user());
+            config.setPassword(server.password());
+            config.setMaximumPoolSize(1);
+            config.setConnectionInitSql("SET SESSION sql_mode = CONCAT(@@SESSION.sql_mode, '," + mode + "')");
+            try (HikariDataSource appPool = new HikariDataSource(config)) {
+                assertThatThrownBy(() -> MySqlLockBackend.builder()
+                                .dataSource(appPool)
+                                .build()
+                                .close())
+                        .as(mode)
+                        .isInstanceOf(IllegalStateException.class)
+                        .hasMessageContaining(mode.equals("ORACLE") ? "SIMULTANEOUS_ASSIGNMENT" : mode);
+            }
         }
     }
 
