@@ -33,7 +33,11 @@ public final class Demo {
 
     public static void main(String[] args) throws Exception {
         System.out.println("Starting an embedded PostgreSQL...");
-        try (EmbeddedPostgres pg = EmbeddedPostgres.builder().start()) {
+        // zonky turns fsync and synchronous_commit off; on, a grant is on disk before it returns (DURABLE_TOKENS)
+        try (EmbeddedPostgres pg = EmbeddedPostgres.builder()
+                .setServerConfig("fsync", "on")
+                .setServerConfig("synchronous_commit", "on")
+                .start()) {
             String url = pg.getJdbcUrl("postgres", "postgres");
             storage = pg.getPostgresDatabase();
             try (Connection c = storage.getConnection();

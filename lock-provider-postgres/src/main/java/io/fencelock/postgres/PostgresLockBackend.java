@@ -21,6 +21,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -58,9 +59,9 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  */
 public final class PostgresLockBackend implements LockBackend {
+    /** Declared always; {@link Capability#DURABLE_TOKENS} only when a commit is flushed before it returns. */
     private static final Set<Capability> CAPABILITIES = Collections.unmodifiableSet(EnumSet.of(
             Capability.FENCING,
-            Capability.DURABLE_TOKENS,
             Capability.SERVER_TIME,
             Capability.WAKE_ON_RELEASE,
             Capability.BATCH_RENEW,
@@ -73,6 +74,7 @@ public final class PostgresLockBackend implements LockBackend {
             Capability.FAIR_ORDER,
             Capability.HAND_OVER,
             Capability.GRANT_ON_RELEASE));
+
     private static final Logger LOG = LoggerFactory.getLogger(PostgresLockBackend.class);
     private static final SqlTime.Reader TIME = SqlTime.TIMESTAMPTZ;
     /** Connection trouble, a serialization failure or deadlock, a cancelled statement, a server going down or full. */
@@ -88,9 +90,16 @@ public final class PostgresLockBackend implements LockBackend {
     private final AtomicBoolean closed = new AtomicBoolean();
 
     private final Statements sql;
+    private final Set<Capability> capabilities;
 
-    private PostgresLockBackend(JdbcConnections connections, DataSource listenerSource, LockTable table) {
+    private PostgresLockBackend(
+            JdbcConnections connections, DataSource listenerSource, LockTable table, boolean durableCommits) {
         this.connections = connections;
+        EnumSet<Capability> caps = EnumSet.copyOf(CAPABILITIES);
+        if (durableCommits) {
+            caps.add(Capability.DURABLE_TOKENS);
+        }
+        this.capabilities = Collections.unmodifiableSet(caps);
         this.failures = connections.failures();
         this.table = table;
         this.listener = new ReleaseListener(
@@ -437,7 +446,7 @@ public final class PostgresLockBackend implements LockBackend {
 
     @Override
     public Set<Capability> capabilities() {
-        return CAPABILITIES;
+        return capabilities;
     }
 
     @Override
@@ -510,8 +519,37 @@ public final class PostgresLockBackend implements LockBackend {
             } else {
                 connections = JdbcConnections.application(settings.dataSource(), failures);
             }
-            connections.startUp(lockTable, settings.createTable(), c -> null);
-            return new PostgresLockBackend(connections, listenerSource, lockTable);
+            boolean durable =
+                    connections.startUp(lockTable, settings.createTable(), c -> durableCommits(c, connections.where()));
+            return new PostgresLockBackend(connections, listenerSource, lockTable, durable);
+        }
+
+        /**
+         * Whether a grant's commit is on disk before the statement returns, so that a crash cannot lose it and
+         * hand out its token (a sequence's value) again: {@code fsync} on, and the session's
+         * {@code synchronous_commit} anything but {@code off} (set per server, database, role or session; read on
+         * the start-up's connection, the pool's sessions alike).
+         */
+        private static boolean durableCommits(Connection c, String where) throws SQLException {
+            try (Statement s = c.createStatement();
+                    ResultSet rs =
+                            s.executeQuery("SELECT current_setting('fsync'), current_setting('synchronous_commit')")) {
+                rs.next();
+                String fsync = rs.getString(1);
+                String synchronousCommit = rs.getString(2);
+                boolean durable = "on".equals(fsync) && !"off".equals(synchronousCommit);
+                if (!durable) {
+                    LOG.warn(
+                            "fencelock: {} runs with fsync={} and synchronous_commit={}: a crash may lose the last"
+                                    + " grants and issue their tokens again, so DURABLE_TOKENS is not declared (set"
+                                    + " synchronous_commit to on for the lock's sessions, e.g. with the URL's"
+                                    + " options=-c synchronous_commit=on, and fsync to on)",
+                            where,
+                            fsync,
+                            synchronousCommit);
+                }
+                return durable;
+            }
         }
 
         /**

@@ -812,6 +812,43 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
         }
     }
 
+    /**
+     * With {@code synchronous_commit = off} a commit returns before its WAL is on disk, and a crash may lose the
+     * last grants and their sequence values, so tokens could be issued again: the backend does not declare
+     * DURABLE_TOKENS then, whether the setting comes from the URL, the application's pool or the server.
+     */
+    @Test
+    void durableTokensAreDeclaredOnlyWhenACommitIsFlushedBeforeItReturns() {
+        assertThat(backend.capabilities()).contains(Capability.DURABLE_TOKENS);
+        String lazyUrl = url + (url.contains("?") ? "&" : "?") + "options=-c%20synchronous_commit%3Doff";
+        try (PostgresLockBackend onLazyUrl = PostgresLockBackend.builder()
+                .jdbcUrl(lazyUrl)
+                .user(server.user())
+                .password(server.password())
+                .build()) {
+            assertThat(onLazyUrl.capabilities())
+                    .doesNotContain(Capability.DURABLE_TOKENS)
+                    .contains(Capability.FENCING, Capability.SERVER_TIME);
+        }
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(url);
+        config.setUsername(server.user());
+        config.setPassword(server.password());
+        config.setMaximumPoolSize(1);
+        config.setConnectionInitSql("SET synchronous_commit = off");
+        try (HikariDataSource appPool = new HikariDataSource(config);
+                PostgresLockBackend onLazyPool =
+                        PostgresLockBackend.builder().dataSource(appPool).build()) {
+            assertThat(onLazyPool.capabilities()).doesNotContain(Capability.DURABLE_TOKENS);
+        }
+        config.setConnectionInitSql("SET synchronous_commit = local"); // flushed here, not awaited on a standby
+        try (HikariDataSource appPool = new HikariDataSource(config);
+                PostgresLockBackend onLocalPool =
+                        PostgresLockBackend.builder().dataSource(appPool).build()) {
+            assertThat(onLocalPool.capabilities()).contains(Capability.DURABLE_TOKENS);
+        }
+    }
+
     @Test
     void survivesACrashOfTheServerWithRisingTokensAndWakeUps() throws InterruptedException {
         try (PostgresServer own = PostgresServer.start(PostgresServer.Source.BINARIES)) {

@@ -179,6 +179,10 @@ public final class PostgresServer extends JdbcServer {
         }
         EmbeddedPostgres embedded = EmbeddedPostgres.builder()
                 .setServerConfig("max_connections", MAX_CONNECTIONS)
+                // zonky turns both off (-F, and synchronous_commit); on, as a production server runs, a commit is
+                // on disk before it returns (the provider declares DURABLE_TOKENS only then)
+                .setServerConfig("fsync", "on")
+                .setServerConfig("synchronous_commit", "on")
                 .setRegisterShutdownHook(false) // ours closes it
                 .start();
         Runnable close = () -> {
