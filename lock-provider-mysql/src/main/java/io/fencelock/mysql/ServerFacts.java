@@ -74,6 +74,8 @@ record ServerFacts(String version, boolean durableCommits, boolean multiStatemen
         requireModesTheStatementsMean(c, where);
         String version = null;
         String flush = null;
+        boolean binaryLog = false;
+        String syncBinlog = null;
         ServerClock clock = new ServerClock();
         try (Statement s = c.createStatement()) {
             for (int sample = 0; sample < 3; sample++) { // the first may pay for warming up
@@ -84,20 +86,29 @@ record ServerFacts(String version, boolean durableCommits, boolean multiStatemen
                     clock.observe(sent, SqlTime.UTC_DATETIME.read(rs, 2), Instant.now());
                 }
             }
-            try (ResultSet rs = s.executeQuery("SHOW VARIABLES LIKE 'innodb_flush_log_at_trx_commit'")) {
+            try (ResultSet rs = s.executeQuery(
+                    "SELECT @@GLOBAL.innodb_flush_log_at_trx_commit, @@GLOBAL.log_bin, @@GLOBAL.sync_binlog")) {
                 if (rs.next()) {
-                    flush = rs.getString(2);
+                    flush = rs.getString(1);
+                    binaryLog = rs.getBoolean(2);
+                    syncBinlog = rs.getString(3);
                 }
             }
         }
-        boolean durable = "1".equals(flush);
+        // innodb_flush_log_at_trx_commit 0 or 2: a commit may be lost in a crash, and a token issued before it
+        // issued again. With the binary log on, a crash's recovery keeps only the transactions the binary log has,
+        // so it must be synced at each commit too (sync_binlog=1; MariaDB's default is 0).
+        boolean durable = "1".equals(flush) && (!binaryLog || "1".equals(syncBinlog));
         if (!durable) {
-            // 0 or 2: a commit may be lost in a crash, and a token issued before it issued again
             log.warn(
-                    "fencelock: {} runs with innodb_flush_log_at_trx_commit={}: a crash may lose the last grants,"
-                            + " so DURABLE_TOKENS is not declared (set it to 1 for tokens that survive a crash)",
+                    "fencelock: {} runs with innodb_flush_log_at_trx_commit={}, log_bin={}, sync_binlog={}: a crash"
+                            + " may lose the last grants, so DURABLE_TOKENS is not declared (for tokens that survive"
+                            + " a crash set innodb_flush_log_at_trx_commit=1 and, with the binary log on,"
+                            + " sync_binlog=1)",
                     where,
-                    flush);
+                    flush,
+                    binaryLog ? "ON" : "OFF",
+                    syncBinlog);
         }
         boolean multi;
         try (Statement s = c.createStatement()) {

@@ -690,6 +690,44 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
         }
     }
 
+    /**
+     * With the binary log on, a crash's recovery keeps only the transactions the binary log has: unless it is
+     * synced at each commit ({@code sync_binlog=1}; MariaDB's default is 0), a crash may lose the last grants, and
+     * the backend does not declare DURABLE_TOKENS. It still grants and releases as usual on such a server.
+     */
+    @Test
+    void durableTokensNeedTheBinaryLogSyncedWhenItIsOn() throws SQLException {
+        try (MariaDbServer logging = MariaDbServer.startWithBinaryLog()) {
+            String loggingUrl = logging.createDatabase("mysql_binlog");
+            try (MySqlLockBackend unsynced = MySqlLockBackend.builder()
+                    .jdbcUrl(loggingUrl)
+                    .user(logging.user())
+                    .password(logging.password())
+                    .createTable(true)
+                    .build()) {
+                assertThat(unsynced.capabilities())
+                        .doesNotContain(Capability.DURABLE_TOKENS)
+                        .contains(Capability.FENCING);
+                String name = name();
+                String holder = lease();
+                assertThat(unsynced.tryAcquire(name, holder, TTL).acquired()).isTrue();
+                assertThat(unsynced.tryAcquire(name, lease(), TTL).acquired()).isFalse();
+                assertThat(unsynced.release(name, holder)).isTrue();
+            }
+            try (Connection c = logging.connect(loggingUrl);
+                    Statement s = c.createStatement()) {
+                s.execute("SET GLOBAL sync_binlog = 1");
+            }
+            try (MySqlLockBackend synced = MySqlLockBackend.builder()
+                    .jdbcUrl(loggingUrl)
+                    .user(logging.user())
+                    .password(logging.password())
+                    .build()) {
+                assertThat(synced.capabilities()).contains(Capability.DURABLE_TOKENS);
+            }
+        }
+    }
+
     @Test
     void durableTokensAreDeclaredWhenCommitsAreFlushedAndSurviveACrash() throws SQLException {
         try (MariaDbServer own = MariaDbServer.start(MariaDbServer.Source.BINARIES)) {

@@ -45,9 +45,10 @@ final class MariaDbProcess extends ServerProcess {
     private final int port;
     private final String password;
     private final boolean root;
+    private final boolean binaryLog;
     private volatile SQLException lastRefusal; // of the readiness probe, for the message when it never gets in
 
-    private MariaDbProcess(Binaries binaries, Path base, int port, String password, boolean root) {
+    private MariaDbProcess(Binaries binaries, Path base, int port, String password, boolean root, boolean binaryLog) {
         super("mariadbd", base, "mariadbd.log", TIMEOUT, TIMEOUT);
         this.binaries = binaries;
         this.base = base;
@@ -55,6 +56,7 @@ final class MariaDbProcess extends ServerProcess {
         this.port = port;
         this.password = password;
         this.root = root;
+        this.binaryLog = binaryLog;
     }
 
     /** The MariaDB server and installer of this machine's packages. */
@@ -70,12 +72,20 @@ final class MariaDbProcess extends ServerProcess {
         return new Binaries(server, installer);
     }
 
-    /** Creates a data directory in a new temp directory, starts the server on it and creates the TCP user. */
-    static MariaDbProcess initAndStart(Binaries binaries) throws IOException {
+    /**
+     * Creates a data directory in a new temp directory, starts the server on it and creates the TCP user; with
+     * {@code binaryLog}, the server writes a binary log (MariaDB's default {@code sync_binlog=0}), else none.
+     */
+    static MariaDbProcess initAndStart(Binaries binaries, boolean binaryLog) throws IOException {
         boolean root = "root".equals(System.getProperty("user.name"));
         return inNewDirectory("mariadb", base -> {
             MariaDbProcess process = new MariaDbProcess(
-                    binaries, base, ThrowawayServers.freeLoopbackPort(), ThrowawayServers.newPassword(), root);
+                    binaries,
+                    base,
+                    ThrowawayServers.freeLoopbackPort(),
+                    ThrowawayServers.newPassword(),
+                    root,
+                    binaryLog);
             process.install();
             process.firstStart();
             return process;
@@ -142,7 +152,8 @@ final class MariaDbProcess extends ServerProcess {
                 "--port=" + port,
                 "--socket=" + base.resolve("s.sock"),
                 "--pid-file=" + base.resolve("mariadbd.pid"),
-                "--skip-log-bin",
+                binaryLog ? "--log-bin=" + base.resolve("binlog") : "--skip-log-bin",
+                "--server-id=1",
                 "--skip-name-resolve",
                 "--max-connections=" + MAX_CONNECTIONS));
         if (initFile != null) {

@@ -94,6 +94,16 @@ public final class MariaDbServer extends JdbcServer {
         return locate(() -> locator(false).locateOnly(source.key()));
     }
 
+    /**
+     * A new server of its own from this machine's binaries that writes a binary log, with MariaDB's default
+     * {@code sync_binlog=0}; close it when done.
+     */
+    public static MariaDbServer startWithBinaryLog() {
+        return locate(() -> ServerLocator.<MariaDbServer>forBackend("mysql", "apt-get install mariadb-server")
+                .candidate(Source.BINARIES.key(), () -> fromBinaries(false, true))
+                .locateOnly(Source.BINARIES.key()));
+    }
+
     private static MariaDbServer locate(Supplier<ServerLocator.Located<MariaDbServer>> how) {
         return handOut(how.get(), "mariadb");
     }
@@ -104,7 +114,7 @@ public final class MariaDbServer extends JdbcServer {
                         "apt-get install mariadb-server, set " + URL_ENV + " (with " + USER_ENV + " and " + PASSWORD_ENV
                                 + "), or start a Docker engine")
                 .candidate(Source.ENV.key(), () -> fromEnvironment(isShared))
-                .candidate(Source.BINARIES.key(), () -> fromBinaries(isShared))
+                .candidate(Source.BINARIES.key(), () -> fromBinaries(isShared, false))
                 .candidate(Source.TESTCONTAINERS.key(), () -> fromTestcontainers(isShared));
     }
 
@@ -132,10 +142,10 @@ public final class MariaDbServer extends JdbcServer {
                 isShared);
     }
 
-    private static MariaDbServer fromBinaries(boolean isShared) throws Exception {
+    private static MariaDbServer fromBinaries(boolean isShared, boolean binaryLog) throws Exception {
         MariaDbProcess.Binaries binaries = MariaDbProcess.find();
         requireDriver(); // the readiness check logs in over JDBC
-        MariaDbProcess process = MariaDbProcess.initAndStart(binaries);
+        MariaDbProcess process = MariaDbProcess.initAndStart(binaries, binaryLog);
         try {
             return new MariaDbServer(
                     Source.BINARIES,
