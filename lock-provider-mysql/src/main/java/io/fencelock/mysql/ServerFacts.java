@@ -3,6 +3,7 @@ package io.fencelock.mysql;
 import io.fencelock.jdbc.SqlTime;
 import io.fencelock.spi.Redaction;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -70,8 +71,45 @@ record ServerFacts(String version, boolean durableCommits, boolean multiStatemen
         }
     }
 
+    /**
+     * A value with a backslash before a quote: a driver that escapes it for the other reading of backslashes than
+     * the session's sends a statement the server cannot parse, or that reads back something else.
+     */
+    static final String ESCAPING_PROBE = "fencelock\\'probe";
+
+    /**
+     * Refuses connections whose driver escapes a client-side statement's values otherwise than the session reads
+     * them. Connector/J learns {@code NO_BACKSLASH_ESCAPES} once, when it connects; a pool that sets or clears it
+     * later (its init SQL) leaves the driver escaping for the other mode, and a value with a backslash or a quote
+     * (lock metadata is the application's text) could then end its string literal early. Probed with a prepared
+     * statement as the connections prepare one: on the client by Connector/J's default, where values are escaped
+     * into the text (on the server, with {@code useServerPrepStmts}, they are bound and cannot be misread).
+     */
+    static void requireMatchingEscapes(Connection c, String where) throws SQLException {
+        String echoed;
+        try (PreparedStatement ps = c.prepareStatement("SELECT ?")) {
+            ps.setString(1, ESCAPING_PROBE);
+            try (ResultSet rs = ps.executeQuery()) {
+                echoed = rs.next() ? rs.getString(1) : null;
+            }
+        } catch (SQLException e) {
+            if (e.getSQLState() == null || !e.getSQLState().startsWith("42")) {
+                throw e; // not the probe's syntax: a connection's trouble, reported as such
+            }
+            echoed = null;
+        }
+        if (!ESCAPING_PROBE.equals(echoed)) {
+            throw new IllegalStateException("the connections to " + where + " escape a statement's values otherwise"
+                    + " than their sessions read them: a value with a backslash and a quote did not come back as sent"
+                    + " (sql_mode NO_BACKSLASH_ESCAPES set or cleared after the driver connected, e.g. by a pool's init"
+                    + " SQL; Connector/J learns it only when it connects). Set it in the server's configuration, or"
+                    + " not at all");
+        }
+    }
+
     static ServerFacts read(Connection c, String where) throws SQLException {
         requireModesTheStatementsMean(c, where);
+        requireMatchingEscapes(c, where);
         String version = null;
         String flush = null;
         boolean binaryLog = false;

@@ -156,21 +156,74 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
                         .as("%s: the released row purged", mode)
                         .isPositive();
             }
-            HikariConfig config = new HikariConfig();
-            config.setJdbcUrl(url);
-            config.setUsername(server.user());
-            config.setPassword(server.password());
-            config.setMaximumPoolSize(1);
+            HikariConfig config = appPoolConfig(server, url, 1);
             config.setConnectionInitSql("SET SESSION sql_mode = CONCAT(@@SESSION.sql_mode, '," + mode + "')");
-            try (HikariDataSource appPool = new HikariDataSource(config)) {
-                assertThatThrownBy(() -> MySqlLockBackend.builder()
-                                .dataSource(appPool)
-                                .build()
-                                .close())
-                        .as(mode)
-                        .isInstanceOf(IllegalStateException.class)
-                        .hasMessageContaining(mode.equals("ORACLE") ? "SIMULTANEOUS_ASSIGNMENT" : mode);
+            assertRefusedAtStartUp(config, mode.equals("ORACLE") ? "SIMULTANEOUS_ASSIGNMENT" : mode);
+        }
+    }
+
+    /**
+     * Connector/J learns {@code NO_BACKSLASH_ESCAPES} when it connects, and escapes a client-side statement's
+     * values by it. A pool whose init SQL sets the mode afterwards leaves the driver escaping a backslash for the
+     * other reading (without the check, an owner's backslash was stored doubled): such a pool is refused at
+     * start-up. A server that has the mode from the start works, on an application's pool and on the
+     * own one, and the owner reads back as written.
+     */
+    @Test
+    void aPoolWhoseDriverEscapesOtherwiseThanItsSessionsReadIsRefused() throws Exception {
+        HikariConfig lateMode = appPoolConfig(server, url, 1);
+        lateMode.setConnectionInitSql("SET SESSION sql_mode = CONCAT(@@SESSION.sql_mode, ',NO_BACKSLASH_ESCAPES')");
+        assertRefusedAtStartUp(lateMode, "NO_BACKSLASH_ESCAPES");
+        LockMetadata owner = LockMetadata.of("it\\'s me \\\" -- ", null, Map.of("note", "a\\'b"));
+        try (MariaDbServer own = MariaDbServer.start(MariaDbServer.Source.BINARIES)) {
+            String ownUrl = own.createDatabase("mysql_escapes");
+            try (Connection c = own.connect(ownUrl);
+                    Statement s = c.createStatement()) {
+                s.execute("SET GLOBAL sql_mode = CONCAT(@@GLOBAL.sql_mode, ',NO_BACKSLASH_ESCAPES')");
             }
+            try (HikariDataSource appPool = new HikariDataSource(appPoolConfig(own, ownUrl, 1));
+                    MySqlLockBackend onAppPool = MySqlLockBackend.builder()
+                            .dataSource(appPool)
+                            .createTable(true)
+                            .build();
+                    MySqlLockBackend onOwnPool = MySqlLockBackend.builder()
+                            .jdbcUrl(ownUrl)
+                            .user(own.user())
+                            .password(own.password())
+                            .build()) {
+                for (MySqlLockBackend b : List.of(onAppPool, onOwnPool)) {
+                    String name = name();
+                    String holder = lease();
+                    assertThat(b.tryAcquire(name, holder, TTL, owner).acquired())
+                            .isTrue();
+                    LockInfo held = b.inspect(name).orElseThrow();
+                    assertThat(held.metadata()).isEqualTo(owner);
+                    assertThat(b.release(name, holder)).isTrue();
+                }
+            }
+        }
+    }
+
+    /** An application's HikariCP pool of {@code size} on {@code jdbcUrl} of {@code on}, as a test configures it. */
+    private static HikariConfig appPoolConfig(MariaDbServer on, String jdbcUrl, int size) {
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(jdbcUrl);
+        config.setUsername(on.user());
+        config.setPassword(on.password());
+        config.setMaximumPoolSize(size);
+        return config;
+    }
+
+    /** A backend on a pool of {@code config} fails to start with an IllegalStateException naming {@code named}. */
+    private static void assertRefusedAtStartUp(HikariConfig config, String named) {
+        try (HikariDataSource appPool = new HikariDataSource(config)) {
+            assertThatThrownBy(() -> MySqlLockBackend.builder()
+                            .dataSource(appPool)
+                            .build()
+                            .close())
+                    .as(named)
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining(named);
         }
     }
 
@@ -351,12 +404,8 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
         // READ COMMITTED (common on MySQL) is where a plain read would see the old floor; the statement
         // reads it with LOCK IN SHARE MODE (InnoDB would also lock it for an INSERT ... VALUES by itself,
         // but not for an INSERT ... SELECT, so the statement says so rather than rely on its form).
-        HikariConfig config = new HikariConfig();
-        config.setJdbcUrl(url);
-        config.setUsername(server.user());
-        config.setPassword(server.password());
+        HikariConfig config = appPoolConfig(server, url, 2);
         config.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
-        config.setMaximumPoolSize(2);
         String name = name();
         long token = 0;
         for (int i = 0; i < 5; i++) {
@@ -641,12 +690,8 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
 
     @Test
     void worksOnTheApplicationsTransactionalPoolWithoutMultiStatementsInAnotherTimeZone() throws Exception {
-        HikariConfig config = new HikariConfig();
-        config.setJdbcUrl(url);
-        config.setUsername(server.user());
-        config.setPassword(server.password());
+        HikariConfig config = appPoolConfig(server, url, 3);
         config.setAutoCommit(false); // an application pool in transaction mode
-        config.setMaximumPoolSize(3);
         // a session time zone far from UTC, and the driver told about it: DATETIME(6) in UTC must not care
         config.setConnectionInitSql("SET time_zone = '+05:30'");
         config.addDataSourceProperty("connectionTimeZone", "Asia/Kolkata");
