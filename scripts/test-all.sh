@@ -11,6 +11,8 @@ command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need+=(maria
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v etcd >/dev/null 2>&1 || need+=(etcd-server etcd-client)
 command -v faketime >/dev/null 2>&1 || need+=(faketime)
+# a PgBouncer in front of the test PostgreSQL: the provider refuses a pooler in transaction mode
+command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ] || need+=(pgbouncer)
 # headless Chromium renders the comparison report to a PNG in lock-bench's CompareQuickRunTest
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 

@@ -519,9 +519,48 @@ public final class PostgresLockBackend implements LockBackend {
             } else {
                 connections = JdbcConnections.application(settings.dataSource(), failures);
             }
-            boolean durable =
-                    connections.startUp(lockTable, settings.createTable(), c -> durableCommits(c, connections.where()));
+            DataSource separate = settings.ownPool() ? listenerSource : null;
+            boolean durable = connections.startUp(lockTable, settings.createTable(), c -> {
+                if (separate != null) {
+                    requireSessionsOfItsOwn(c, separate, connections.where());
+                }
+                return durableCommits(c, connections.where());
+            });
             return new PostgresLockBackend(connections, listenerSource, lockTable, durable);
+        }
+
+        /**
+         * Refuses a URL that reaches PostgreSQL through a pooler in transaction or statement mode (PgBouncer's
+         * {@code pool_mode=transaction}, say), seen as two client connections served by one server process: the
+         * pool's connection asks for its process id, then, while it stays open, a connection of its own does. Only
+         * a pooler hands one process to two connections; PgBouncer hands the one it just freed to the next. Behind
+         * such a pooler pgjdbc's prepared statements meet other clients' under the same names (the TCK through
+         * PgBouncer 1.18 failed with "prepared statement S_1 already exists" and "bind message supplies 4
+         * parameters, but prepared statement S_1 requires 12": a statement could run with another's parameters),
+         * and the LISTEN that wakes waiters is lost. Checked for the own pool, whose URL this backend opens a
+         * second connection to; an application's pool cannot be asked for a second connection without risk of
+         * waiting for it.
+         */
+        private static void requireSessionsOfItsOwn(Connection pooled, DataSource separate, String where)
+                throws SQLException {
+            int pooledProcess = backendPid(pooled);
+            try (Connection own = separate.getConnection()) {
+                if (backendPid(own) == pooledProcess) {
+                    throw new IllegalStateException("jdbcUrl of " + where + " reaches PostgreSQL through a pooler in"
+                            + " transaction or statement mode (two connections were served by one server process,"
+                            + " as PgBouncer's pool_mode=transaction does): fencelock needs sessions of its own, for"
+                            + " its prepared statements, which such a pooler mixes up between clients, and for the"
+                            + " LISTEN that wakes waiters. Point jdbcUrl at PostgreSQL, or at a pool in session mode");
+                }
+            }
+        }
+
+        private static int backendPid(Connection c) throws SQLException {
+            try (Statement s = c.createStatement();
+                    ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
+                rs.next();
+                return rs.getInt(1);
+            }
         }
 
         /**
