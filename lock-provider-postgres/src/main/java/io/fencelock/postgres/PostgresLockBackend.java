@@ -31,6 +31,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
 import org.postgresql.ds.PGSimpleDataSource;
@@ -519,39 +524,87 @@ public final class PostgresLockBackend implements LockBackend {
             } else {
                 connections = JdbcConnections.application(settings.dataSource(), failures);
             }
-            DataSource separate = settings.ownPool() ? listenerSource : null;
+            DataSource second = listenerSource; // the own pool's: a direct connection; else the application's pool
+            boolean ownPool = settings.ownPool();
             boolean durable = connections.startUp(lockTable, settings.createTable(), c -> {
-                if (separate != null) {
-                    requireSessionsOfItsOwn(c, separate, connections.where());
-                }
+                requireSessionsOfItsOwn(c, second, ownPool, connections.where());
                 return durableCommits(c, connections.where());
             });
             return new PostgresLockBackend(connections, listenerSource, lockTable, durable);
         }
 
         /**
-         * Refuses a URL that reaches PostgreSQL through a pooler in transaction or statement mode (PgBouncer's
+         * Refuses connections that reach PostgreSQL through a pooler in transaction or statement mode (PgBouncer's
          * {@code pool_mode=transaction}, say), seen as two client connections served by one server process: the
-         * pool's connection asks for its process id, then, while it stays open, a connection of its own does. Only
+         * start-up's connection asks for its process id, then, while it stays open, a second connection does. Only
          * a pooler hands one process to two connections; PgBouncer hands the one it just freed to the next. Behind
          * such a pooler pgjdbc's prepared statements meet other clients' under the same names (the TCK through
          * PgBouncer 1.18 failed with "prepared statement S_1 already exists" and "bind message supplies 4
          * parameters, but prepared statement S_1 requires 12": a statement could run with another's parameters),
-         * and the LISTEN that wakes waiters is lost. Checked for the own pool, whose URL this backend opens a
-         * second connection to; an application's pool cannot be asked for a second connection without risk of
-         * waiting for it.
+         * and the LISTEN that wakes waiters is lost. The own pool's second connection is a direct one; an
+         * application's pool may have none free, so its second connection is waited for only briefly, in a
+         * thread of its own, and the check is skipped (the connection closed when it comes) if it does not come.
          */
-        private static void requireSessionsOfItsOwn(Connection pooled, DataSource separate, String where)
+        private static void requireSessionsOfItsOwn(Connection first, DataSource second, boolean ownPool, String where)
                 throws SQLException {
-            int pooledProcess = backendPid(pooled);
-            try (Connection own = separate.getConnection()) {
-                if (backendPid(own) == pooledProcess) {
-                    throw new IllegalStateException("jdbcUrl of " + where + " reaches PostgreSQL through a pooler in"
-                            + " transaction or statement mode (two connections were served by one server process,"
-                            + " as PgBouncer's pool_mode=transaction does): fencelock needs sessions of its own, for"
-                            + " its prepared statements, which such a pooler mixes up between clients, and for the"
-                            + " LISTEN that wakes waiters. Point jdbcUrl at PostgreSQL, or at a pool in session mode");
+            int firstProcess = backendPid(first);
+            Connection other;
+            if (ownPool) {
+                other = second.getConnection();
+            } else {
+                other = briefly(second, where);
+                if (other == null) {
+                    return;
                 }
+            }
+            try (Connection c = other) {
+                if (backendPid(c) == firstProcess) {
+                    throw new IllegalStateException("the connections to " + where + " reach PostgreSQL through a"
+                            + " pooler in transaction or statement mode (two connections were served by one server"
+                            + " process, as PgBouncer's pool_mode=transaction does): fencelock needs sessions of its"
+                            + " own, for its prepared statements, which such a pooler mixes up between clients, and"
+                            + " for the LISTEN that wakes waiters. Connect to PostgreSQL directly, or through a pool"
+                            + " in session mode");
+                }
+            }
+        }
+
+        /** A second connection of an application's pool if it comes within a second, else null (closed later). */
+        private static Connection briefly(DataSource pool, String where) {
+            CompletableFuture<Connection> borrowed = CompletableFuture.supplyAsync(
+                    () -> {
+                        try {
+                            return pool.getConnection();
+                        } catch (SQLException e) {
+                            throw new CompletionException(e);
+                        }
+                    },
+                    task -> {
+                        Thread t = new Thread(task, "fencelock-pooler-check");
+                        t.setDaemon(true);
+                        t.start();
+                    });
+            try {
+                return borrowed.get(1, TimeUnit.SECONDS);
+            } catch (TimeoutException e) {
+                borrowed.thenAccept(Builder::closeQuietly);
+                LOG.debug("fencelock: no second connection to {} within a second; the pooler check is skipped", where);
+                return null;
+            } catch (ExecutionException e) {
+                LOG.debug("fencelock: no second connection to {}; the pooler check is skipped", where, e.getCause());
+                return null;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                borrowed.thenAccept(Builder::closeQuietly);
+                return null;
+            }
+        }
+
+        private static void closeQuietly(Connection c) {
+            try {
+                c.close();
+            } catch (SQLException e) {
+                LOG.debug("fencelock: closing the pooler check's connection failed", e);
             }
         }
 

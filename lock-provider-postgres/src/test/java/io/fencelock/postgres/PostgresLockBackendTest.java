@@ -859,8 +859,8 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
     /**
      * A pooler in transaction mode hands one server process to whichever client has a transaction: pgjdbc's
      * prepared statements then meet other clients' under the same names, and the LISTEN is lost. A backend whose
-     * own pool would go through one (a real PgBouncer, in front of the test's server) refuses to start, naming
-     * it; through the same PgBouncer in session mode it works.
+     * own pool or application's pool would go through one (a real PgBouncer, in front of the test's server)
+     * refuses to start, naming it; through the same PgBouncer in session mode it works.
      */
     @Test
     void aUrlThroughAPoolerInTransactionModeIsRefusedAndOneInSessionModeWorks() throws Exception {
@@ -909,6 +909,20 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
                             .close())
                     .isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("pooler in transaction or statement mode");
+            HikariConfig config = new HikariConfig();
+            config.setJdbcUrl(through + "transactions");
+            config.setUsername(server.user());
+            config.setPassword(server.password());
+            config.setMaximumPoolSize(2);
+            try (HikariDataSource appPool = new HikariDataSource(config)) {
+                assertThatThrownBy(() -> PostgresLockBackend.builder()
+                                .dataSource(appPool)
+                                .build()
+                                .close())
+                        .as("an application's pool through it")
+                        .isInstanceOf(IllegalStateException.class)
+                        .hasMessageContaining("pooler in transaction or statement mode");
+            }
             try (PostgresLockBackend inSessions = PostgresLockBackend.builder()
                     .jdbcUrl(through + "sessions")
                     .user(server.user())
