@@ -22,14 +22,9 @@ import io.fencelock.tck.spi.LockBackendSpiTemplate;
 import io.fencelock.tck.spi.QueuedGrantProviderChecks;
 import io.fencelock.tck.spi.SpiHarness;
 import io.fencelock.testservers.common.Endpoints;
-import io.fencelock.testservers.common.ThrowawayServers;
+import io.fencelock.testservers.postgres.PgBouncerProcess;
 import io.fencelock.testservers.postgres.PostgresServer;
-import java.net.InetSocketAddress;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -864,45 +859,12 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
      */
     @Test
     void aUrlThroughAPoolerInTransactionModeIsRefusedAndOneInSessionModeWorks() throws Exception {
-        InetSocketAddress postgres = Endpoints.single(url, 5432).orElseThrow();
         String database = url.replaceFirst("^jdbc:postgresql://[^/]*/", "").replaceFirst("\\?.*$", "");
-        String password = server.password() == null ? "" : server.password();
-        Path dir = Files.createTempDirectory("pgbouncer");
-        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxrwxrwx")); // for its OS user
-        int port = ThrowawayServers.freeLoopbackPort();
-        String target = " host=" + postgres.getHostString() + " port=" + postgres.getPort() + " dbname=" + database;
-        Files.writeString(dir.resolve("users.txt"), "\"" + server.user() + "\" \"" + password + "\"\n");
-        Files.writeString(
-                dir.resolve("pgbouncer.ini"),
-                String.join(
-                        "\n",
-                        "[databases]",
-                        "transactions =" + target + " pool_mode=transaction",
-                        "sessions =" + target + " pool_mode=session",
-                        "[pgbouncer]",
-                        "listen_addr = 127.0.0.1",
-                        "listen_port = " + port,
-                        "unix_socket_dir =",
-                        "auth_type = " + (password.isEmpty() ? "trust" : "plain"),
-                        "auth_file = " + dir.resolve("users.txt"),
-                        "default_pool_size = 4",
-                        "ignore_startup_parameters = extra_float_digits,options",
-                        "logfile = " + dir.resolve("pgbouncer.log"),
-                        ""));
-        List<String> command = new ArrayList<>();
-        if ("root".equals(System.getProperty("user.name"))) { // PgBouncer refuses to run as root
-            command.addAll(List.of("setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--"));
-        }
-        command.addAll(List.of("pgbouncer", dir.resolve("pgbouncer.ini").toString()));
-        Process pgbouncer = new ProcessBuilder(command)
-                .redirectErrorStream(true)
-                .redirectOutput(dir.resolve("out.log").toFile())
-                .start();
+        PgBouncerProcess pgbouncer = PgBouncerProcess.inFrontOf(
+                Endpoints.single(url, 5432).orElseThrow(), database, server.user(), server.password());
         try {
-            String through = "jdbc:postgresql://127.0.0.1:" + port + "/";
-            awaitConnectable(through + "sessions", pgbouncer, dir);
             assertThatThrownBy(() -> PostgresLockBackend.builder()
-                            .jdbcUrl(through + "transactions")
+                            .jdbcUrl(pgbouncer.jdbcUrl("transactions"))
                             .user(server.user())
                             .password(server.password())
                             .build()
@@ -910,7 +872,7 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
                     .isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("pooler in transaction or statement mode");
             HikariConfig config = new HikariConfig();
-            config.setJdbcUrl(through + "transactions");
+            config.setJdbcUrl(pgbouncer.jdbcUrl("transactions"));
             config.setUsername(server.user());
             config.setPassword(server.password());
             config.setMaximumPoolSize(2);
@@ -924,7 +886,7 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
                         .hasMessageContaining("pooler in transaction or statement mode");
             }
             try (PostgresLockBackend inSessions = PostgresLockBackend.builder()
-                    .jdbcUrl(through + "sessions")
+                    .jdbcUrl(pgbouncer.jdbcUrl("sessions"))
                     .user(server.user())
                     .password(server.password())
                     .build()) {
@@ -936,26 +898,6 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
             }
         } finally {
             pgbouncer.destroy();
-            pgbouncer.waitFor(10, TimeUnit.SECONDS);
-            ThrowawayServers.deleteRecursively(dir);
-        }
-    }
-
-    /** Waits until {@code jdbcUrl} takes a connection, or fails with the pooler's output. */
-    private static void awaitConnectable(String jdbcUrl, Process process, Path dir) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
-        while (true) {
-            try (Connection c = DriverManager.getConnection(jdbcUrl, server.user(), server.password())) {
-                return;
-            } catch (SQLException e) {
-                if (!process.isAlive() || System.nanoTime() > deadline) {
-                    throw new IllegalStateException(
-                            "pgbouncer did not start: " + ThrowawayServers.tail(dir.resolve("out.log"))
-                                    + ThrowawayServers.tail(dir.resolve("pgbouncer.log")),
-                            e);
-                }
-                Thread.sleep(50); // polling a process that is starting, bounded by the deadline
-            }
         }
     }
 
