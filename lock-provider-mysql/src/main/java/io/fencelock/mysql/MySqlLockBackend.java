@@ -8,6 +8,7 @@ import io.fencelock.jdbc.JdbcBuilder;
 import io.fencelock.jdbc.JdbcConnections;
 import io.fencelock.jdbc.JdbcFailures;
 import io.fencelock.jdbc.JdbcSettings;
+import io.fencelock.jdbc.KnownRows;
 import io.fencelock.jdbc.SqlTime;
 import io.fencelock.spi.AcquireResult;
 import io.fencelock.spi.GrantKind;
@@ -28,6 +29,7 @@ import java.util.Collections;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
@@ -41,7 +43,8 @@ import org.slf4j.LoggerFactory;
  * its rows back in the same multi-statement (a shared grant's release takes a second, the procedure's). A name's row is never deleted on release, so its token
  * ({@code token + 1} under the row lock) rises across release, expiry and takeover;
  * {@link #purgeFree(Duration)} deletes rows only after raising a one-row floor above their tokens,
- * and a name without a row starts above that floor. A grant stores its {@link LockMetadata} and its
+ * and a name without a row starts above that floor (a name whose row this backend has seen is acquired by a
+ * plain {@code UPDATE}, which needs no floor: {@link KnownRows}). A grant stores its {@link LockMetadata} and its
  * server time in the row with it; renewals keep them, a release clears them. There is no release signal: waiters poll,
  * never past the holder's expiry, which every failed attempt reports. Semaphores, read-write locks
  * and the fair mutex keep their grants and waiters in a companion table changed by stored
@@ -74,6 +77,7 @@ public final class MySqlLockBackend implements LockBackend {
     private final ServerClock serverClock;
     private final Statements sql;
     private final Renewals renewals;
+    private final KnownRows knownRows = new KnownRows();
 
     private MySqlLockBackend(JdbcConnections connections, LockTable table, ServerFacts facts) {
         this.connections = connections;
@@ -121,16 +125,20 @@ public final class MySqlLockBackend implements LockBackend {
     public AcquireResult tryAcquire(String name, String leaseId, Duration ttl, LockMetadata metadata) {
         long ttlMicros = SqlTime.micros(ttl);
         Instant sent = serverClock.now();
-        try (Connection c = connections.connection();
-                PreparedStatement ps = c.prepareStatement(sql.acquire, Statement.RETURN_GENERATED_KEYS)) {
-            Statements.bindAcquire(ps, name, leaseId, ttlMicros, metadata);
-            ps.executeUpdate();
-            long outcome = 0;
-            try (ResultSet keys = ps.getGeneratedKeys()) {
-                // Connector/J lists LAST_INSERT_ID once per affected row; with useAffectedRows=true an
-                // unchanged row (a refusal) is no affected row, so the refusal carries no hint
-                if (keys.next()) {
-                    outcome = Long.parseUnsignedLong(keys.getString(1));
+        try (Connection c = connections.connection()) {
+            boolean known = knownRows.contains(name);
+            OptionalLong onRow = known ? acquireExisting(c, name, leaseId, ttlMicros, metadata) : OptionalLong.empty();
+            long outcome;
+            if (onRow.isPresent()) {
+                outcome = onRow.getAsLong();
+            } else {
+                try (PreparedStatement ps = c.prepareStatement(sql.acquire, Statement.RETURN_GENERATED_KEYS)) {
+                    Statements.bindAcquire(ps, name, leaseId, ttlMicros, metadata);
+                    ps.executeUpdate();
+                    outcome = outcome(ps);
+                }
+                if (!known) {
+                    knownRows.add(name);
                 }
             }
             if (outcome < 0 && (outcome & Statements.KIND_REFUSED_BIT) != 0) {
@@ -170,6 +178,31 @@ public final class MySqlLockBackend implements LockBackend {
                             + ")",
                     e,
                     false);
+        }
+    }
+
+    /**
+     * The acquire as an UPDATE of a row this backend has seen; empty when no row matched: the row was purged
+     * since (or, on a pool with {@code useAffectedRows=true}, the acquire was refused), and the insert decides.
+     */
+    private OptionalLong acquireExisting(
+            Connection c, String name, String leaseId, long ttlMicros, LockMetadata metadata) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql.acquireExisting, Statement.RETURN_GENERATED_KEYS)) {
+            Statements.bindAcquireExisting(ps, name, leaseId, ttlMicros, metadata);
+            // found rows (Connector/J's default): 1 whenever the row exists, granted or refused
+            return ps.executeUpdate() == 0 ? OptionalLong.empty() : OptionalLong.of(outcome(ps));
+        }
+    }
+
+    /**
+     * What an acquire statement carried back in {@code LAST_INSERT_ID}: the token (positive), a refusal
+     * (the top bit set, see {@link Statements}), or 0 for a refusal without a hint.
+     */
+    private static long outcome(PreparedStatement ps) throws SQLException {
+        try (ResultSet keys = ps.getGeneratedKeys()) {
+            // Connector/J lists LAST_INSERT_ID once per affected row; with useAffectedRows=true an
+            // unchanged row (a refusal) is no affected row, so the refusal carries no hint
+            return keys.next() ? Long.parseUnsignedLong(keys.getString(1)) : 0;
         }
     }
 

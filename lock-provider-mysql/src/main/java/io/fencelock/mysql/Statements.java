@@ -21,6 +21,8 @@ final class Statements {
 
     /** See {@link #bindAcquire}. */
     final String acquire;
+    /** {@link #acquire}'s update alone, for a name whose row exists: see {@link #bindAcquireExisting}. */
+    final String acquireExisting;
     /** name, lease id. */
     final String release;
     /** See {@link #bindHandOver}. */
@@ -58,18 +60,24 @@ final class Statements {
                     .append(column)
                     .append(')');
         }
-        this.acquire = "INSERT INTO " + t
-                + " (name, lease_id, token, token_issued_at, expires_at, lock_owner, lock_type, lock_data, granted_at)"
-                + " VALUES (?, ?, LAST_INSERT_ID((SELECT f.token_floor FROM " + table.qualifiedFloor
-                + " f WHERE f.id = 1 LOCK IN SHARE MODE) + 1), " + NOW + ", " + NOW + " + INTERVAL ? MICROSECOND,"
-                + " ?, ?, ?, " + NOW + ")"
-                + " ON DUPLICATE KEY UPDATE"
-                + " token = IF(" + free + ", LAST_INSERT_ID(token + 1), token + 0 * LAST_INSERT_ID(" + refusal + ")),"
+        String update = " token = IF(" + free + ", LAST_INSERT_ID(token + 1), token + 0 * LAST_INSERT_ID(" + refusal
+                + ")),"
                 + " token_issued_at = IF(" + free + ", " + NOW + ", token_issued_at),"
                 + " lease_id = IF(" + free + ", ?, lease_id),"
                 + " expires_at = IF(lease_id = ?, " + NOW + " + INTERVAL ? MICROSECOND, expires_at)"
                 + granted
                 + ", granted_at = IF(lease_id = ?, " + NOW + ", granted_at)";
+        this.acquire = "INSERT INTO " + t
+                + " (name, lease_id, token, token_issued_at, expires_at, lock_owner, lock_type, lock_data, granted_at)"
+                + " VALUES (?, ?, LAST_INSERT_ID((SELECT f.token_floor FROM " + table.qualifiedFloor
+                + " f WHERE f.id = 1 LOCK IN SHARE MODE) + 1), " + NOW + ", " + NOW + " + INTERVAL ? MICROSECOND,"
+                + " ?, ?, ?, " + NOW + ")"
+                + " ON DUPLICATE KEY UPDATE" + update;
+        // The same decision where the row is known to exist: no floor to read (a row carries its token),
+        // and no insert attempt to fail on the key first. It locks the row only, so it never waits for a
+        // purge's floor; a purge that deleted the row first leaves it nothing to match, and the caller then
+        // takes the INSERT above, which reads the floor that purge raised before deleting.
+        this.acquireExisting = "UPDATE " + t + " SET" + update + " WHERE name = ?";
         // A hand-over: the holder's grant becomes the new lease's in one UPDATE of the row, which holds the
         // row lock from its read to its commit, so the name is never free. The token is the row's counter
         // plus one, as a takeover's, and LAST_INSERT_ID carries it back in the OK packet; an UPDATE that
@@ -112,6 +120,20 @@ final class Statements {
         for (String value : values) {
             LockInfoRows.bindText(ps, i++, value);
         }
+        bindUpdate(ps, i, leaseId, ttlMicros, values);
+    }
+
+    /** Binds {@link #acquireExisting}'s parameters: the update's, then the row's name. */
+    static void bindAcquireExisting(
+            PreparedStatement ps, String name, String leaseId, long ttlMicros, LockMetadata metadata)
+            throws SQLException {
+        int i = bindUpdate(ps, 1, leaseId, ttlMicros, LockInfoRows.metadataValues(metadata));
+        ps.setString(i, name);
+    }
+
+    /** The update's parameters from {@code i} on, in its SQL's order; returns the next index. */
+    private static int bindUpdate(PreparedStatement ps, int i, String leaseId, long ttlMicros, String[] values)
+            throws SQLException {
         for (int free = 0; free < 3; free++) {
             ps.setString(i++, leaseId);
         }
@@ -122,6 +144,7 @@ final class Statements {
             ps.setString(i++, leaseId);
             LockInfoRows.bindText(ps, i++, value);
         }
-        ps.setString(i, leaseId);
+        ps.setString(i++, leaseId);
+        return i;
     }
 }

@@ -570,6 +570,10 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
                     .close();
             AcquireResult waited = impatient.tryAcquire(name, lease(), TTL);
             assertThat(waited).isEqualTo(AcquireResult.held(null));
+            // the backend has seen the row now: its next acquire is the plain UPDATE, which waits the same
+            assertThat(impatient.tryAcquire(name, lease(), TTL))
+                    .as("an UPDATE of a known row that waited too long")
+                    .isEqualTo(AcquireResult.held(null));
             LockBackendException renewal = catchThrowableOfType(
                     LockBackendException.class,
                     () -> impatient.renew(List.of(new RenewRequest(name, holder, TTL, null))));
@@ -578,14 +582,20 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
             assertThat(renewal.getMessage()).contains("1205");
 
             // a deadlock: this transaction holds the row and, heavier (many changed rows), asks for the
-            // floor while the acquire holds the floor and waits for the row; InnoDB rolls the acquire back
+            // floor while the acquire holds the floor and waits for the row; InnoDB rolls the acquire back.
+            // Only the insert reads the floor: the acquire of a backend that has not seen the row yet.
+            MySqlLockBackend unacquainted = builder().build();
             StringBuilder rows = new StringBuilder("INSERT INTO " + heavy + " VALUES (0)");
             for (int i = 1; i < 200; i++) {
                 rows.append(", (").append(i).append(')');
             }
             s.executeUpdate(rows.toString());
             long deadlocksBefore = innodbDeadlocks();
-            Future<AcquireResult> victim = pool.submit(() -> backend.tryAcquire(name, lease(), TTL));
+            Future<AcquireResult> victim = pool.submit(() -> {
+                try (unacquainted) {
+                    return unacquainted.tryAcquire(name, lease(), TTL);
+                }
+            });
             awaitAcquireHoldingTheFloor(); // and then it can only wait for the row this transaction holds
             s.executeQuery("SELECT token_floor FROM fencelock_locks_floor WHERE id = 1 FOR UPDATE")
                     .close();
@@ -957,15 +967,28 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
     @Test
     void aFloorRowDeletedWhileRunningMakesAcquiresFailLoudly() throws SQLException {
         String t = table("floorless");
-        try (MySqlLockBackend own = builder().table(t).createTable(true).build()) {
+        try (MySqlLockBackend own = builder().table(t).createTable(true).build();
+                MySqlLockBackend unacquainted = builder().table(t).build()) {
             String name = name();
-            own.tryAcquire(name, lease(), EXPIRED_AT_ONCE);
+            long before = own.tryAcquire(name, lease(), EXPIRED_AT_ONCE).token();
             execute("DELETE FROM " + t + "_floor");
+            // a name without a row starts above the floor: with the floor gone, no token can be issued
+            for (MySqlLockBackend b : List.of(own, unacquainted)) {
+                LockBackendException e =
+                        catchThrowableOfType(LockBackendException.class, () -> b.tryAcquire(name(), lease(), TTL));
+                assertThat(e).isNotNull();
+                assertThat(e.isRetryable()).isFalse();
+                assertThat(e.getMessage()).contains("token");
+            }
+            // a backend that does not know the row takes the insert, which reads the floor first
             LockBackendException e =
-                    catchThrowableOfType(LockBackendException.class, () -> own.tryAcquire(name, lease(), TTL));
+                    catchThrowableOfType(LockBackendException.class, () -> unacquainted.tryAcquire(name, lease(), TTL));
             assertThat(e).isNotNull();
-            assertThat(e.isRetryable()).isFalse();
             assertThat(e.getMessage()).contains("token");
+            // one that has seen it updates the row, whose token carries the name's history
+            assertThat(own.tryAcquire(name, lease(), TTL).token())
+                    .as("a known row's next token")
+                    .isEqualTo(before + 1);
         }
     }
 

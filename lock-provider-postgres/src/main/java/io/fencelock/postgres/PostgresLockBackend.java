@@ -7,6 +7,7 @@ import io.fencelock.jdbc.JdbcBuilder;
 import io.fencelock.jdbc.JdbcConnections;
 import io.fencelock.jdbc.JdbcFailures;
 import io.fencelock.jdbc.JdbcSettings;
+import io.fencelock.jdbc.KnownRows;
 import io.fencelock.jdbc.LockInfoRows;
 import io.fencelock.jdbc.SqlTime;
 import io.fencelock.spi.AcquireResult;
@@ -50,7 +51,8 @@ import org.slf4j.LoggerFactory;
  * re-acquire, expiry and takeover, deletion of rows and restarts. A purge deletes a free row only
  * while no acquire of its name is in flight (a transaction-scoped advisory lock per name, shared by
  * acquires, tried exclusively by the purge), so a new row's token, drawn when its statement starts,
- * still exceeds every token of the rows it replaces. A release {@code NOTIFY}s waiters
+ * still exceeds every token of the rows it replaces. A name whose row this backend has seen is granted by a
+ * plain update of the row, drawing its token after the row lock and needing no guard ({@link KnownRows}). A release {@code NOTIFY}s waiters
  * when a caller was refused since the grant (the row's {@code contended} flag). A grant stores its
  * {@link LockMetadata} and its server time in the row with it; renewals keep them, a release clears them.
  * Semaphores, read-write locks and the fair mutex keep their grants and waiters in a companion table,
@@ -95,6 +97,7 @@ public final class PostgresLockBackend implements LockBackend {
     private final AtomicBoolean closed = new AtomicBoolean();
 
     private final Statements sql;
+    private final KnownRows knownRows = new KnownRows();
     private final Set<Capability> capabilities;
 
     private PostgresLockBackend(
@@ -153,25 +156,49 @@ public final class PostgresLockBackend implements LockBackend {
     private AcquireResult grantOrDecide(
             String name, String leaseId, long ttlMicros, LockMetadata metadata, String waiter) {
         try (Connection c = connections.connection()) {
-            try (PreparedStatement ps = c.prepareStatement(sql.grant)) {
-                ps.setString(1, name);
-                ps.setString(2, name);
-                ps.setString(3, leaseId);
-                ps.setLong(4, ttlMicros);
-                int next = LockInfoRows.bindMetadata(ps, 5, metadata);
-                ps.setString(next, name);
-                LockInfoRows.bindText(ps, next + 1, waiter);
-                LockInfoRows.bindText(ps, next + 2, waiter);
+            boolean known = knownRows.contains(name);
+            try (PreparedStatement ps = c.prepareStatement(known ? sql.grantOnRow : sql.grant)) {
+                if (known) {
+                    ps.setString(bindNewGrant(ps, leaseId, ttlMicros, metadata, waiter), name);
+                } else {
+                    ps.setString(1, name);
+                    ps.setString(2, name);
+                    ps.setString(3, leaseId);
+                    ps.setLong(4, ttlMicros);
+                    int next = LockInfoRows.bindMetadata(ps, 5, metadata);
+                    ps.setString(next, name);
+                    LockInfoRows.bindText(ps, next + 1, waiter);
+                    LockInfoRows.bindText(ps, next + 2, waiter);
+                }
                 try (ResultSet rs = ps.executeQuery()) {
                     if (rs.next()) {
+                        if (!known) {
+                            knownRows.add(name);
+                        }
                         return AcquireResult.granted(rs.getLong(1), TIME.read(rs, 2));
                     }
                 }
             }
-            return decide(c, name, leaseId, ttlMicros, metadata, waiter);
+            AcquireResult decided = decide(c, name, leaseId, ttlMicros, metadata, waiter);
+            if (!known) {
+                knownRows.add(name); // granted, refused or queued: the row is there either way
+            }
+            return decided;
         } catch (SQLException e) {
             throw failures.failure("tryAcquire of '" + name + "'", e);
         }
+    }
+
+    /** Binds a new grant's columns written by an UPDATE of the row (Statements' newGrant) from 1; returns the next index. */
+    private static int bindNewGrant(
+            PreparedStatement ps, String leaseId, long ttlMicros, LockMetadata metadata, String waiter)
+            throws SQLException {
+        ps.setString(1, leaseId);
+        ps.setLong(2, ttlMicros);
+        int next = LockInfoRows.bindMetadata(ps, 3, metadata);
+        LockInfoRows.bindText(ps, next, waiter);
+        LockInfoRows.bindText(ps, next + 1, waiter);
+        return next + 2;
     }
 
     /** The acquire's full decision (see Statements): a grant, or a refusal recorded for the release to signal. */
@@ -218,14 +245,10 @@ public final class PostgresLockBackend implements LockBackend {
         String waiter = listener.waiterFor(name);
         try (Connection c = connections.connection();
                 PreparedStatement ps = c.prepareStatement(sql.handOver)) {
-            ps.setString(1, leaseId);
-            ps.setLong(2, ttlMicros);
-            int next = LockInfoRows.bindMetadata(ps, 3, metadata);
-            LockInfoRows.bindText(ps, next, waiter);
-            LockInfoRows.bindText(ps, next + 1, waiter);
+            int next = bindNewGrant(ps, leaseId, ttlMicros, metadata, waiter);
+            ps.setString(next, name);
+            ps.setString(next + 1, fromLeaseId);
             ps.setString(next + 2, name);
-            ps.setString(next + 3, fromLeaseId);
-            ps.setString(next + 4, name);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
                     return AcquireResult.held(null);

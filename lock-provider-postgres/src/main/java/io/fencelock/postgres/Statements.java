@@ -29,6 +29,11 @@ final class Statements {
      * waiter (or null) twice: token and expiry when granted, no row otherwise ({@link #acquire} decides then).
      */
     final String grant;
+    /**
+     * lease id, ttl µs, owner, lock type, data (JSON text), waiter (or null) twice, name: the grant for a name whose
+     * row the backend has seen; token and expiry when granted, no row otherwise ({@link #acquire} decides then).
+     */
+    final String grantOnRow;
     /** names[], lease ids[], ttls µs[], token periods µs[] (0: none). */
     final String renew;
     /**
@@ -121,6 +126,21 @@ final class Statements {
                 + " queued_grants = " + withoutEntry("l.queued_grants", "?::text") + ", granted_to = NULL"
                 + " WHERE " + free
                 + " RETURNING l.token, l.expires_at";
+        // The grant for a name whose row exists, as a plain update of that row: none of the insert's guard, its
+        // holder look or its early draw. The token is drawn in SET, after the row lock (a concurrent change of
+        // the row makes the update re-read it and draw again), as a hand-over's is. A purge that deleted the row
+        // first leaves nothing to match, and so does a holder: the acquire's decision (with its guarded insert)
+        // follows, as after the grant above.
+        // A new grant written over row l in an UPDATE (c.now its time): lease id, ttl µs, owner, lock type, data,
+        // waiter (or null) twice. The grantee's own waiter leaves the queue, as on any grant.
+        String newGrant = "lease_id = ?, token = " + nextToken + ", token_issued_at = c.now,"
+                + " expires_at = c.now + ?" + MICROS + ", lock_owner = ?, lock_type = ?, lock_data = ?::jsonb,"
+                + " granted_at = c.now, waiters = array_remove(l.waiters, ?::text),"
+                + " queued_grants = " + withoutEntry("l.queued_grants", "?::text") + ", granted_to = NULL";
+        this.grantOnRow = "WITH c AS MATERIALIZED (SELECT clock_timestamp() AS now)"
+                + " UPDATE " + t + " AS l SET " + newGrant + ", contended = false"
+                + " FROM c WHERE l.name = ? AND " + free("l", "c.now")
+                + " RETURNING l.token, l.expires_at";
         // Whom a release wakes: a caller whose client waits for the name (the engine watches it on the
         // client's listener) names its listener as the waiter, and a refusal queues that waiter on the
         // row once (waiters, in order of their first refusal); the release wakes the first in the queue
@@ -197,11 +217,7 @@ final class Statements {
         // the grantee's own waiter leaves the queue, as on any grant. The holder must hold as the acquire
         // would see it: a mutex grant of the lease, live, and no shared grant or other kind on the name.
         this.handOver = "WITH c AS MATERIALIZED (SELECT clock_timestamp() AS now),"
-                + " handed AS (UPDATE " + t + " AS l SET lease_id = ?, token = " + nextToken
-                + ", token_issued_at = c.now,"
-                + " expires_at = c.now + ?" + MICROS + ", lock_owner = ?, lock_type = ?, lock_data = ?::jsonb,"
-                + " granted_at = c.now, waiters = array_remove(l.waiters, ?::text),"
-                + " queued_grants = " + withoutEntry("l.queued_grants", "?::text") + ", granted_to = NULL"
+                + " handed AS (UPDATE " + t + " AS l SET " + newGrant
                 + " FROM c WHERE l.name = ? AND l.lease_id = ? AND l.expires_at > c.now AND "
                 + noSharedHold("l", "c.now")
                 + " RETURNING l.token, l.expires_at)"

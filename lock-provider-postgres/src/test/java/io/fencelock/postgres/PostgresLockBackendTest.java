@@ -361,6 +361,54 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
         }
     }
 
+    @Test
+    void aKnownRowsGrantThatWaitedBehindAPurgesDeleteTakesTheGuardedInsert() throws Exception {
+        String name = name();
+        String holder = lease();
+        long before = backend.tryAcquire(name, holder, TTL).token(); // the backend knows the row now
+        backend.release(name, holder);
+        ExecutorService acquirer = Executors.newSingleThreadExecutor();
+        try (Connection purge = server.connect(url)) {
+            purge.setAutoCommit(false);
+            // a purge's batch, stopped between its delete and its commit: the row is locked and gone
+            guard(purge, "pg_try_advisory_xact_lock", name);
+            try (PreparedStatement ps = purge.prepareStatement("DELETE FROM fencelock_locks WHERE name = ?")) {
+                ps.setString(1, name);
+                assertThat(ps.executeUpdate()).isEqualTo(1);
+            }
+            Future<AcquireResult> acquire = acquirer.submit(() -> backend.tryAcquire(name, lease(), TTL));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
+            while (!waitsForALock(purge)) {
+                assertThat(System.nanoTime() - deadline)
+                        .as("the known row's update to wait for the purge's row lock")
+                        .isNegative();
+                assertThat(acquire)
+                        .as("the acquire, while the purge holds the row")
+                        .isNotDone();
+                Thread.sleep(2); // polling pg_stat_activity for the waiter
+            }
+            purge.commit();
+            AcquireResult result = acquire.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS);
+            assertThat(result.acquired())
+                    .as("granted by the insert after the update matched nothing")
+                    .isTrue();
+            assertThat(result.token()).as("token after the row was purged").isGreaterThan(before);
+            assertThat(backend.inspect(name).orElseThrow().token()).isEqualTo(result.token());
+        } finally {
+            acquirer.shutdownNow();
+        }
+    }
+
+    /** Another session of this database waits for a lock (a row lock: its transaction id). */
+    private static boolean waitsForALock(Connection c) throws SQLException {
+        try (Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                        + " AND datname = current_database() AND pid <> pg_backend_pid()")) {
+            rs.next();
+            return rs.getInt(1) > 0;
+        }
+    }
+
     /** Takes the name's guard as the provider's statements key it: (this table, hashtext(name)). */
     private static void guard(Connection c, String function, String name) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(
