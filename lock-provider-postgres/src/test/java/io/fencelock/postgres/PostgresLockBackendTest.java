@@ -334,16 +334,7 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
             // what a purge statement holds from its try of the name's guard until it commits
             guard(purge, "pg_try_advisory_xact_lock", name);
             Future<AcquireResult> acquire = acquirer.submit(() -> backend.tryAcquire(name, lease(), TTL));
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
-            while (!waitsForGuard(purge, name)) {
-                assertThat(System.nanoTime() - deadline)
-                        .as("the acquire to wait for the name's guard")
-                        .isNegative();
-                assertThat(acquire)
-                        .as("the acquire, while the purge holds the name's guard")
-                        .isNotDone();
-                Thread.sleep(2); // polling pg_locks for the waiter
-            }
+            awaitBlocked(acquire, () -> waitsForGuard(purge, name), "the name's guard");
             long drawnByThePurge;
             try (Statement s = purge.createStatement();
                     ResultSet rs = s.executeQuery("SELECT nextval('fencelock_locks_token_seq')")) {
@@ -377,16 +368,7 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
                 assertThat(ps.executeUpdate()).isEqualTo(1);
             }
             Future<AcquireResult> acquire = acquirer.submit(() -> backend.tryAcquire(name, lease(), TTL));
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
-            while (!waitsForALock(purge)) {
-                assertThat(System.nanoTime() - deadline)
-                        .as("the known row's update to wait for the purge's row lock")
-                        .isNegative();
-                assertThat(acquire)
-                        .as("the acquire, while the purge holds the row")
-                        .isNotDone();
-                Thread.sleep(2); // polling pg_stat_activity for the waiter
-            }
+            awaitBlocked(acquire, () -> waitsForALock(purge), "the purge's row lock");
             purge.commit();
             AcquireResult result = acquire.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS);
             assertThat(result.acquired())
@@ -406,6 +388,27 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
                         + " AND datname = current_database() AND pid <> pg_backend_pid()")) {
             rs.next();
             return rs.getInt(1) > 0;
+        }
+    }
+
+    /** A server-side condition, read by a query. */
+    private interface ServerCondition {
+        boolean holds() throws SQLException;
+    }
+
+    /**
+     * Waits, at most the hang guard, until the server shows {@code acquire} blocked on {@code what}; fails at
+     * once if the acquire ends first.
+     */
+    private static void awaitBlocked(Future<AcquireResult> acquire, ServerCondition blocked, String what)
+            throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
+        while (!blocked.holds()) {
+            assertThat(System.nanoTime() - deadline)
+                    .as("the acquire to wait for " + what)
+                    .isNegative();
+            assertThat(acquire).as("the acquire, while another holds " + what).isNotDone();
+            Thread.sleep(2); // polling the server's lock view for the waiter
         }
     }
 
