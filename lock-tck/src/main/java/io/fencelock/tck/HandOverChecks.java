@@ -41,7 +41,6 @@ public final class HandOverChecks {
 
     private static final Duration LONG_TTL = Duration.ofSeconds(20);
     private static final Duration SHORT_TTL = Duration.ofMillis(300);
-    private static final Duration HANG_BOUND = Duration.ofSeconds(20);
     private static final int RANDOM_RUN_CLIENTS = 2;
 
     private final BackendFixture fixture;
@@ -205,7 +204,7 @@ public final class HandOverChecks {
                 holds = schedule.randomMutex(seed, clients);
             } finally {
                 stop.set(true);
-                spells.get(HANG_BOUND.toSeconds(), TimeUnit.SECONDS);
+                spells.get(TckSettings.hangBound().toSeconds(), TimeUnit.SECONDS);
             }
         } finally {
             faults.shutdownNow();
@@ -236,10 +235,11 @@ public final class HandOverChecks {
     }
 
     private static void awaitFree(LockBackend backend, String name) throws InterruptedException {
-        long end = System.nanoTime() + HANG_BOUND.toNanos();
+        long end = System.nanoTime() + TckSettings.hangBound().toNanos();
         while (held(backend, name)) {
             if (System.nanoTime() - end > 0) {
-                throw new AssertionError("timed out after " + HANG_BOUND + " waiting for " + name + " to expire");
+                throw new AssertionError(
+                        "timed out after " + TckSettings.hangBound() + " waiting for " + name + " to expire");
             }
             Thread.sleep(5);
         }

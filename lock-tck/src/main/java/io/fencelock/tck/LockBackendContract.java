@@ -85,7 +85,6 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
 @ExtendWith(MatrixRecorder.class)
 public abstract class LockBackendContract implements MatrixRecorder.Source {
-    private static final Duration HANG_BOUND = Duration.ofSeconds(20);
     private static final int RACE_MAX_GRANTS = 10_000;
 
     private BackendFixture fixture;
@@ -183,7 +182,8 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         // expiry and takeover
         Lease expiring = a.tryAcquire(name).orElseThrow();
         last = expiring.fencingToken();
-        Lease taker = b.acquire(name, HANG_BOUND).orElseThrow(() -> new AssertionError("expired lock not taken over"));
+        Lease taker = b.acquire(name, TckSettings.hangBound())
+                .orElseThrow(() -> new AssertionError("expired lock not taken over"));
         assertThat(taker.fencingToken())
                 .as("token after takeover of an expired lease")
                 .isGreaterThan(last);
@@ -215,7 +215,7 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         String name = freshName();
         History history = new History();
         FencedResource resource = new FencedResource();
-        LockOptions racing = options(HANG_BOUND, false);
+        LockOptions racing = options(TckSettings.hangBound(), false);
         // One thread per client: every racer's acquire is a backend attempt of its own in flight (a client
         // sends one attempt per name at a time and queues its other threads), and every release frees the
         // record (a hand-over between a client's threads would keep it held, and a purge away).
@@ -230,13 +230,15 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         AtomicInteger purgesThatDeleted = new AtomicInteger();
         long start = System.nanoTime();
         long end = start + TckSettings.raceDuration().toNanos();
-        // past the end only until a purge has deleted the record at least once (bounded by HANG_BOUND)
+        // past the end only until a purge has deleted the record at least once (bounded by TckSettings.hangBound())
         // and never past RACE_MAX_GRANTS: the history checks are quadratic in the writes, and a backend in
         // memory grants a hundred times faster than a networked one (which stays far below the bound)
         BooleanSupplier running = () -> !stop.get()
                 && grants.get() < RACE_MAX_GRANTS
                 && (System.nanoTime() - end < 0
-                        || purgesThatDeleted.get() == 0 && System.nanoTime() - end < HANG_BOUND.toNanos());
+                        || purgesThatDeleted.get() == 0
+                                && System.nanoTime() - end
+                                        < TckSettings.hangBound().toNanos());
         ExecutorService pool = Executors.newFixedThreadPool(threads + 1);
         try {
             List<Future<?>> tasks = new ArrayList<>();
@@ -244,7 +246,7 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
                 RecordedClient racer = racers.get(i);
                 tasks.add(pool.submit(() -> {
                     while (running.getAsBoolean()) {
-                        Optional<Lease> lease = racer.acquire(name, HANG_BOUND);
+                        Optional<Lease> lease = racer.acquire(name, TckSettings.hangBound());
                         if (lease.isPresent()) {
                             grants.incrementAndGet();
                             if (!racer.write(resource, lease.get(), true)) {
@@ -282,7 +284,7 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
             for (Future<?> task : tasks) {
                 task.get(
                         TckSettings.raceDuration()
-                                .plus(HANG_BOUND.multipliedBy(2))
+                                .plus(TckSettings.hangBound().multipliedBy(2))
                                 .toMillis(),
                         TimeUnit.MILLISECONDS);
             }
@@ -327,7 +329,7 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         Lease zombie = zombieClient.tryAcquire(name).orElseThrow();
         assertThat(resource.write(zombie.fencingToken())).isTrue();
         // the holder stalls past its TTL without knowing; another takes over and writes
-        Lease successor = next.acquire(name, HANG_BOUND).orElseThrow();
+        Lease successor = next.acquire(name, TckSettings.hangBound()).orElseThrow();
         assertThat(resource.write(successor.fencingToken())).isTrue();
         assertThat(resource.write(zombie.fencingToken()))
                 .as("a stale writer's write")
@@ -349,7 +351,8 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
                 .as("release of a free lock by a stranger")
                 .isFalse();
         Lease old = a.tryAcquire(name).orElseThrow();
-        Lease holder = b.acquire(name, HANG_BOUND).orElseThrow(() -> new AssertionError("expired lock not taken over"));
+        Lease holder = b.acquire(name, TckSettings.hangBound())
+                .orElseThrow(() -> new AssertionError("expired lock not taken over"));
         assertThat(raw.release(name, old.leaseId()))
                 .as("release by an expired lease")
                 .isFalse();
@@ -418,7 +421,7 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         String ran = freshName();
         assertThat(keepsInterrupt(
                         "runExclusively",
-                        () -> c.runExclusively(ran, HANG_BOUND, l -> {
+                        () -> c.runExclusively(ran, TckSettings.hangBound(), l -> {
                             Thread.currentThread()
                                     .interrupt(); // a task that restores an interrupt it caught, as well-behaved code
                             // does
@@ -467,7 +470,8 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
             Thread waiter = new Thread(
                     () -> {
                         try {
-                            outcome.set(waiters.acquire(name, HANG_BOUND).orElse(null));
+                            outcome.set(waiters.acquire(name, TckSettings.hangBound())
+                                    .orElse(null));
                         } catch (Throwable e) {
                             outcome.set(e);
                         }
@@ -490,7 +494,7 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
                 LockSupport.parkNanos(ThreadLocalRandom.current().nextLong(2 * roundTrip + 1));
                 waiter.interrupt();
             }
-            waiter.join(HANG_BOUND.toMillis());
+            waiter.join(TckSettings.hangBound().toMillis());
             assertThat(waiter.isAlive())
                     .as("waiter still running after its interrupt")
                     .isFalse();
@@ -546,10 +550,10 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
 
     /** Waits, in short parks rather than sleeps, for a moment the next step must follow closely. */
     private static void spinUntil(String what, BooleanSupplier condition) {
-        long end = System.nanoTime() + HANG_BOUND.toNanos();
+        long end = System.nanoTime() + TckSettings.hangBound().toNanos();
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() - end > 0) {
-                throw new AssertionError("timed out after " + HANG_BOUND + " waiting for " + what);
+                throw new AssertionError("timed out after " + TckSettings.hangBound() + " waiting for " + what);
             }
             LockSupport.parkNanos(10_000);
         }
@@ -577,12 +581,12 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
                 .isFalse();
         // through the engine: a lease past its deadline is lost and renew() says so
         Lease lease = a.tryAcquire(name).orElseThrow();
-        lease.lost().toCompletableFuture().get(HANG_BOUND.toMillis(), TimeUnit.MILLISECONDS);
+        lease.lost().toCompletableFuture().get(TckSettings.hangBound().toMillis(), TimeUnit.MILLISECONDS);
         assertThat(lease.renew()).as("renew() of a lost lease").isFalse();
         assertThat(lease.isValid()).isFalse();
         // and after another lease took over
         Lease successor = client(options(Duration.ofSeconds(20), true))
-                .acquire(name, HANG_BOUND)
+                .acquire(name, TckSettings.hangBound())
                 .orElseThrow();
         assertThat(raw.renew(List.of(
                         new RenewRequest(name, lease.leaseId(), Duration.ofSeconds(10), null),
@@ -642,7 +646,9 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         Lease lost = crashed.tryAcquire(name).orElseThrow();
         // the holder "crashes": it never renews or releases
         AtomicReference<Boolean> crashedStillValid = new AtomicReference<>();
-        Lease next = successor.acquire(name, HANG_BOUND).orElseThrow(() -> new AssertionError("never taken over"));
+        Lease next = successor
+                .acquire(name, TckSettings.hangBound())
+                .orElseThrow(() -> new AssertionError("never taken over"));
         crashedStillValid.set(lost.isValid());
         long tookOverAfter = System.nanoTime() - sent;
         assertThat(crashedStillValid.get())
@@ -669,7 +675,7 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         Lease holder = holderClient.tryAcquire(name).orElseThrow();
         CompletableFuture<Lease> waiter = CompletableFuture.supplyAsync(() -> {
             try {
-                return waiterClient.acquire(name, HANG_BOUND).orElse(null);
+                return waiterClient.acquire(name, TckSettings.hangBound()).orElse(null);
             } catch (InterruptedException e) {
                 throw new IllegalStateException(e);
             }
@@ -678,7 +684,7 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         assertThat(waiter).isNotDone();
         long released = System.nanoTime();
         assertThat(holder.release()).isTrue();
-        Lease next = waiter.get(HANG_BOUND.toSeconds(), TimeUnit.SECONDS);
+        Lease next = waiter.get(TckSettings.hangBound().toSeconds(), TimeUnit.SECONDS);
         Duration handOff = Duration.ofNanos(System.nanoTime() - released);
         assertThat(next).as("the waiter's lease").isNotNull();
         assertThat(handOff)
@@ -714,8 +720,8 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         try (OncePerMinuteWaiter waiter = oncePerMinuteWaiter(name, ttl)) {
             long released = System.nanoTime();
             assertThat(holder.release()).isTrue();
-            Lease next = waiter.lease("a waiter that polls every minute did not hold the lock within " + HANG_BOUND
-                    + " of its release, after an earlier waiter left: the wake-up was lost");
+            Lease next = waiter.lease("a waiter that polls every minute did not hold the lock within "
+                    + TckSettings.hangBound() + " of its release, after an earlier waiter left: the wake-up was lost");
             assertThat(next).as("the waiter's lease").isNotNull();
             System.out.println("[fencelock-tck] wake-up past a waiter that left: "
                     + (System.nanoTime() - released) / 1000 + " us");
@@ -725,7 +731,7 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
 
     /**
      * A waiter in a client of its own that polls once a minute (its first pause is half to all of that), so
-     * that within {@link #HANG_BOUND} only a release's signal or grant can bring it the lock; refused at least
+     * that within {@link TckSettings#hangBound()} only a release's signal or grant can bring it the lock; refused at least
      * once when this returns, and queued by a refusal where the backend grants on release.
      */
     private OncePerMinuteWaiter oncePerMinuteWaiter(String name, Duration ttl) throws Exception {
@@ -773,7 +779,7 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         /** Its lease, once it holds within the bound; else an AssertionError saying {@code lost}. */
         Lease lease(String lost) throws Exception {
             try {
-                return acquire.get(HANG_BOUND.toSeconds(), TimeUnit.SECONDS);
+                return acquire.get(TckSettings.hangBound().toSeconds(), TimeUnit.SECONDS);
             } catch (TimeoutException e) {
                 throw new AssertionError(lost);
             }
@@ -806,7 +812,7 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
                     .as("an attempt right after the release (the release grants the queued waiter in the same step)")
                     .isEmpty();
             Lease next = waiter.lease("a queued waiter that polls every minute did not hold the lock within "
-                    + HANG_BOUND + " of the release that granted it: the grant was not told");
+                    + TckSettings.hangBound() + " of the release that granted it: the grant was not told");
             long heldAfter = System.nanoTime() - released;
             assertThat(next).as("the waiter's lease").isNotNull();
             assertThat(next.fencingToken())
@@ -871,7 +877,7 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         assertThat(waited)
                 .as("time waited for a held lock")
                 .isGreaterThanOrEqualTo(wait)
-                .isLessThan(wait.plus(HANG_BOUND));
+                .isLessThan(wait.plus(TckSettings.hangBound()));
         // waiting is interruptible
         CountDownLatch started = new CountDownLatch(1);
         AtomicReference<Throwable> outcome = new AtomicReference<>();
@@ -886,7 +892,7 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         t.start();
         started.await();
         t.interrupt();
-        t.join(HANG_BOUND.toMillis());
+        t.join(TckSettings.hangBound().toMillis());
         assertThat(t.isAlive()).as("waiter still waiting after interrupt").isFalse();
         assertThat(outcome.get()).isInstanceOf(InterruptedException.class);
         assertThat(holder.isValid()).isTrue();
@@ -975,9 +981,9 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         end.set(System.nanoTime() + runFor.toNanos());
         start.countDown();
         for (Future<?> w : workers) {
-            w.get(runFor.plus(HANG_BOUND).toMillis(), TimeUnit.MILLISECONDS);
+            w.get(runFor.plus(TckSettings.hangBound()).toMillis(), TimeUnit.MILLISECONDS);
         }
-        prober.get(HANG_BOUND.toMillis(), TimeUnit.MILLISECONDS);
+        prober.get(TckSettings.hangBound().toMillis(), TimeUnit.MILLISECONDS);
         pool.shutdown();
         // the attempt in flight when the wait runs out, and the thread's way back to the caller on a busy
         // machine: the slowest wake-up the probe met under this load, and a fixed margin
@@ -1432,7 +1438,8 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
                 taken.add(acquirers.submit(() -> c.tryAcquire(name)));
             }
             for (Future<Optional<Lease>> f : taken) {
-                assertThat(f.get(HANG_BOUND.toSeconds(), TimeUnit.SECONDS)).isPresent();
+                assertThat(f.get(TckSettings.hangBound().toSeconds(), TimeUnit.SECONDS))
+                        .isPresent();
             }
         } finally {
             acquirers.shutdownNow();
@@ -1475,10 +1482,10 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         String name = freshName();
         // a task that outlives its lease: renewals are cut off as by a lost connection
         AtomicReference<Lease> seen = new AtomicReference<>();
-        assertThatThrownBy(() -> c.runExclusively(name, HANG_BOUND, lease -> {
+        assertThatThrownBy(() -> c.runExclusively(name, TckSettings.hangBound(), lease -> {
                     seen.set(lease);
                     raw.cutRenewals(true);
-                    Thread.sleep(HANG_BOUND.toMillis());
+                    Thread.sleep(TckSettings.hangBound().toMillis());
                     return "finished";
                 }))
                 .isInstanceOf(LeaseLostException.class)
@@ -1490,7 +1497,8 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
                 .isFalse();
         raw.cutRenewals(false);
         // a task that finishes in time gets its result, and the lock is released
-        assertThat(c.runExclusively(name, HANG_BOUND, lease -> lease.fencingToken() > 0 ? "ran" : "no token"))
+        assertThat(c.runExclusively(
+                        name, TckSettings.hangBound(), lease -> lease.fencingToken() > 0 ? "ran" : "no token"))
                 .contains("ran");
         assertThat(c.held()).isEmpty();
         awaitCondition(
@@ -2195,10 +2203,10 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
 
     /** Waits for a condition, bounded only to stop a hang (the coordination and shared checks use it too). */
     static void awaitCondition(String what, BooleanSupplier condition) throws InterruptedException {
-        long end = System.nanoTime() + HANG_BOUND.toNanos();
+        long end = System.nanoTime() + TckSettings.hangBound().toNanos();
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() - end > 0) {
-                throw new AssertionError("timed out after " + HANG_BOUND + " waiting for " + what);
+                throw new AssertionError("timed out after " + TckSettings.hangBound() + " waiting for " + what);
             }
             Thread.sleep(5);
         }

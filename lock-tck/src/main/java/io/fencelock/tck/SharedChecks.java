@@ -37,7 +37,6 @@ import java.util.function.Supplier;
  * deliberately flawed backends to show that the checks catch them.
  */
 public final class SharedChecks implements AutoCloseable {
-    private static final Duration HANG_BOUND = Duration.ofSeconds(20);
     static final int THREADS_PER_CLIENT = 2;
     private static final int CLIENTS = 3;
     private static final int STEPS = 8;
@@ -194,7 +193,7 @@ public final class SharedChecks implements AutoCloseable {
                 }));
             }
             for (Future<?> f : tasks) {
-                f.get(HANG_BOUND.toSeconds() * STEPS, TimeUnit.SECONDS);
+                f.get(TckSettings.hangBound().toSeconds() * STEPS, TimeUnit.SECONDS);
             }
         } finally {
             pool.shutdownNow();
@@ -331,7 +330,10 @@ public final class SharedChecks implements AutoCloseable {
         AtomicLong readsDuringWait = new AtomicLong();
         ExecutorService pool = Executors.newSingleThreadExecutor();
         try {
-            Lease first = readers.get(0).readWriteLock(name).read(HANG_BOUND).orElseThrow();
+            Lease first = readers.get(0)
+                    .readWriteLock(name)
+                    .read(TckSettings.hangBound())
+                    .orElseThrow();
             assertThat(writer.tryWrite().isEmpty(), "a writer is refused while a reader holds");
             assertThat(
                     readers.get(1)
@@ -341,7 +343,10 @@ public final class SharedChecks implements AutoCloseable {
                             .orElse(false),
                     "a refused tryWrite leaves no intent: a new reader still gets in");
             assertThat(writer.write(Duration.ofMillis(30)).isEmpty(), "a writer times out while a reader holds");
-            Lease late = readers.get(1).readWriteLock(name).read(HANG_BOUND).orElse(null);
+            Lease late = readers.get(1)
+                    .readWriteLock(name)
+                    .read(TckSettings.hangBound())
+                    .orElse(null);
             assertThat(late != null, "a writer that gave up holds no reader back once its intent is withdrawn");
             late.release();
             Future<?> relay = pool.submit(() -> {
@@ -365,7 +370,7 @@ public final class SharedChecks implements AutoCloseable {
             awaitCondition("the relay of readers", () -> readsDuringWait.get() >= 3);
             Optional<Lease> written = writer.write(Duration.ofSeconds(5));
             stop.set(true);
-            relay.get(HANG_BOUND.toSeconds(), TimeUnit.SECONDS);
+            relay.get(TckSettings.hangBound().toSeconds(), TimeUnit.SECONDS);
             assertThat(
                     written.isPresent(),
                     "waitingWriterIsNotStarved: a writer waiting 5 s was never granted while readers kept coming ("
@@ -391,7 +396,8 @@ public final class SharedChecks implements AutoCloseable {
         ExecutorService pool = Executors.newSingleThreadExecutor();
         try {
             for (int round = 0; round < rounds; round++) {
-                Lease write = mine.write(HANG_BOUND).orElseThrow(() -> new AssertionError("a free lock not granted"));
+                Lease write = mine.write(TckSettings.hangBound())
+                        .orElseThrow(() -> new AssertionError("a free lock not granted"));
                 long token = write.fencingToken();
                 AtomicBoolean stop = new AtomicBoolean();
                 AtomicLong grantedAt = new AtomicLong();
@@ -417,7 +423,7 @@ public final class SharedChecks implements AutoCloseable {
                 reader.get().release();
                 long releasing = System.nanoTime();
                 write.release();
-                hammer.get(HANG_BOUND.toSeconds(), TimeUnit.SECONDS);
+                hammer.get(TckSettings.hangBound().toSeconds(), TimeUnit.SECONDS);
                 stop.set(true);
                 assertThat(
                         grantedAt.get() - releasing > 0,
@@ -447,10 +453,16 @@ public final class SharedChecks implements AutoCloseable {
         String permits = freshName.get();
         String fairMutex = freshName.get();
         Map<String, Lease> held = new LinkedHashMap<>();
-        held.put("mutex", holder.lock(mutex).acquire(HANG_BOUND).orElseThrow());
-        held.put("reader", holder.readWriteLock(read).read(HANG_BOUND).orElseThrow());
-        held.put("writer", holder.readWriteLock(write).write(HANG_BOUND).orElseThrow());
-        held.put("permits", holder.semaphore(permits, 2).acquire(2, HANG_BOUND).orElseThrow());
+        held.put("mutex", holder.lock(mutex).acquire(TckSettings.hangBound()).orElseThrow());
+        held.put(
+                "reader",
+                holder.readWriteLock(read).read(TckSettings.hangBound()).orElseThrow());
+        held.put(
+                "writer",
+                holder.readWriteLock(write).write(TckSettings.hangBound()).orElseThrow());
+        held.put(
+                "permits",
+                holder.semaphore(permits, 2).acquire(2, TckSettings.hangBound()).orElseThrow());
         Map<String, Supplier<Optional<Lease>>> rivals = new LinkedHashMap<>();
         rivals.put("mutex", () -> rival.tryAcquire(mutex));
         rivals.put("reader", () -> rival.readWriteLock(read).tryWrite());
@@ -459,7 +471,10 @@ public final class SharedChecks implements AutoCloseable {
         if (fair) {
             held.put(
                     "fair mutex",
-                    holder.lock(fairMutex).fair(true).acquire(HANG_BOUND).orElseThrow());
+                    holder.lock(fairMutex)
+                            .fair(true)
+                            .acquire(TckSettings.hangBound())
+                            .orElseThrow());
             rivals.put("fair mutex", () -> rival.lock(fairMutex).fair(true).tryAcquire());
         }
         long start = System.nanoTime();
@@ -573,7 +588,7 @@ public final class SharedChecks implements AutoCloseable {
                 int index = i;
                 int permits = 1 + i % limit; // a large request is not overtaken by smaller ones behind it
                 tasks.add(pool.submit(() -> {
-                    Lease lease = fair.acquire(permits, HANG_BOUND).orElseThrow();
+                    Lease lease = fair.acquire(permits, TckSettings.hangBound()).orElseThrow();
                     order.add(index);
                     lease.release();
                     return null;
@@ -582,7 +597,7 @@ public final class SharedChecks implements AutoCloseable {
             }
             holder.release();
             for (Future<?> f : tasks) {
-                f.get(HANG_BOUND.toSeconds(), TimeUnit.SECONDS);
+                f.get(TckSettings.hangBound().toSeconds(), TimeUnit.SECONDS);
             }
             List<Integer> expected = new ArrayList<>();
             for (int i = 0; i < waiters; i++) {

@@ -22,7 +22,10 @@ import java.util.OptionalLong;
  *   <li>{@code fencelock.tck.sharedProxyFaults} (default 5; the project's own build sets 1, and 5 under -Pthorough): how many
  *   of the proxy's connection faults each round drives shared grants through, taken in turn from an offset the
  *   run's seed picks, so that successive runs cover all of them;</li>
- *   <li>{@code fencelock.tck.interruptRaces} (default 50 per fault round): interrupted acquires raced against a release.</li>
+ *   <li>{@code fencelock.tck.interruptRaces} (default 50 per fault round): interrupted acquires raced against a release;</li>
+ *   <li>{@code fencelock.tck.hangSeconds} (default 20): the bound on every wait for something that must happen (a
+ *   wake-up, a grant, a server's answer), only so that a hang fails instead of blocking the build. A property that
+ *   catches a lost wake-up fails when this bound passes, so a backend slower than that to wake a waiter needs more.</li>
  * </ul>
  */
 public final class TckSettings {
@@ -73,6 +76,11 @@ public final class TckSettings {
 
     public static int shrinkAttempts() {
         return Integer.getInteger("fencelock.tck.shrinkAttempts", 40);
+    }
+
+    /** The bound on every wait, only so that a hang fails instead of blocking the build. */
+    public static Duration hangBound() {
+        return Duration.ofSeconds(Math.max(1, Integer.getInteger("fencelock.tck.hangSeconds", 20)));
     }
 
     /** How long a race property (many threads on one name against a concurrent purger, say) runs. */

@@ -2,6 +2,7 @@ package io.fencelock.tck.fault;
 
 import io.fencelock.tck.ClientConnection;
 import io.fencelock.tck.FencedResource;
+import io.fencelock.tck.TckSettings;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -179,7 +180,7 @@ public final class CoordinationJvm implements AutoCloseable {
     /** A crash: SIGKILL, nothing released. */
     public void kill() throws InterruptedException {
         process.destroyForcibly();
-        process.waitFor(FaultScenarios.HANG_BOUND.toMillis(), TimeUnit.MILLISECONDS);
+        process.waitFor(TckSettings.hangBound().toMillis(), TimeUnit.MILLISECONDS);
     }
 
     public String diagnostics() {

@@ -41,9 +41,6 @@ import java.util.function.Supplier;
  * run of a slow fault (a restart) serves every property it bears on.
  */
 public final class FaultScenarios {
-    /** Bounds every wait, only so that a hang fails instead of blocking the build. */
-    public static final Duration HANG_BOUND = Duration.ofSeconds(20);
-
     private final BackendFixture fixture;
     private final Supplier<String> names;
     private boolean clientConnectionChecked;
@@ -95,15 +92,15 @@ public final class FaultScenarios {
         String name = names.get();
         try (HolderJvm holder = HolderJvm.start(connection, HolderJvm.Spec.untilLost(name, TTL, 1), history, resource);
                 RecordedClient successor = new RecordedClient(2, history, fixture.openBackend(), options(TTL))) {
-            holder.awaitHolding(HANG_BOUND);
+            holder.awaitHolding(TckSettings.hangBound());
             holder.awaitWrites(3);
             holder.pause();
             long frozenAt = System.nanoTime();
-            Optional<Lease> taken = successor.acquire(name, HANG_BOUND);
+            Optional<Lease> taken = successor.acquire(name, TckSettings.hangBound());
             run.note("taken over " + (System.nanoTime() - frozenAt) / 1_000_000 + " ms after the freeze");
             taken.ifPresent(lease -> successor.write(resource, lease, lease.isValid()));
             holder.resume();
-            boolean finished = holder.awaitDone(HANG_BOUND);
+            boolean finished = holder.awaitDone(TckSettings.hangBound());
             String cancelled = holder.cancelled().getNow(null);
             run.check(
                     FaultRun.TASK_CANCELLED,
@@ -122,7 +119,8 @@ public final class FaultScenarios {
                     taken.isPresent(),
                     taken.isPresent()
                             ? "another client took the lock over"
-                            : "nobody could take the lock over from the frozen holder within " + HANG_BOUND);
+                            : "nobody could take the lock over from the frozen holder within "
+                                    + TckSettings.hangBound());
         }
         return run;
     }
@@ -143,7 +141,7 @@ public final class FaultScenarios {
             CompletableFuture<Lease> holding = new CompletableFuture<>();
             CompletableFuture<Throwable> task = CompletableFuture.supplyAsync(() -> {
                 try {
-                    holder.runExclusively(name, HANG_BOUND, lease -> {
+                    holder.runExclusively(name, TckSettings.hangBound(), lease -> {
                         holding.complete(lease);
                         while (true) {
                             holder.write(resource, lease, lease.isValid());
@@ -157,13 +155,13 @@ public final class FaultScenarios {
                     holding.completeExceptionally(new IllegalStateException("the holder never held the lock"));
                 }
             });
-            Lease lease = holding.get(HANG_BOUND.toMillis(), TimeUnit.MILLISECONDS);
+            Lease lease = holding.get(TckSettings.hangBound().toMillis(), TimeUnit.MILLISECONDS);
             await("the holder's first writes", () -> resource.acceptedWrites() >= 3);
             stalling.stallRenewals();
-            Optional<Lease> taken = successor.acquire(name, HANG_BOUND);
+            Optional<Lease> taken = successor.acquire(name, TckSettings.hangBound());
             taken.ifPresent(l -> successor.write(resource, l, l.isValid()));
             stalling.resumeRenewals(); // the stalled renewal now reaches the server, late
-            Throwable ended = task.get(HANG_BOUND.toMillis(), TimeUnit.MILLISECONDS);
+            Throwable ended = task.get(TckSettings.hangBound().toMillis(), TimeUnit.MILLISECONDS);
             run.check(
                     FaultRun.TASK_CANCELLED,
                     ended instanceof LeaseLostException,
@@ -181,7 +179,8 @@ public final class FaultScenarios {
                     taken.isPresent(),
                     taken.isPresent()
                             ? "another client took the lock over"
-                            : "nobody could take the lock over from the stalled holder within " + HANG_BOUND);
+                            : "nobody could take the lock over from the stalled holder within "
+                                    + TckSettings.hangBound());
         } finally {
             stalling.resumeRenewals();
         }
@@ -232,7 +231,7 @@ public final class FaultScenarios {
                         SKEWED_HOLDER_TTL.multipliedBy(3).dividedBy(2),
                         offset);
                 try (HolderJvm holder = HolderJvm.start(connection, spec, history, resource)) {
-                    holder.awaitHolding(HANG_BOUND);
+                    holder.awaitHolding(TckSettings.hangBound());
                     while (!holder.finished().isDone()) {
                         rival.acquire(name, null).ifPresent(stolen -> {
                             rival.write(resource, stolen, stolen.isValid());
@@ -240,7 +239,7 @@ public final class FaultScenarios {
                         });
                         Thread.sleep(50); // pacing the rival's attempts
                     }
-                    if (!holder.finished().get() || !holder.awaitDone(HANG_BOUND)) {
+                    if (!holder.finished().get() || !holder.awaitDone(TckSettings.hangBound())) {
                         lostHolds.add(offset + ": " + holder.cancelled().getNow(null) + "\n" + holder.diagnostics());
                     }
                 }
@@ -350,7 +349,7 @@ public final class FaultScenarios {
         String contestedName = names.get();
         try (RecordedClient faulted = new RecordedClient(1, history, faultedBackend, options(TTL));
                 RecordedClient healthy = new RecordedClient(2, history, fixture.openBackend(), options(TTL))) {
-            Lease lease = faulted.acquire(heldName, HANG_BOUND)
+            Lease lease = faulted.acquire(heldName, TckSettings.hangBound())
                     .orElseThrow(() -> new AssertionError("a free lock was not granted before the fault:\n" + history));
             faulted.write(held, lease, lease.isValid());
             fault.inject().run();
@@ -372,14 +371,15 @@ public final class FaultScenarios {
                 }
                 Thread.sleep(20); // pacing the holder's writes
             }
-            Optional<Lease> takeover = healthy.acquire(heldName, fault.leaseCannotSurvive() ? HANG_BOUND : null);
+            Optional<Lease> takeover =
+                    healthy.acquire(heldName, fault.leaseCannotSurvive() ? TckSettings.hangBound() : null);
             takeover.ifPresent(l -> healthy.write(held, l, l.isValid()));
             faulted.write(held, lease, lease.isValid());
             Optional<Lease> contestedLease = healthy.acquire(contestedName, TTL.multipliedBy(3));
             contestedLease.ifPresent(l -> healthy.write(contested, l, l.isValid()));
             fault.heal().run();
             long healedAt = System.nanoTime();
-            Optional<Lease> blind = blindAttempt.get(HANG_BOUND.toMillis(), TimeUnit.MILLISECONDS);
+            Optional<Lease> blind = blindAttempt.get(TckSettings.hangBound().toMillis(), TimeUnit.MILLISECONDS);
             blind.ifPresent(l -> faulted.write(contested, l, l.isValid()));
             if (fault.leaseCannotSurvive()) {
                 run.check(
@@ -456,9 +456,10 @@ public final class FaultScenarios {
     }
 
     private static void restartMember(ReplicaSetControl rs, ServerControl member) {
-        rs.awaitHealthy(HANG_BOUND); // the rest of the cluster serves meanwhile (with a new leader if needed)
+        rs.awaitHealthy(
+                TckSettings.hangBound()); // the rest of the cluster serves meanwhile (with a new leader if needed)
         member.start();
-        rs.awaitHealthy(HANG_BOUND);
+        rs.awaitHealthy(TckSettings.hangBound());
     }
 
     /**
@@ -474,10 +475,10 @@ public final class FaultScenarios {
         FencedResource resource = new FencedResource();
         try (RecordedClient client = new RecordedClient(1, history, fixture.openBackend(), options(RESTART_TTL));
                 RecordedClient other = new RecordedClient(2, history, fixture.openBackend(), options(RESTART_TTL))) {
-            Lease before = client.acquire(releasedName, HANG_BOUND)
+            Lease before = client.acquire(releasedName, TckSettings.hangBound())
                     .orElseThrow(() -> new AssertionError("not granted:\n" + history));
             client.release(before);
-            Lease lease = client.acquire(heldName, HANG_BOUND)
+            Lease lease = client.acquire(heldName, TckSettings.hangBound())
                     .orElseThrow(() -> new AssertionError("not granted:\n" + history));
             client.write(resource, lease, lease.isValid());
             fault.crash().run();
@@ -490,14 +491,14 @@ public final class FaultScenarios {
             if (lease.isValid()) {
                 client.write(resource, lease, true);
             }
-            Optional<Lease> after = retryAcquire(client, releasedName, HANG_BOUND);
+            Optional<Lease> after = retryAcquire(client, releasedName, TckSettings.hangBound());
             run.check(
                     FaultRun.RECOVERED,
                     after.isPresent(),
                     after.isPresent()
                             ? "acquired again " + (System.nanoTime() - recoveredAt) / 1_000_000
                                     + " ms after the restart"
-                            : "no acquire succeeded within " + HANG_BOUND + " after the restart");
+                            : "no acquire succeeded within " + TckSettings.hangBound() + " after the restart");
             after.ifPresent(l -> run.check(
                     FaultRun.TOKENS_MONOTONE,
                     l.fencingToken() > before.fencingToken(),
@@ -542,14 +543,14 @@ public final class FaultScenarios {
 
     private static void checkRecovered(FaultRun run, RecordedClient client, long healedAt) throws InterruptedException {
         String fresh = "recovery-" + java.util.UUID.randomUUID().toString().substring(0, 8);
-        Optional<Lease> got = retryAcquire(client, fresh, HANG_BOUND);
+        Optional<Lease> got = retryAcquire(client, fresh, TckSettings.hangBound());
         run.check(
                 FaultRun.RECOVERED,
                 got.isPresent(),
                 got.isPresent()
                         ? "acquired a fresh lock " + (System.nanoTime() - healedAt) / 1_000_000
                                 + " ms after the fault healed"
-                        : "no acquire succeeded within " + HANG_BOUND + " after the fault healed");
+                        : "no acquire succeeded within " + TckSettings.hangBound() + " after the fault healed");
         got.ifPresent(client::release);
     }
 
@@ -578,7 +579,10 @@ public final class FaultScenarios {
         try {
             await("the lost signal", signalled);
         } catch (AssertionError e) {
-            run.check(FaultRun.LOST_SIGNALLED, false, "no lost signal within " + HANG_BOUND + " of the lease's end");
+            run.check(
+                    FaultRun.LOST_SIGNALLED,
+                    false,
+                    "no lost signal within " + TckSettings.hangBound() + " of the lease's end");
             return;
         }
         List<Event> events = run.history().events();
@@ -610,10 +614,10 @@ public final class FaultScenarios {
 
     /** Waits for a condition, bounded only to stop a hang. */
     static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        long end = System.nanoTime() + HANG_BOUND.toNanos();
+        long end = System.nanoTime() + TckSettings.hangBound().toNanos();
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() - end > 0) {
-                throw new AssertionError("timed out after " + HANG_BOUND + " waiting for " + what);
+                throw new AssertionError("timed out after " + TckSettings.hangBound() + " waiting for " + what);
             }
             Thread.sleep(5); // polling the condition
         }

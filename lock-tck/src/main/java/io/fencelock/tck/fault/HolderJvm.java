@@ -3,6 +3,7 @@ package io.fencelock.tck.fault;
 import io.fencelock.tck.ClientConnection;
 import io.fencelock.tck.FencedResource;
 import io.fencelock.tck.RecordedClient;
+import io.fencelock.tck.TckSettings;
 import io.fencelock.tck.history.Event;
 import io.fencelock.tck.history.History;
 import java.io.BufferedReader;
@@ -155,7 +156,7 @@ public final class HolderJvm implements AutoCloseable {
             toChild.println("sync");
             long childNanos;
             try {
-                Long answer = clockAnswers.poll(FaultScenarios.HANG_BOUND.toMillis(), TimeUnit.MILLISECONDS);
+                Long answer = clockAnswers.poll(TckSettings.hangBound().toMillis(), TimeUnit.MILLISECONDS);
                 if (answer == null) {
                     throw new IllegalStateException("the holder JVM did not answer a clock sync:\n" + diagnostics());
                 }

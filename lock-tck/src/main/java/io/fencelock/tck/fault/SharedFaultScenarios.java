@@ -1,6 +1,5 @@
 package io.fencelock.tck.fault;
 
-import static io.fencelock.tck.fault.FaultScenarios.HANG_BOUND;
 import static io.fencelock.tck.fault.FaultScenarios.RESTART_TTL;
 import static io.fencelock.tck.fault.FaultScenarios.TTL;
 import static io.fencelock.tck.fault.FaultScenarios.await;
@@ -21,6 +20,7 @@ import io.fencelock.tck.InstrumentedBackend;
 import io.fencelock.tck.RecordedClient;
 import io.fencelock.tck.SharedChecks;
 import io.fencelock.tck.SideBySide;
+import io.fencelock.tck.TckSettings;
 import io.fencelock.tck.history.Event;
 import io.fencelock.tck.history.History;
 import io.fencelock.tck.history.HistoryChecker;
@@ -158,7 +158,7 @@ public final class SharedFaultScenarios {
         FaultRun finish() throws Exception {
             stop.set(true);
             for (Future<?> f : load) {
-                f.get(HANG_BOUND.toMillis(), TimeUnit.MILLISECONDS);
+                f.get(TckSettings.hangBound().toMillis(), TimeUnit.MILLISECONDS);
             }
             List<SharedChecks.Hold> permitHolds = new ArrayList<>();
             List<SharedChecks.Hold> readWriteHolds = new ArrayList<>();
@@ -220,8 +220,8 @@ public final class SharedFaultScenarios {
         InstrumentedBackend stalling = new InstrumentedBackend(fixture.openBackend());
         try (Setting s = new Setting("watchdog renewals stalled in-process past the TTL")) {
             RecordedClient holder = s.client(1, stalling, TTL);
-            Lease permit = s.permits(holder, 1, HANG_BOUND).orElseThrow(() -> notGranted(s));
-            Lease write = s.write(holder, HANG_BOUND).orElseThrow(() -> notGranted(s));
+            Lease permit = s.permits(holder, 1, TckSettings.hangBound()).orElseThrow(() -> notGranted(s));
+            Lease write = s.write(holder, TckSettings.hangBound()).orElseThrow(() -> notGranted(s));
             holder.write(s.resource, write, write.isValid());
             s.startLoad(seed);
             try {
@@ -254,7 +254,7 @@ public final class SharedFaultScenarios {
                         HolderJvm.Spec.writingUntilLost(s.readWrite, TTL, 1),
                         s.history,
                         s.resource)) {
-            holder.awaitHolding(HANG_BOUND);
+            holder.awaitHolding(TckSettings.hangBound());
             holder.awaitWrites(3);
             s.startLoad(seed);
             holder.pause();
@@ -263,7 +263,7 @@ public final class SharedFaultScenarios {
             } finally {
                 holder.resume();
             }
-            boolean finished = holder.awaitDone(HANG_BOUND);
+            boolean finished = holder.awaitDone(TckSettings.hangBound());
             String cancelled = holder.cancelled().getNow(null);
             s.run.check(
                     FaultRun.TASK_CANCELLED,
@@ -282,13 +282,13 @@ public final class SharedFaultScenarios {
     private void takeOver(Setting s, Lease lost) throws InterruptedException {
         RecordedClient successor = s.client(4, fixture.openBackend(), TTL);
         long from = System.nanoTime();
-        Optional<Lease> taken = s.write(successor, HANG_BOUND);
+        Optional<Lease> taken = s.write(successor, TckSettings.hangBound());
         s.run.check(
                 FaultRun.RECOVERED + " (takeover)",
                 taken.isPresent(),
                 taken.isPresent()
                         ? "another client took the write grant " + (System.nanoTime() - from) / 1_000_000 + " ms later"
-                        : "nobody took the write grant over within " + HANG_BOUND);
+                        : "nobody took the write grant over within " + TckSettings.hangBound());
         taken.ifPresent(l -> {
             successor.write(s.resource, l, l.isValid());
             successor.release(l);
@@ -380,8 +380,8 @@ public final class SharedFaultScenarios {
             throws Exception {
         try (Setting s = new Setting(fault.name())) {
             RecordedClient faulted = s.client(1, faultedBackend, TTL);
-            Lease permit = s.permits(faulted, 1, HANG_BOUND).orElseThrow(() -> notGranted(s));
-            Lease write = s.write(faulted, HANG_BOUND).orElseThrow(() -> notGranted(s));
+            Lease permit = s.permits(faulted, 1, TckSettings.hangBound()).orElseThrow(() -> notGranted(s));
+            Lease write = s.write(faulted, TckSettings.hangBound()).orElseThrow(() -> notGranted(s));
             faulted.write(s.resource, write, write.isValid());
             s.startLoad(seed);
             fault.inject().run();
@@ -412,15 +412,15 @@ public final class SharedFaultScenarios {
             }
             fault.heal().run();
             long healedAt = System.nanoTime();
-            List<Lease> blindGrants = blind.get(HANG_BOUND.toMillis(), TimeUnit.MILLISECONDS);
-            Optional<Lease> again = retry(() -> s.permits(faulted, 1, null), HANG_BOUND);
+            List<Lease> blindGrants = blind.get(TckSettings.hangBound().toMillis(), TimeUnit.MILLISECONDS);
+            Optional<Lease> again = retry(() -> s.permits(faulted, 1, null), TckSettings.hangBound());
             s.run.check(
                     FaultRun.RECOVERED,
                     again.isPresent(),
                     again.isPresent()
                             ? "a permit granted " + (System.nanoTime() - healedAt) / 1_000_000
                                     + " ms after the fault healed"
-                            : "no permit granted within " + HANG_BOUND + " after the fault healed");
+                            : "no permit granted within " + TckSettings.hangBound() + " after the fault healed");
             again.ifPresent(faulted::release);
             checkNotAssumed(s, List.of(write));
             if (write.state() == LeaseState.LOST) {
@@ -457,11 +457,11 @@ public final class SharedFaultScenarios {
             // a write grant of another name taken and let go before the fault: its token is the one to exceed
             String released = names.get();
             ReadWriteLockHandle other = client.client().readWriteLock(released);
-            Lease before = client.acquireShared(released, "write", () -> other.write(HANG_BOUND))
+            Lease before = client.acquireShared(released, "write", () -> other.write(TckSettings.hangBound()))
                     .orElseThrow(() -> notGranted(s));
             client.release(before);
-            Lease permit = s.permits(client, 1, HANG_BOUND).orElseThrow(() -> notGranted(s));
-            Lease write = s.write(client, HANG_BOUND).orElseThrow(() -> notGranted(s));
+            Lease permit = s.permits(client, 1, TckSettings.hangBound()).orElseThrow(() -> notGranted(s));
+            Lease write = s.write(client, TckSettings.hangBound()).orElseThrow(() -> notGranted(s));
             client.write(s.resource, write, write.isValid());
             fault.crash().run();
             fault.recover().run();
@@ -483,13 +483,14 @@ public final class SharedFaultScenarios {
             if (write.isValid()) {
                 client.write(s.resource, write, true);
             }
-            Optional<Lease> after = retry(() -> client.acquireShared(released, "write", other::tryWrite), HANG_BOUND);
+            Optional<Lease> after =
+                    retry(() -> client.acquireShared(released, "write", other::tryWrite), TckSettings.hangBound());
             s.run.check(
                     FaultRun.RECOVERED,
                     after.isPresent(),
                     after.isPresent()
                             ? "a write grant " + (System.nanoTime() - recoveredAt) / 1_000_000 + " ms after the restart"
-                            : "no write grant within " + HANG_BOUND + " after the restart");
+                            : "no write grant within " + TckSettings.hangBound() + " after the restart");
             after.ifPresent(l -> s.run.check(
                     FaultRun.TOKENS_MONOTONE,
                     l.fencingToken() > before.fencingToken(),
