@@ -3,7 +3,9 @@ package io.fencelock.testservers.common;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -15,6 +17,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 class LoopbackPortsTest {
@@ -31,6 +34,52 @@ class LoopbackPortsTest {
             }
         }
         assertThat(new HashSet<>(ports)).hasSameSizeAs(ports);
+    }
+
+    /**
+     * Two JVMs side by side (surefire's forks, Maven's parallel modules): a port the other JVM handed out is
+     * not this one's to hand out while that JVM lives, also when nothing listens on it (its server stopped
+     * by a fault, about to start again on it); once that JVM has ended, it is free again.
+     */
+    @Test
+    void aPortAnotherJvmHandedOutIsNotHandedOutHereUntilThatJvmEnds() throws Exception {
+        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+        Process other = new ProcessBuilder(
+                        java.toString(), "-cp", System.getProperty("java.class.path"), OtherJvm.class.getName())
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
+        List<Integer> theirs = new ArrayList<>();
+        try (var lines = new BufferedReader(new InputStreamReader(other.getInputStream()))) {
+            for (int i = 0; i < OtherJvm.PORTS; i++) {
+                theirs.add(Integer.parseInt(lines.readLine().trim()));
+            }
+            for (int port : theirs) {
+                assertThat(LoopbackPorts.reserve(port))
+                        .as("port %d, handed out by the other JVM, which still runs", port)
+                        .isFalse();
+            }
+        } finally {
+            other.getOutputStream().close(); // the other JVM ends when its input does
+        }
+        assertThat(other.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(LoopbackPorts.reserve(theirs.get(0)))
+                .as("port %d, once the JVM that handed it out has ended", theirs.get(0))
+                .isTrue();
+    }
+
+    /** Hands out {@link #PORTS} ports, prints them, and lives until its standard input ends. */
+    static final class OtherJvm {
+        static final int PORTS = 20;
+
+        public static void main(String[] args) throws IOException {
+            for (int i = 0; i < PORTS; i++) {
+                System.out.println(LoopbackPorts.next());
+            }
+            System.out.flush();
+            while (System.in.read() >= 0) {
+                // wait for the test to close our input
+            }
+        }
     }
 
     @Test
