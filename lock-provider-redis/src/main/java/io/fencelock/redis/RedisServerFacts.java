@@ -7,6 +7,7 @@ import io.lettuce.core.RedisCommandExecutionException;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.EnumSet;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -16,8 +17,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * What the server says about itself at start-up, and so the capabilities: its version ({@code PXAT}
- * needs 6.2), on a single server its persistence settings (AOF {@code always} makes tokens durable),
- * and its eviction policy (one that evicts keys gets a warning).
+ * needs 6.2), on a single server its replication (a replica is refused; a master with replicas is a
+ * replicated deployment) and persistence settings (AOF {@code always} makes tokens durable), and its
+ * eviction policy (one that evicts keys gets a warning).
  *
  * @param capabilities what the backend declares
  * @param persistence  the persistence settings in words, for {@code toString()}
@@ -26,13 +28,16 @@ record RedisServerFacts(Set<Capability> capabilities, String persistence) {
     private static final Logger log = LoggerFactory.getLogger(RedisServerFacts.class);
 
     /**
-     * Reads them in one pipelined round trip: {@code INFO server}, {@code CONFIG GET append*} and
-     * {@code CONFIG GET maxmemory*}. Throws {@link IllegalStateException} for a server that is too old.
+     * Reads them in one pipelined round trip: {@code INFO server}, {@code INFO replication}, {@code CONFIG
+     * GET append*} and {@code CONFIG GET maxmemory*}. Throws {@link IllegalStateException} for a server that
+     * is too old, and for a single server that is a replica.
      */
     static RedisServerFacts read(CommandConnection connection, Deployment deployment, String where) {
         CommandConnection.Link link = connection.current();
         var info = new CommandConnection.Call<>(
                 link, link.commands().info("server").toCompletableFuture());
+        var replication = new CommandConnection.Call<>(
+                link, link.commands().info("replication").toCompletableFuture());
         var append = new CommandConnection.Call<>(link, configGet(link, deployment, "append*", where));
         var memory = new CommandConnection.Call<>(link, configGet(link, deployment, "maxmemory*", where));
         String version = versionOf(connection.await("start-up check", "", info));
@@ -41,6 +46,14 @@ record RedisServerFacts(Set<Capability> capabilities, String persistence) {
             throw new IllegalStateException("Redis " + version + " on " + where + " is too old: fencelock needs Redis "
                     + Scripts.MIN_VERSION[0] + "." + Scripts.MIN_VERSION[1] + " or later (SET ... PXAT)");
         }
+        Map<String, String> replicationInfo = fields(connection.await("start-up check", "", replication));
+        if (deployment == Deployment.STANDALONE && "slave".equals(replicationInfo.get("role"))) {
+            // a read-only replica refuses every grant; a writable one (replica-read-only no) would take grants that
+            // its master never sees and its next resynchronisation discards: locks and tokens lost
+            throw new IllegalStateException("Redis on " + where + " is a replica: fencelock writes its locks on a "
+                    + "master (name the master's address, or the Sentinel's with redis-sentinel://)");
+        }
+        int replicas = parseCount(replicationInfo.get("connected_slaves"));
         Map<String, String> aof = connection.await("start-up check", "", append);
         Map<String, String> eviction = connection.await("start-up check", "", memory);
         EnumSet<Capability> declared = EnumSet.of(
@@ -61,7 +74,17 @@ record RedisServerFacts(Set<Capability> capabilities, String persistence) {
             declared.add(Capability.GRANT_ON_RELEASE);
         }
         String persistence;
-        if (deployment == Deployment.STANDALONE) {
+        if (deployment == Deployment.STANDALONE && replicas > 0) {
+            // replication is asynchronous: a replica promoted by any failover (Sentinel's, an operator's, a
+            // platform's) may lack the last grants, as in a Sentinel deployment
+            persistence = "a master with " + replicas + " replica(s) at start-up: a failover can lose locks and tokens";
+            log.warn(
+                    "fencelock: Redis at {} has {} replica(s): a failover to one of them can lose the last grants and "
+                            + "tokens, so LINEARIZABLE and DURABLE_TOKENS are not declared. A server without replicas "
+                            + "(AOF appendfsync always for durable tokens) declares them.",
+                    where,
+                    replicas);
+        } else if (deployment == Deployment.STANDALONE) {
             declared.add(Capability.LINEARIZABLE); // one server executes one script at a time
             if (aof == null) {
                 persistence = "persistence unknown (CONFIG GET refused), so tokens are not durable";
@@ -113,12 +136,28 @@ record RedisServerFacts(Set<Capability> capabilities, String persistence) {
     }
 
     private static String versionOf(String info) {
+        return fields(info).getOrDefault("redis_version", "(unknown version)");
+    }
+
+    /** The {@code field:value} lines of an {@code INFO} section. */
+    private static Map<String, String> fields(String info) {
+        Map<String, String> fields = new HashMap<>();
         for (String line : info.split("\r?\n")) {
-            if (line.startsWith("redis_version:")) {
-                return line.substring("redis_version:".length()).trim();
+            int colon = line.indexOf(':');
+            if (colon > 0 && !line.startsWith("#")) {
+                fields.put(line.substring(0, colon), line.substring(colon + 1).trim());
             }
         }
-        return "(unknown version)";
+        return fields;
+    }
+
+    /** A count INFO gives; 0 when it gives none. */
+    private static int parseCount(String value) {
+        try {
+            return value == null ? 0 : Integer.parseInt(value);
+        } catch (NumberFormatException e) {
+            return 0;
+        }
     }
 
     private static int[] parseVersion(String version) {

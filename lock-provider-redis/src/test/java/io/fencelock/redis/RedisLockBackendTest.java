@@ -286,9 +286,9 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
         }
     }
 
-    @Test
-    void capabilitiesFollowTheServersPersistenceSettings() {
-        EnumSet<Capability> always = EnumSet.of(
+    /** What a single server without replicas declares whatever its persistence. */
+    private static EnumSet<Capability> singleServerCapabilities() {
+        return EnumSet.of(
                 Capability.FENCING,
                 Capability.SERVER_TIME,
                 Capability.WAKE_ON_RELEASE,
@@ -301,6 +301,11 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
                 Capability.HAND_OVER,
                 Capability.GRANT_ON_RELEASE,
                 Capability.LINEARIZABLE);
+    }
+
+    @Test
+    void capabilitiesFollowTheServersPersistenceSettings() {
+        EnumSet<Capability> always = singleServerCapabilities();
         if (server.source() != Source.ENV) {
             assertThat(backend.capabilities())
                     .as("a server without persistence")
@@ -342,6 +347,37 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
                 assertThat(b.capabilities()).as("CONFIG refused").isEqualTo(always);
                 assertThat(b.tryAcquire(name(), lease(), TTL).acquired()).isTrue();
             }
+        }
+    }
+
+    /**
+     * A single server that replicates to others is a replicated deployment, whatever its persistence: a failover
+     * to a replica (by Sentinel, an operator or a platform) can lose the last grants and tokens, so it declares
+     * neither LINEARIZABLE nor DURABLE_TOKENS. A replica is refused at start-up, writing nothing: a read-only one
+     * would refuse every grant, a writable one take grants that its next resynchronisation discards.
+     */
+    @Test
+    void aMasterWithAReplicaIsReplicatedAndAReplicaIsRefused() {
+        try (RedisServer master = RedisServer.start(Source.BINARIES, Persistence.AOF_ALWAYS);
+                RedisServer replica = RedisServer.startReplicaOf(master)) {
+            EnumSet<Capability> replicated = singleServerCapabilities();
+            replicated.remove(Capability.LINEARIZABLE);
+            try (RedisLockBackend b =
+                    RedisLockBackend.builder().uri(master.uri()).build()) {
+                assertThat(b.capabilities())
+                        .as("a master with one replica, appendonly yes, appendfsync always")
+                        .isEqualTo(replicated);
+                assertThat(b.toString()).contains("a master with 1 replica(s)");
+            }
+            withRedis(replica, redis -> redis.configSet("replica-read-only", "no"));
+            assertThatThrownBy(
+                            () -> RedisLockBackend.builder().uri(replica.uri()).build())
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("is a replica");
+            long keys = withRedis(replica, RedisCommands::dbsize);
+            assertThat(keys)
+                    .as("keys on the writable replica after its refusal")
+                    .isZero();
         }
     }
 
