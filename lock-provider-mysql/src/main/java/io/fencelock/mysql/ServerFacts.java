@@ -72,6 +72,23 @@ record ServerFacts(String version, boolean durableCommits, boolean multiStatemen
     }
 
     /**
+     * Refuses a server that is {@code read_only} (a replica, or a primary being switched over): fencelock writes
+     * its locks on the primary. A user with {@code SUPER} (MariaDB's {@code READ_ONLY ADMIN}) may still write on
+     * it, and then a replica's lock rows and token floor differ from its primary's: a failover to it, or the
+     * primary's next change of the same row in its replication stream, loses grants or stops the replication.
+     * Runs before the tables are created too.
+     */
+    static void requireWritableServer(Connection c, String where) throws SQLException {
+        try (Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT @@GLOBAL.read_only")) {
+            if (rs.next() && rs.getBoolean(1)) {
+                throw new IllegalStateException(where + " is read_only (a replica, or a primary being switched over):"
+                        + " fencelock writes its locks on the primary; name the primary's address");
+            }
+        }
+    }
+
+    /**
      * A value with a backslash before a quote: a driver that escapes it for the other reading of backslashes than
      * the session's sends a statement the server cannot parse, or that reads back something else.
      */
@@ -108,6 +125,7 @@ record ServerFacts(String version, boolean durableCommits, boolean multiStatemen
     }
 
     static ServerFacts read(Connection c, String where) throws SQLException {
+        requireWritableServer(c, where);
         requireModesTheStatementsMean(c, where);
         requireMatchingEscapes(c, where);
         String version = null;

@@ -783,6 +783,48 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
         }
     }
 
+    /**
+     * A read_only server (a replica, or a primary being switched over) is refused at start-up, before anything is
+     * created on it, also for a user whom read_only does not stop (the test's has SUPER): its lock rows would
+     * differ from its primary's.
+     */
+    @Test
+    void aReadOnlyServerIsRefusedBeforeAnythingIsWritten() throws SQLException {
+        try (MariaDbServer own = MariaDbServer.start(MariaDbServer.Source.BINARIES)) {
+            String ownUrl = own.createDatabase("mysql_read_only");
+            try (Connection c = own.connect(ownUrl);
+                    Statement s = c.createStatement()) {
+                s.execute("SET GLOBAL read_only = 1");
+                assertThatThrownBy(() -> readOnlyCheckBuilder(own, ownUrl)
+                                .createTable(true)
+                                .build())
+                        .isInstanceOf(IllegalStateException.class)
+                        .hasMessageContaining("is read_only");
+                try (ResultSet rs = s.executeQuery(
+                        "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE()")) {
+                    rs.next();
+                    assertThat(rs.getInt(1))
+                            .as("tables created on the read_only server")
+                            .isZero();
+                }
+                s.execute("SET GLOBAL read_only = 0");
+                try (MySqlLockBackend writable =
+                        readOnlyCheckBuilder(own, ownUrl).createTable(true).build()) {
+                    assertThat(writable.tryAcquire(name(), lease(), TTL).acquired())
+                            .isTrue();
+                }
+                s.execute("SET GLOBAL read_only = 1"); // as a replica whose tables came from its primary
+                assertThatThrownBy(() -> readOnlyCheckBuilder(own, ownUrl).build())
+                        .isInstanceOf(IllegalStateException.class)
+                        .hasMessageContaining("is read_only");
+            }
+        }
+    }
+
+    private static MySqlLockBackend.Builder readOnlyCheckBuilder(MariaDbServer own, String url) {
+        return MySqlLockBackend.builder().jdbcUrl(url).user(own.user()).password(own.password());
+    }
+
     @Test
     void durableTokensAreDeclaredWhenCommitsAreFlushedAndSurviveACrash() throws SQLException {
         try (MariaDbServer own = MariaDbServer.start(MariaDbServer.Source.BINARIES)) {
