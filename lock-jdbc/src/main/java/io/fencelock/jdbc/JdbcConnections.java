@@ -119,12 +119,13 @@ public final class JdbcConnections implements AutoCloseable {
     }
 
     /**
-     * The start-up of a backend: on one connection, creates the lock table if asked, verifies it,
-     * then runs {@code then} (to learn about the server), with {@link #startUp(String, Check)}'s
-     * handling of failures.
+     * The start-up of a backend: on one connection, runs {@code first} (a server the backend must not write on
+     * is refused before anything is created), creates the lock table if asked, verifies it, then runs {@code
+     * then} (to learn about the server), with {@link #startUp(String, Check)}'s handling of failures.
      */
-    public <T> T startUp(JdbcLockTable table, boolean createTable, Check<T> then) {
+    public <T> T startUp(JdbcLockTable table, boolean createTable, Check<?> first, Check<T> then) {
         return startUp("start-up check of " + table.qualifiedName(), c -> {
+            first.run(c);
             if (createTable) {
                 table.create(c);
             }

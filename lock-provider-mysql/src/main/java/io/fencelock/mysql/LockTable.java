@@ -119,7 +119,6 @@ final class LockTable implements JdbcLockTable {
      */
     @Override
     public void create(Connection c) throws SQLException {
-        ServerFacts.requireWritableServer(c, "the server of " + qualifiedTable);
         ServerFacts.requireModesTheStatementsMean(
                 c, "the server of " + qualifiedTable); // procedures keep the sql_mode they are created in
         String lockName = "fencelock:create:"

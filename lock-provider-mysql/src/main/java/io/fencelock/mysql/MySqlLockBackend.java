@@ -427,8 +427,11 @@ public final class MySqlLockBackend implements LockBackend {
                             ConnectorJ.initSql(settings),
                             failures)
                     : JdbcConnections.application(settings.dataSource(), failures);
-            ServerFacts facts =
-                    connections.startUp(lockTable, settings.createTable(), c -> ServerFacts.read(c, settings.where()));
+            ServerFacts facts = connections.startUp(
+                    lockTable,
+                    settings.createTable(),
+                    c -> ServerFacts.requireWritableServer(c, settings.where()),
+                    c -> ServerFacts.read(c, settings.where()));
             return new MySqlLockBackend(connections, lockTable, facts);
         }
     }

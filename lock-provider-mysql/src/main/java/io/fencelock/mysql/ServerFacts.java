@@ -76,9 +76,9 @@ record ServerFacts(String version, boolean durableCommits, boolean multiStatemen
      * its locks on the primary. A user with {@code SUPER} (MariaDB's {@code READ_ONLY ADMIN}) may still write on
      * it, and then a replica's lock rows and token floor differ from its primary's: a failover to it, or the
      * primary's next change of the same row in its replication stream, loses grants or stops the replication.
-     * Runs before the tables are created too.
+     * The start-up's first check, before the tables are created or verified.
      */
-    static void requireWritableServer(Connection c, String where) throws SQLException {
+    static Void requireWritableServer(Connection c, String where) throws SQLException {
         try (Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("SELECT @@GLOBAL.read_only")) {
             if (rs.next() && rs.getBoolean(1)) {
@@ -86,6 +86,7 @@ record ServerFacts(String version, boolean durableCommits, boolean multiStatemen
                         + " fencelock writes its locks on the primary; name the primary's address");
             }
         }
+        return null;
     }
 
     /**
@@ -125,7 +126,6 @@ record ServerFacts(String version, boolean durableCommits, boolean multiStatemen
     }
 
     static ServerFacts read(Connection c, String where) throws SQLException {
-        requireWritableServer(c, where);
         requireModesTheStatementsMean(c, where);
         requireMatchingEscapes(c, where);
         String version = null;

@@ -549,10 +549,11 @@ public final class PostgresLockBackend implements LockBackend {
             }
             DataSource second = listenerSource; // the own pool's: a direct connection; else the application's pool
             boolean ownPool = settings.ownPool();
-            boolean durable = connections.startUp(lockTable, settings.createTable(), c -> {
-                requireSessionsOfItsOwn(c, second, ownPool, connections.where());
-                return durableCommits(c, connections.where());
-            });
+            boolean durable = connections.startUp(
+                    lockTable, settings.createTable(), c -> requirePrimary(c, connections.where()), c -> {
+                        requireSessionsOfItsOwn(c, second, ownPool, connections.where());
+                        return durableCommits(c, connections.where());
+                    });
             return new PostgresLockBackend(connections, listenerSource, lockTable, durable);
         }
 
@@ -637,6 +638,23 @@ public final class PostgresLockBackend implements LockBackend {
                 rs.next();
                 return rs.getInt(1);
             }
+        }
+
+        /**
+         * Refuses a server in recovery (a hot standby): it refuses every write, so every acquire would fail, and a
+         * table to create would fail with a read-only transaction's error. The start-up's first check, before the
+         * table is created or verified.
+         */
+        private static Void requirePrimary(Connection c, String where) throws SQLException {
+            try (Statement s = c.createStatement();
+                    ResultSet rs = s.executeQuery("SELECT pg_is_in_recovery()")) {
+                if (rs.next() && rs.getBoolean(1)) {
+                    throw new IllegalStateException(where + " is a standby (in recovery), which takes no writes:"
+                            + " fencelock writes its locks on the primary; name the primary's address (with several"
+                            + " hosts in the URL, targetServerType=primary)");
+                }
+            }
+            return null;
         }
 
         /**

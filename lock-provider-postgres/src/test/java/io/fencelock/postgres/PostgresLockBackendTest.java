@@ -952,6 +952,39 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
         }
     }
 
+    /**
+     * A hot standby (in recovery) is refused at start-up with an {@link IllegalStateException} that says so, before
+     * a table is created or verified: it takes no writes, so every acquire on it would fail. Its tables came with
+     * the base backup, so only the check refuses it.
+     */
+    @Test
+    void aStandbyIsRefusedAtStartUp() {
+        try (PostgresServer primary = PostgresServer.start(PostgresServer.Source.BINARIES)) {
+            String primaryUrl = primary.createDatabase("pg_standby");
+            try (PostgresLockBackend onPrimary =
+                    ownServerBuilder(primary, primaryUrl).createTable(true).build()) {
+                assertThat(onPrimary.tryAcquire(name(), lease(), TTL).acquired())
+                        .isTrue();
+            }
+            try (PostgresServer standby = PostgresServer.startStandbyOf(primary)) {
+                String standbyUrl =
+                        PostgresServer.withAddress(primaryUrl, standby.address().orElseThrow());
+                for (boolean createTable : new boolean[] {true, false}) {
+                    assertThatThrownBy(() -> ownServerBuilder(standby, standbyUrl)
+                                    .createTable(createTable)
+                                    .build())
+                            .as("createTable(%s) on the standby", createTable)
+                            .isInstanceOf(IllegalStateException.class)
+                            .hasMessageContaining("is a standby (in recovery)");
+                }
+            }
+        }
+    }
+
+    private static PostgresLockBackend.Builder ownServerBuilder(PostgresServer own, String ownUrl) {
+        return PostgresLockBackend.builder().jdbcUrl(ownUrl).user(own.user()).password(own.password());
+    }
+
     @Test
     void survivesACrashOfTheServerWithRisingTokensAndWakeUps() throws InterruptedException {
         try (PostgresServer own = PostgresServer.start(PostgresServer.Source.BINARIES)) {

@@ -10,6 +10,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.attribute.GroupPrincipal;
 import java.nio.file.attribute.PosixFileAttributeView;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.nio.file.attribute.UserPrincipal;
 import java.nio.file.attribute.UserPrincipalLookupService;
 import java.nio.file.attribute.UserPrincipalNotFoundException;
@@ -89,6 +90,49 @@ final class PostgresProcess extends ServerProcess {
         });
     }
 
+    /**
+     * A hot standby of {@code primary}, in a new temp directory: a base backup taken now ({@code pg_basebackup -R},
+     * which leaves the standby's signal file and its connection to the primary), started on a port of its own.
+     * It is in recovery: it serves reads only, of every database the primary had.
+     */
+    static PostgresProcess standbyOf(PostgresProcess primary) throws IOException, ServerLocator.Unavailable {
+        boolean root = "root".equals(System.getProperty("user.name"));
+        return ServerProcess.<PostgresProcess, ServerLocator.Unavailable>inNewDirectory("postgres-standby", base -> {
+            if (root) {
+                giveTo(OS_USER, base);
+            }
+            PostgresProcess standby = new PostgresProcess(
+                    primary.bin, base, ThrowawayServers.freeLoopbackPort(), primary.password, primary.runAs);
+            standby.baseBackupOf(primary, root);
+            standby.start();
+            return standby;
+        });
+    }
+
+    /** The password goes in a password file (libpq's passfile), so that neither the command nor the standby's settings carry it. */
+    private void baseBackupOf(PostgresProcess primary, boolean root) throws IOException, ServerLocator.Unavailable {
+        Path passfile = base.resolve("pgpass");
+        Files.writeString(passfile, "127.0.0.1:" + primary.port + ":*:" + SUPERUSER + ":" + password + "\n");
+        Files.setPosixFilePermissions(passfile, PosixFilePermissions.fromString("rw-------"));
+        if (root) {
+            giveTo(OS_USER, passfile);
+        }
+        runToCompletion(
+                "pg_basebackup",
+                command(
+                        bin.resolve("pg_basebackup").toString(),
+                        "-D",
+                        data.toString(),
+                        "-d",
+                        "host=127.0.0.1 port=" + primary.port + " user=" + SUPERUSER + " passfile=" + passfile,
+                        "-X",
+                        "stream",
+                        "-R",
+                        "--checkpoint=fast", // the default spreads the backup's checkpoint over minutes
+                        "--no-password",
+                        "--no-sync"));
+    }
+
     int port() {
         return port;
     }
@@ -146,14 +190,18 @@ final class PostgresProcess extends ServerProcess {
                 "max_connections=200");
     }
 
-    /** Ready when postmaster.pid names this process and says "ready", as {@code pg_ctl -w} waits. */
+    /**
+     * Ready when postmaster.pid names this process and says "ready" (a primary) or "standby" (a hot standby that
+     * accepts connections), as {@code pg_ctl -w} waits.
+     */
     @Override
     protected boolean serves(Process process) throws IOException {
         List<String> lines = readLines(data.resolve("postmaster.pid"));
         // a file left by a killed server says "ready" too: it must name the new process
         return lines.size() > PID_FILE_STATUS_LINE
                 && lines.get(0).trim().equals(Long.toString(process.pid()))
-                && lines.get(PID_FILE_STATUS_LINE).trim().equals("ready");
+                && List.of("ready", "standby")
+                        .contains(lines.get(PID_FILE_STATUS_LINE).trim());
     }
 
     /** PostgreSQL's "fast" shutdown: disconnects clients, then a clean checkpoint. */

@@ -9,7 +9,6 @@ import io.fencelock.testservers.common.ServerLocator;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.Path;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.function.Supplier;
@@ -128,15 +127,18 @@ public final class PostgresServer extends JdbcServer {
     }
 
     private static PostgresServer fromBinaries(boolean isShared) throws Exception {
-        Path bin = PostgresProcess.newestBinaries();
-        PostgresProcess process = PostgresProcess.initAndStart(bin);
+        return ofProcess(PostgresProcess.initAndStart(PostgresProcess.newestBinaries()), "", isShared);
+    }
+
+    /** A server this fixture runs ({@code binaries}); {@code note} follows its binaries and address in its description. */
+    private static PostgresServer ofProcess(PostgresProcess process, String note, boolean isShared) {
         try {
             return new PostgresServer(
                     Source.BINARIES,
                     "jdbc:postgresql://127.0.0.1:" + process.port() + "/postgres",
                     PostgresProcess.SUPERUSER,
                     process.password(),
-                    bin + ", 127.0.0.1:" + process.port(),
+                    process.binaries() + ", 127.0.0.1:" + process.port() + note,
                     process,
                     process::destroy,
                     isShared);
@@ -144,6 +146,25 @@ public final class PostgresServer extends JdbcServer {
             process.destroy();
             throw e;
         }
+    }
+
+    /**
+     * A hot standby of its own of {@code primary} (a server of the {@code binaries} source), from a base backup
+     * taken now: in recovery, it serves reads only, of every database and table the primary had. Close it when
+     * done.
+     */
+    public static PostgresServer startStandbyOf(PostgresServer primary) {
+        if (!(primary.control instanceof PostgresProcess primaryProcess)) {
+            throw new IllegalArgumentException(
+                    "a standby needs a primary this fixture runs (the binaries source), got " + primary.source.key());
+        }
+        return locate(() -> ServerLocator.<PostgresServer>forBackend("postgres-standby", "apt-get install postgresql")
+                .candidate(Source.BINARIES.key(), () -> standbyFromBinaries(primaryProcess))
+                .locateOnly(Source.BINARIES.key()));
+    }
+
+    private static PostgresServer standbyFromBinaries(PostgresProcess primary) throws Exception {
+        return ofProcess(PostgresProcess.standbyOf(primary), ", a hot standby", false);
     }
 
     private static PostgresServer fromTestcontainers(boolean isShared) throws ServerLocator.Unavailable {
