@@ -123,9 +123,9 @@ public final class JdbcConnections implements AutoCloseable {
      * is refused before anything is created), creates the lock table if asked, verifies it, then runs {@code
      * then} (to learn about the server), with {@link #startUp(String, Check)}'s handling of failures.
      */
-    public <T> T startUp(JdbcLockTable table, boolean createTable, Check<?> first, Check<T> then) {
+    public <T> T startUp(JdbcLockTable table, boolean createTable, Requirement first, Check<T> then) {
         return startUp("start-up check of " + table.qualifiedName(), c -> {
-            first.run(c);
+            first.check(c);
             if (createTable) {
                 table.create(c);
             }
@@ -138,6 +138,12 @@ public final class JdbcConnections implements AutoCloseable {
     @FunctionalInterface
     public interface Check<T> {
         T run(Connection c) throws SQLException;
+    }
+
+    /** What the server must be for the backend to write on it: refuses it with an {@link IllegalStateException}. */
+    @FunctionalInterface
+    public interface Requirement {
+        void check(Connection c) throws SQLException;
     }
 
     public JdbcFailures failures() {

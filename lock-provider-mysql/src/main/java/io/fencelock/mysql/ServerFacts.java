@@ -78,7 +78,7 @@ record ServerFacts(String version, boolean durableCommits, boolean multiStatemen
      * primary's next change of the same row in its replication stream, loses grants or stops the replication.
      * The start-up's first check, before the tables are created or verified.
      */
-    static Void requireWritableServer(Connection c, String where) throws SQLException {
+    static void requireWritableServer(Connection c, String where) throws SQLException {
         try (Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("SELECT @@GLOBAL.read_only")) {
             if (rs.next() && rs.getBoolean(1)) {
@@ -86,7 +86,6 @@ record ServerFacts(String version, boolean durableCommits, boolean multiStatemen
                         + " fencelock writes its locks on the primary; name the primary's address");
             }
         }
-        return null;
     }
 
     /**

@@ -645,7 +645,7 @@ public final class PostgresLockBackend implements LockBackend {
          * table to create would fail with a read-only transaction's error. The start-up's first check, before the
          * table is created or verified.
          */
-        private static Void requirePrimary(Connection c, String where) throws SQLException {
+        private static void requirePrimary(Connection c, String where) throws SQLException {
             try (Statement s = c.createStatement();
                     ResultSet rs = s.executeQuery("SELECT pg_is_in_recovery()")) {
                 if (rs.next() && rs.getBoolean(1)) {
@@ -654,7 +654,6 @@ public final class PostgresLockBackend implements LockBackend {
                             + " hosts in the URL, targetServerType=primary)");
                 }
             }
-            return null;
         }
 
         /**
