@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
  * What the server says about itself at start-up, and so the capabilities: its version ({@code PXAT}
  * needs 6.2), on a single server its replication (a replica is refused; a master with replicas is a
  * replicated deployment) and persistence settings (AOF {@code always} makes tokens durable), and its
- * eviction policy (one that evicts keys gets a warning).
+ * eviction policy (one that may evict any key is refused, one that evicts keys with an expiry gets a warning).
  *
  * @param capabilities what the backend declares
  * @param persistence  the persistence settings in words, for {@code toString()}
@@ -30,7 +30,7 @@ record RedisServerFacts(Set<Capability> capabilities, String persistence) {
     /**
      * Reads them in one pipelined round trip: {@code INFO server}, {@code INFO replication}, {@code CONFIG
      * GET append*} and {@code CONFIG GET maxmemory*}. Throws {@link IllegalStateException} for a server that
-     * is too old, and for a single server that is a replica.
+     * is too old, for a single server that is a replica, and for one that may evict any key (token records too).
      */
     static RedisServerFacts read(CommandConnection connection, Deployment deployment, String where) {
         CommandConnection.Link link = connection.current();
@@ -97,14 +97,26 @@ record RedisServerFacts(Set<Capability> capabilities, String persistence) {
         } else {
             persistence = "replicated: a failover can lose locks and tokens";
         }
-        if (eviction != null
+        String policy = eviction == null ? null : eviction.get("maxmemory-policy");
+        boolean evicts = eviction != null
                 && !"0".equals(eviction.getOrDefault("maxmemory", "0"))
-                && !"noeviction".equals(eviction.get("maxmemory-policy"))) {
+                && !"noeviction".equals(policy);
+        if (evicts && policy != null && policy.startsWith("allkeys-")) {
+            // a token record has no expiry, so only an allkeys policy evicts it: the name's tokens would start again
+            throw new IllegalStateException("Redis on " + where
+                    + " evicts any key under memory pressure (maxmemory-policy "
+                    + policy + "): an evicted token record starts its name's tokens again, so a token could be issued"
+                    + " twice and a fenced resource take a stale holder's writes. Use maxmemory-policy noeviction for"
+                    + " the locks' keys (a volatile-* policy evicts only keys with an expiry: a lock may then be lost"
+                    + " early, a token never)");
+        }
+        if (evicts) {
             log.warn(
-                    "fencelock: Redis at {} evicts keys under memory pressure (maxmemory-policy {}): an evicted lock is "
-                            + "lost early and an evicted token record restarts its tokens. Use maxmemory-policy noeviction for locks.",
+                    "fencelock: Redis at {} evicts keys with an expiry under memory pressure (maxmemory-policy {}): an"
+                            + " evicted lock is lost before its TTL, and its holder learns it at its next renewal (its"
+                            + " token, which is never evicted, still fences it). Use maxmemory-policy noeviction for locks.",
                     where,
-                    eviction.get("maxmemory-policy"));
+                    policy);
         }
         log.debug(
                 "fencelock: Redis {} at {} ({}, {}): capabilities {}",

@@ -381,6 +381,31 @@ class RedisLockBackendTest extends LockBackendSpiTemplate {
         }
     }
 
+    /**
+     * A server that may evict any key under memory pressure ({@code allkeys-*}) could evict a token record, and the
+     * name's tokens would start again: refused at start-up, writing nothing. One that evicts only keys with an
+     * expiry ({@code volatile-*}) never evicts a token record (it has none): it may lose a lock early, which its
+     * token still fences, and gets a warning.
+     */
+    @Test
+    void aServerThatMayEvictTokenRecordsIsRefused() {
+        try (RedisServer own = RedisServer.start(Source.BINARIES, Persistence.NONE)) {
+            withRedis(own, redis -> redis.configSet("maxmemory", "100mb"));
+            withRedis(own, redis -> redis.configSet("maxmemory-policy", "allkeys-lru"));
+            assertThatThrownBy(() -> RedisLockBackend.builder().uri(own.uri()).build())
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("maxmemory-policy allkeys-lru")
+                    .hasMessageContaining("noeviction");
+            long keys = withRedis(own, RedisCommands::dbsize);
+            assertThat(keys).as("keys after the refusal").isZero();
+            withRedis(own, redis -> redis.configSet("maxmemory-policy", "volatile-lru"));
+            try (RedisLockBackend b = RedisLockBackend.builder().uri(own.uri()).build()) {
+                assertThat(b.capabilities()).isEqualTo(singleServerCapabilities());
+                assertThat(b.tryAcquire(name(), lease(), TTL).acquired()).isTrue();
+            }
+        }
+    }
+
     @Test
     void scriptsAreLoadedAgainAfterTheServerForgotThem() {
         String name = name();
