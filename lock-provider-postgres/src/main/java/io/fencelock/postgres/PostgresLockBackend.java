@@ -369,34 +369,19 @@ public final class PostgresLockBackend implements LockBackend {
     @Override
     public boolean release(String name, String leaseId) {
         try (Connection c = connections.connection()) {
-            try (PreparedStatement ps = c.prepareStatement(sql.releaseUnqueued)) {
-                ps.setString(1, name);
-                ps.setString(2, leaseId);
-                ps.setString(3, table.channel);
-                try (ResultSet rs = ps.executeQuery()) {
-                    if (rs.next()) {
-                        return true;
-                    }
-                }
-            }
-            try (PreparedStatement ps = c.prepareStatement(sql.release)) {
-                ps.setString(1, name);
-                ps.setString(2, leaseId);
-                ps.setString(3, table.channel);
-                ps.setString(4, table.channel);
-                ps.setString(5, table.channel);
-                try (ResultSet rs = ps.executeQuery()) {
-                    if (rs.next()) {
-                        return true;
-                    }
-                }
+            if (releaseMutex(c, name, leaseId)) {
+                return true;
             }
             try (PreparedStatement ps = c.prepareStatement(sql.withdraw)) {
                 ps.setString(1, listener.waiterId());
-                ps.setString(2, name);
-                ps.setString(3, leaseId);
-                if (ps.executeUpdate() > 0) {
-                    return false; // a queue place, withdrawn: nothing was held
+                ps.setString(2, leaseId);
+                ps.setString(3, name);
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (rs.next()) {
+                        // false: a queue place, withdrawn, nothing was held; true: a release granted the lease since
+                        // releaseMutex looked, and it holds the name now
+                        return rs.getBoolean(1) && releaseMutex(c, name, leaseId);
+                    }
                 }
             }
             try (PreparedStatement ps = c.prepareStatement(sql.releaseShared)) {
@@ -411,6 +396,30 @@ public final class PostgresLockBackend implements LockBackend {
             }
         } catch (SQLException e) {
             throw failures.failure("release of '" + name + "'", e);
+        }
+    }
+
+    /** Frees the name if {@code leaseId} holds its mutex: the plain update when nobody is queued, else the full release. */
+    private boolean releaseMutex(Connection c, String name, String leaseId) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql.releaseUnqueued)) {
+            ps.setString(1, name);
+            ps.setString(2, leaseId);
+            ps.setString(3, table.channel);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (rs.next()) {
+                    return true;
+                }
+            }
+        }
+        try (PreparedStatement ps = c.prepareStatement(sql.release)) {
+            ps.setString(1, name);
+            ps.setString(2, leaseId);
+            ps.setString(3, table.channel);
+            ps.setString(4, table.channel);
+            ps.setString(5, table.channel);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next();
+            }
         }
     }
 
