@@ -326,7 +326,7 @@ final class Statements {
         // is still queued under that lease), before the acquire returns, so that no later release grants a client
         // nobody waits in. A holder's release may grant that lease between the release statements above, which
         // found it holding nothing, and this one, which then finds no place: this one also matches the row the
-        // lease holds by then (an UPDATE re-reads its row's latest version under the row lock), writes nothing
+        // lease holds by then (an UPDATE re-reads its row's latest version under the row lock), changes no value
         // there, and answers true, so that the caller releases the grant (under load, the TCK's
         // interruptedAcquireLeavesNoGrantBehind found such a grant held until its TTL, about once in 1,000 races).
         String placed = "l.queued_grants -> c.waiter ->> 'l' = c.lease";
