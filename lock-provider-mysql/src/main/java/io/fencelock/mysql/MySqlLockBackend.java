@@ -91,15 +91,17 @@ public final class MySqlLockBackend implements LockBackend {
                 Capability.SERVER_TIME,
                 Capability.BATCH_RENEW,
                 Capability.TOKEN_PERIOD,
-                Capability.LINEARIZABLE,
                 Capability.PURGE_FREE,
                 Capability.METADATA,
                 Capability.EXTENDABLE_TTL,
                 Capability.SHARED_LOCKS,
                 Capability.FAIR_ORDER,
                 Capability.HAND_OVER);
-        if (facts.durableCommits()) {
-            caps.add(Capability.DURABLE_TOKENS);
+        if (!facts.replicated()) { // a failover to a replica may lose the last grants and their tokens
+            caps.add(Capability.LINEARIZABLE);
+            if (facts.durableCommits()) {
+                caps.add(Capability.DURABLE_TOKENS);
+            }
         }
         this.capabilities = Collections.unmodifiableSet(caps);
         this.sql = new Statements(table);

@@ -17,10 +17,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * What the start-up check learned about the server: its product and version, whether a commit
- * survives a crash (only then are tokens durable), whether the connections take multi-statements,
- * and the first samples of its clock.
+ * survives a crash (only then are tokens durable), whether replicas were connected (then a failover
+ * may lose grants), whether the connections take multi-statements, and the first samples of its clock.
  */
-record ServerFacts(String version, boolean durableCommits, boolean multiStatements, ServerClock clock) {
+record ServerFacts(
+        String version, boolean durableCommits, boolean replicated, boolean multiStatements, ServerClock clock) {
     private static final Logger log = LoggerFactory.getLogger(MySqlLockBackend.class);
 
     /**
@@ -165,6 +166,7 @@ record ServerFacts(String version, boolean durableCommits, boolean multiStatemen
                     binaryLog ? "ON" : "OFF",
                     syncBinlog);
         }
+        boolean replicated = replicasConnected(c, where);
         boolean multi;
         try (Statement s = c.createStatement()) {
             s.execute("SELECT 1; SELECT 2");
@@ -177,7 +179,32 @@ record ServerFacts(String version, boolean durableCommits, boolean multiStatemen
                     where,
                     Redaction.message(e.getMessage()));
         }
-        return new ServerFacts(product(version), durable, multi, clock);
+        return new ServerFacts(product(version), durable, replicated, multi, clock);
+    }
+
+    /**
+     * Whether replicas read this server's binary log at start-up: MariaDB's {@code Slaves_connected}, a status any
+     * user may read. Replication is asynchronous (semi-synchronous replication too falls back to it after
+     * {@code rpl_semi_sync_master_timeout}), so a replica promoted by a failover may lack the last grants: those
+     * locks would be granted again, and the token floor's last values issued twice. MySQL has no such status
+     * (its replicas are listed only to a replication administrator), so there this answers false.
+     */
+    private static boolean replicasConnected(Connection c, String where) throws SQLException {
+        long replicas = 0;
+        try (Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SHOW GLOBAL STATUS LIKE 'Slaves_connected'")) {
+            if (rs.next()) {
+                replicas = rs.getLong(2);
+            }
+        }
+        if (replicas > 0) {
+            log.warn(
+                    "fencelock: {} has {} replica(s) connected: a failover to one of them can lose the last grants"
+                            + " and issue their tokens again, so LINEARIZABLE and DURABLE_TOKENS are not declared",
+                    where,
+                    replicas);
+        }
+        return replicas > 0;
     }
 
     private static String product(String version) {

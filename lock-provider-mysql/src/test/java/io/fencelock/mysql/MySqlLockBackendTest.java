@@ -821,6 +821,46 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
         }
     }
 
+    /**
+     * A primary with a replica connected declares neither {@link Capability#LINEARIZABLE} nor {@link
+     * Capability#DURABLE_TOKENS}: replication is asynchronous, so a failover to the replica could lose the last
+     * grants and issue their tokens again. Alone, with durable commits, it declares both. The replica itself, read_only
+     * as replicas run, is refused.
+     */
+    @Test
+    void aPrimaryWithAReplicaIsReplicatedAndTheReplicaIsRefused() throws SQLException {
+        try (MariaDbServer primary = MariaDbServer.startWithBinaryLog()) {
+            String url = primary.createDatabase("mysql_replicated");
+            try (Connection c = primary.connect(url);
+                    Statement s = c.createStatement()) {
+                s.execute("SET GLOBAL sync_binlog = 1"); // a commit on disk in the binary log too: durable alone
+            }
+            try (MySqlLockBackend alone =
+                    readOnlyCheckBuilder(primary, url).createTable(true).build()) {
+                assertThat(alone.capabilities())
+                        .as("a primary without replicas, commits flushed")
+                        .contains(Capability.LINEARIZABLE, Capability.DURABLE_TOKENS);
+            }
+            try (MariaDbServer replica = MariaDbServer.startReplicaOf(primary)) {
+                try (MySqlLockBackend replicated =
+                        readOnlyCheckBuilder(primary, url).build()) {
+                    assertThat(replicated.capabilities())
+                            .as("a primary with a replica connected")
+                            .doesNotContain(Capability.LINEARIZABLE, Capability.DURABLE_TOKENS)
+                            .contains(Capability.FENCING, Capability.FAIR_ORDER);
+                    assertThat(replicated.tryAcquire(name(), lease(), TTL).acquired())
+                            .isTrue();
+                }
+                String replicaUrl =
+                        MariaDbServer.withAddress(url, replica.address().orElseThrow());
+                assertThatThrownBy(
+                                () -> readOnlyCheckBuilder(replica, replicaUrl).build())
+                        .isInstanceOf(IllegalStateException.class)
+                        .hasMessageContaining("is read_only");
+            }
+        }
+    }
+
     private static MySqlLockBackend.Builder readOnlyCheckBuilder(MariaDbServer own, String url) {
         return MySqlLockBackend.builder().jdbcUrl(url).user(own.user()).password(own.password());
     }

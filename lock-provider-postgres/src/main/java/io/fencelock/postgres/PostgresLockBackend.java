@@ -66,14 +66,16 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  */
 public final class PostgresLockBackend implements LockBackend {
-    /** Declared always; {@link Capability#DURABLE_TOKENS} only when a commit is flushed before it returns. */
+    /**
+     * Declared always; {@link Capability#LINEARIZABLE} and {@link Capability#DURABLE_TOKENS} as {@link
+     * Builder#commitGuarantees} finds the server's commits.
+     */
     private static final Set<Capability> CAPABILITIES = Collections.unmodifiableSet(EnumSet.of(
             Capability.FENCING,
             Capability.SERVER_TIME,
             Capability.WAKE_ON_RELEASE,
             Capability.BATCH_RENEW,
             Capability.TOKEN_PERIOD,
-            Capability.LINEARIZABLE,
             Capability.PURGE_FREE,
             Capability.METADATA,
             Capability.EXTENDABLE_TTL,
@@ -101,12 +103,10 @@ public final class PostgresLockBackend implements LockBackend {
     private final Set<Capability> capabilities;
 
     private PostgresLockBackend(
-            JdbcConnections connections, DataSource listenerSource, LockTable table, boolean durableCommits) {
+            JdbcConnections connections, DataSource listenerSource, LockTable table, Set<Capability> commitGuarantees) {
         this.connections = connections;
         EnumSet<Capability> caps = EnumSet.copyOf(CAPABILITIES);
-        if (durableCommits) {
-            caps.add(Capability.DURABLE_TOKENS);
-        }
+        caps.addAll(commitGuarantees);
         this.capabilities = Collections.unmodifiableSet(caps);
         this.failures = connections.failures();
         this.table = table;
@@ -558,12 +558,12 @@ public final class PostgresLockBackend implements LockBackend {
             }
             DataSource second = listenerSource; // the own pool's: a direct connection; else the application's pool
             boolean ownPool = settings.ownPool();
-            boolean durable = connections.startUp(
+            Set<Capability> commitGuarantees = connections.startUp(
                     lockTable, settings.createTable(), c -> requirePrimary(c, connections.where()), c -> {
                         requireSessionsOfItsOwn(c, second, ownPool, connections.where());
-                        return durableCommits(c, connections.where());
+                        return commitGuarantees(c, connections.where());
                     });
-            return new PostgresLockBackend(connections, listenerSource, lockTable, durable);
+            return new PostgresLockBackend(connections, listenerSource, lockTable, commitGuarantees);
         }
 
         /**
@@ -666,18 +666,47 @@ public final class PostgresLockBackend implements LockBackend {
         }
 
         /**
-         * Whether a grant's commit is on disk before the statement returns, so that a crash cannot lose it and
-         * hand out its token (a sequence's value) again: {@code fsync} on, and the session's
-         * {@code synchronous_commit} anything but {@code off} (set per server, database, role or session; read on
-         * the start-up's connection, the pool's sessions alike).
+         * What the server's commits keep, read on the start-up's connection (the pool's sessions alike):
+         * <ul>
+         *   <li>{@link Capability#DURABLE_TOKENS} when a grant's commit is on disk before the statement returns, so
+         *       that a crash cannot lose it and hand out its token (a sequence's value) again: {@code fsync} on, and
+         *       the session's {@code synchronous_commit} anything but {@code off} (set per server, database, role
+         *       or session);
+         *   <li>both it and {@link Capability#LINEARIZABLE} only when no physical standby streams from this primary
+         *       at start-up, or every commit waits for a synchronous one ({@code synchronous_standby_names} set,
+         *       {@code synchronous_commit} {@code on}, {@code remote_write} or {@code remote_apply}). A standby
+         *       streaming asynchronously may lack the last grants when a failover (Patroni's, an operator's, a
+         *       platform's) promotes it: those locks would be granted again, and their tokens issued twice, since
+         *       the sequence's last values went with them. A physical standby's WAL sender belongs to no
+         *       database; a logical one (a subscription, a change-data-capture consumer), which no failover
+         *       promotes, belongs to one and is not counted. A WAL archive's {@code pg_receivewal} is physical and
+         *       counts, on the safe side (no column an unprivileged role may read tells it from a standby).
+         * </ul>
          */
-        private static boolean durableCommits(Connection c, String where) throws SQLException {
+        private static Set<Capability> commitGuarantees(Connection c, String where) throws SQLException {
             try (Statement s = c.createStatement();
-                    ResultSet rs =
-                            s.executeQuery("SELECT current_setting('fsync'), current_setting('synchronous_commit')")) {
+                    ResultSet rs = s.executeQuery("SELECT current_setting('fsync'),"
+                            + " current_setting('synchronous_commit'), current_setting('synchronous_standby_names'),"
+                            + " (SELECT count(*) FROM pg_stat_replication r JOIN pg_stat_activity a ON a.pid = r.pid"
+                            + " WHERE a.datid IS NULL)")) {
                 rs.next();
                 String fsync = rs.getString(1);
                 String synchronousCommit = rs.getString(2);
+                boolean waitsForAStandby = !rs.getString(3).isBlank()
+                        && List.of("on", "remote_write", "remote_apply").contains(synchronousCommit);
+                long standbys = rs.getLong(4);
+                if (standbys > 0 && !waitsForAStandby) {
+                    LOG.warn(
+                            "fencelock: {} streams to {} standby(s) asynchronously (synchronous_commit={},"
+                                    + " synchronous_standby_names unset or not waited for): a failover to one of them"
+                                    + " can lose the last grants and issue their tokens again, so LINEARIZABLE and"
+                                    + " DURABLE_TOKENS are not declared. A primary whose commits wait for a"
+                                    + " synchronous standby declares them (a failover must then promote that one).",
+                            where,
+                            standbys,
+                            synchronousCommit);
+                    return Set.of();
+                }
                 boolean durable = "on".equals(fsync) && !"off".equals(synchronousCommit);
                 if (!durable) {
                     LOG.warn(
@@ -688,8 +717,9 @@ public final class PostgresLockBackend implements LockBackend {
                             where,
                             fsync,
                             synchronousCommit);
+                    return Set.of(Capability.LINEARIZABLE);
                 }
-                return durable;
+                return Set.of(Capability.LINEARIZABLE, Capability.DURABLE_TOKENS);
             }
         }
 

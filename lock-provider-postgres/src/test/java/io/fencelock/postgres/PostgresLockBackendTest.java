@@ -42,6 +42,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
@@ -955,16 +956,21 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
     /**
      * A hot standby (in recovery) is refused at start-up with an {@link IllegalStateException} that says so, before
      * a table is created or verified: it takes no writes, so every acquire on it would fail. Its tables came with
-     * the base backup, so only the check refuses it.
+     * the base backup, so only the check refuses it. Its primary, while the standby streams asynchronously,
+     * declares neither {@link Capability#LINEARIZABLE} nor {@link Capability#DURABLE_TOKENS} (a failover to the
+     * standby could lose the last grants and their tokens), and both again once every commit waits for the
+     * standby ({@code synchronous_standby_names}).
      */
     @Test
-    void aStandbyIsRefusedAtStartUp() {
+    void aStandbyIsRefusedAndItsPrimaryDeclaresWhatAFailoverKeeps() throws SQLException {
         try (PostgresServer primary = PostgresServer.start(PostgresServer.Source.BINARIES)) {
             String primaryUrl = primary.createDatabase("pg_standby");
-            try (PostgresLockBackend onPrimary =
+            try (PostgresLockBackend alone =
                     ownServerBuilder(primary, primaryUrl).createTable(true).build()) {
-                assertThat(onPrimary.tryAcquire(name(), lease(), TTL).acquired())
-                        .isTrue();
+                assertThat(alone.capabilities())
+                        .as("a primary without standbys")
+                        .contains(Capability.LINEARIZABLE, Capability.DURABLE_TOKENS);
+                assertThat(alone.tryAcquire(name(), lease(), TTL).acquired()).isTrue();
             }
             try (PostgresServer standby = PostgresServer.startStandbyOf(primary)) {
                 String standbyUrl =
@@ -977,7 +983,52 @@ class PostgresLockBackendTest extends LockBackendSpiTemplate {
                             .isInstanceOf(IllegalStateException.class)
                             .hasMessageContaining("is a standby (in recovery)");
                 }
+                try (PostgresLockBackend streaming =
+                        ownServerBuilder(primary, primaryUrl).build()) {
+                    assertThat(streaming.capabilities())
+                            .as("a primary streaming to a standby asynchronously")
+                            .doesNotContain(Capability.LINEARIZABLE, Capability.DURABLE_TOKENS)
+                            .contains(Capability.FENCING, Capability.GRANT_ON_RELEASE);
+                    assertThat(streaming.tryAcquire(name(), lease(), TTL).acquired())
+                            .isTrue();
+                }
+                try (Connection c = primary.connect(primaryUrl);
+                        Statement s = c.createStatement()) {
+                    s.execute("ALTER SYSTEM SET synchronous_standby_names = '*'");
+                    s.execute("SELECT pg_reload_conf()");
+                }
+                awaitNewSessionsSee(primary, primaryUrl, "synchronous_standby_names", "*");
+                try (PostgresLockBackend waitingForIt =
+                        ownServerBuilder(primary, primaryUrl).build()) {
+                    assertThat(waitingForIt.capabilities())
+                            .as("a primary whose commits wait for its standby")
+                            .contains(Capability.LINEARIZABLE, Capability.DURABLE_TOKENS);
+                    assertThat(waitingForIt.tryAcquire(name(), lease(), TTL).acquired())
+                            .isTrue();
+                }
             }
+        }
+    }
+
+    /** Until a new session reads {@code value} for {@code setting} (a reload reaches new sessions soon after). */
+    private static void awaitNewSessionsSee(PostgresServer server, String url, String setting, String value)
+            throws SQLException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (true) {
+            try (Connection c = server.connect(url);
+                    PreparedStatement s = c.prepareStatement("SELECT current_setting(?)")) {
+                s.setString(1, setting);
+                try (ResultSet rs = s.executeQuery()) {
+                    rs.next();
+                    if (value.equals(rs.getString(1))) {
+                        return;
+                    }
+                }
+            }
+            assertThat(System.nanoTime())
+                    .as("%s = %s seen within 30 s", setting, value)
+                    .isLessThan(deadline);
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
         }
     }
 

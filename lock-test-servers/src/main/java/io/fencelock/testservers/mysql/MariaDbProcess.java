@@ -9,16 +9,19 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * A throwaway MariaDB server run from this machine's Debian binaries ({@code mariadbd},
- * {@code mariadb-install-db}): a temp directory, a free loopback port, binary logging off, and
- * otherwise the server's defaults, which are durable ({@code innodb_flush_log_at_trx_commit=1}).
+ * {@code mariadb-install-db}): a temp directory, a free loopback port, binary logging off unless asked
+ * for, and otherwise the server's defaults, which are durable ({@code innodb_flush_log_at_trx_commit=1}).
  * A TCP user with a random password and full rights is created on the first start. The server
  * is a single process and a direct child of this JVM, so it can be stopped, crashed (and reaped),
  * frozen and started again on the same data and port.
@@ -46,9 +49,19 @@ final class MariaDbProcess extends ServerProcess {
     private final String password;
     private final boolean root;
     private final boolean binaryLog;
+    private final int serverId; // replication tells servers apart by it
+    private final boolean readOnly;
     private volatile SQLException lastRefusal; // of the readiness probe, for the message when it never gets in
 
-    private MariaDbProcess(Binaries binaries, Path base, int port, String password, boolean root, boolean binaryLog) {
+    private MariaDbProcess(
+            Binaries binaries,
+            Path base,
+            int port,
+            String password,
+            boolean root,
+            boolean binaryLog,
+            int serverId,
+            boolean readOnly) {
         super("mariadbd", base, "mariadbd.log", TIMEOUT, TIMEOUT);
         this.binaries = binaries;
         this.base = base;
@@ -57,6 +70,8 @@ final class MariaDbProcess extends ServerProcess {
         this.password = password;
         this.root = root;
         this.binaryLog = binaryLog;
+        this.serverId = serverId;
+        this.readOnly = readOnly;
     }
 
     /** The MariaDB server and installer of this machine's packages. */
@@ -85,11 +100,74 @@ final class MariaDbProcess extends ServerProcess {
                     ThrowawayServers.freeLoopbackPort(),
                     ThrowawayServers.newPassword(),
                     root,
-                    binaryLog);
+                    binaryLog,
+                    1,
+                    false);
             process.install();
             process.firstStart();
             return process;
         });
+    }
+
+    /**
+     * A read_only replica of {@code primary} (which writes a binary log), in a new temp directory: installed and
+     * started as a primary is, then replicating from the start of the primary's binary log as the primary's user
+     * (who has every privilege). Returned once both of its replication threads run.
+     */
+    static MariaDbProcess replicaOf(MariaDbProcess primary) throws IOException {
+        if (!primary.binaryLog) {
+            throw new IllegalArgumentException("a replica needs a primary that writes a binary log: " + primary);
+        }
+        boolean root = "root".equals(System.getProperty("user.name"));
+        return inNewDirectory("mariadb-replica", base -> {
+            MariaDbProcess replica = new MariaDbProcess(
+                    primary.binaries,
+                    base,
+                    ThrowawayServers.freeLoopbackPort(),
+                    ThrowawayServers.newPassword(),
+                    root,
+                    false,
+                    2,
+                    true);
+            replica.install();
+            replica.firstStart();
+            try {
+                replica.replicateFrom(primary);
+            } catch (IOException | RuntimeException e) {
+                replica.destroy();
+                throw e;
+            }
+            return replica;
+        });
+    }
+
+    private void replicateFrom(MariaDbProcess primary) throws IOException {
+        try (Connection c = DriverManager.getConnection(jdbcUrl(""), credentials(password, 5000));
+                Statement s = c.createStatement()) {
+            // CHANGE MASTER takes no bind parameters; the port is a number and the password hex
+            s.execute("CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = " + primary.port + ", MASTER_USER = '"
+                    + USER + "', MASTER_PASSWORD = '" + primary.password + "', MASTER_USE_GTID = slave_pos");
+            s.execute("START SLAVE");
+            long deadline = System.nanoTime() + TIMEOUT.toNanos();
+            while (!replicating(s)) {
+                if (System.nanoTime() > deadline) {
+                    throw new IOException("the replica " + this + " did not replicate from " + primary + " within "
+                            + TIMEOUT.toSeconds() + " s");
+                }
+                LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
+            }
+        } catch (SQLException e) {
+            throw new IOException("the replica " + this + " could not start replicating from " + primary, e);
+        }
+    }
+
+    /** Both replication threads run: the one that reads the primary's binary log and the one that applies it. */
+    private static boolean replicating(Statement s) throws SQLException {
+        try (ResultSet rs = s.executeQuery("SHOW SLAVE STATUS")) {
+            return rs.next()
+                    && "Yes".equals(rs.getString("Slave_IO_Running"))
+                    && "Yes".equals(rs.getString("Slave_SQL_Running"));
+        }
     }
 
     int port() {
@@ -153,9 +231,12 @@ final class MariaDbProcess extends ServerProcess {
                 "--socket=" + base.resolve("s.sock"),
                 "--pid-file=" + base.resolve("mariadbd.pid"),
                 binaryLog ? "--log-bin=" + base.resolve("binlog") : "--skip-log-bin",
-                "--server-id=1",
+                "--server-id=" + serverId,
                 "--skip-name-resolve",
                 "--max-connections=" + MAX_CONNECTIONS));
+        if (readOnly) {
+            command.add("--read-only"); // as replicas run; the replication threads write all the same
+        }
         if (initFile != null) {
             command.add("--init-file=" + initFile);
         }
@@ -168,16 +249,20 @@ final class MariaDbProcess extends ServerProcess {
      */
     @Override
     protected boolean serves(Process process) {
-        Properties credentials = new Properties();
-        credentials.setProperty("user", USER);
-        credentials.setProperty("password", password);
-        credentials.setProperty("connectTimeout", "1000");
-        try (Connection c = DriverManager.getConnection(jdbcUrl(""), credentials)) {
+        try (Connection c = DriverManager.getConnection(jdbcUrl(""), credentials(password, 1000))) {
             return true;
         } catch (SQLException e) {
             lastRefusal = e; // not listening yet, or still recovering
             return false;
         }
+    }
+
+    private static Properties credentials(String password, int connectTimeoutMillis) {
+        Properties credentials = new Properties();
+        credentials.setProperty("user", USER);
+        credentials.setProperty("password", password);
+        credentials.setProperty("connectTimeout", Integer.toString(connectTimeoutMillis));
+        return credentials;
     }
 
     @Override

@@ -104,6 +104,23 @@ public final class MariaDbServer extends JdbcServer {
                 .locateOnly(Source.BINARIES.key()));
     }
 
+    /**
+     * A read_only replica of its own of {@code primary} (a server of {@link #startWithBinaryLog()}), replicating
+     * from the start of the primary's binary log; returned once it replicates. Close it when done.
+     */
+    public static MariaDbServer startReplicaOf(MariaDbServer primary) {
+        if (!(primary.control instanceof MariaDbProcess primaryProcess)) {
+            throw new IllegalArgumentException(
+                    "a replica needs a primary this fixture runs (startWithBinaryLog), got " + primary.summary());
+        }
+        return locate(() -> ServerLocator.<MariaDbServer>forBackend("mysql-replica", "apt-get install mariadb-server")
+                .candidate(Source.BINARIES.key(), () -> {
+                    requireDriver();
+                    return ofProcess(MariaDbProcess.replicaOf(primaryProcess), ", a replica", false);
+                })
+                .locateOnly(Source.BINARIES.key()));
+    }
+
     private static MariaDbServer locate(Supplier<ServerLocator.Located<MariaDbServer>> how) {
         return handOut(how.get(), "mariadb");
     }
@@ -145,14 +162,18 @@ public final class MariaDbServer extends JdbcServer {
     private static MariaDbServer fromBinaries(boolean isShared, boolean binaryLog) throws Exception {
         MariaDbProcess.Binaries binaries = MariaDbProcess.find();
         requireDriver(); // the readiness check logs in over JDBC
-        MariaDbProcess process = MariaDbProcess.initAndStart(binaries, binaryLog);
+        return ofProcess(MariaDbProcess.initAndStart(binaries, binaryLog), "", isShared);
+    }
+
+    /** A server this fixture runs; {@code note} follows its binaries and address in its description. */
+    private static MariaDbServer ofProcess(MariaDbProcess process, String note, boolean isShared) {
         try {
             return new MariaDbServer(
                     Source.BINARIES,
                     process.jdbcUrl(MariaDbProcess.DATABASE),
                     MariaDbProcess.USER,
                     process.password(),
-                    binaries.server() + ", 127.0.0.1:" + process.port(),
+                    process.binaries().server() + ", 127.0.0.1:" + process.port() + note,
                     process,
                     process::destroy,
                     isShared);

@@ -9,8 +9,10 @@ import io.fencelock.testservers.common.ServerLocator;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.time.Duration;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.containers.PostgreSQLContainer;
@@ -38,6 +40,8 @@ public final class PostgresServer extends JdbcServer {
     private static final String JDBC_PREFIX = "jdbc:postgresql:";
     private static final String CONTAINER_IMAGE = "postgres:15-alpine";
     private static final String MAX_CONNECTIONS = "200";
+    /** How long a started standby may take to stream from its primary: generous, for a loaded machine. */
+    private static final Duration STANDBY_STREAMING_TIMEOUT = Duration.ofSeconds(60);
 
     private static final OnePerJvm<PostgresServer> SHARED = new OnePerJvm<>();
 
@@ -150,8 +154,9 @@ public final class PostgresServer extends JdbcServer {
 
     /**
      * A hot standby of its own of {@code primary} (a server of the {@code binaries} source), from a base backup
-     * taken now: in recovery, it serves reads only, of every database and table the primary had. Close it when
-     * done.
+     * taken now: in recovery, it serves reads only, of every database and table the primary had. Returned once it
+     * streams from the primary (the primary then lists its WAL sender in {@code pg_stat_replication}). Close it
+     * when done.
      */
     public static PostgresServer startStandbyOf(PostgresServer primary) {
         if (!(primary.control instanceof PostgresProcess primaryProcess)) {
@@ -164,7 +169,26 @@ public final class PostgresServer extends JdbcServer {
     }
 
     private static PostgresServer standbyFromBinaries(PostgresProcess primary) throws Exception {
-        return ofProcess(PostgresProcess.standbyOf(primary), ", a hot standby", false);
+        PostgresServer standby = ofProcess(PostgresProcess.standbyOf(primary), ", a hot standby", false);
+        try {
+            standby.awaitStreaming();
+            return standby;
+        } catch (RuntimeException e) {
+            standby.close();
+            throw e;
+        }
+    }
+
+    /** Until this standby's WAL receiver reports {@code streaming}, bounded. */
+    private void awaitStreaming() {
+        long deadline = System.nanoTime() + STANDBY_STREAMING_TIMEOUT.toNanos();
+        while (!"streaming".equals(queryOne("SELECT coalesce(max(status), 'none') FROM pg_stat_wal_receiver"))) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("the standby " + summary() + " did not stream within "
+                        + STANDBY_STREAMING_TIMEOUT.toSeconds() + " s");
+            }
+            LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
+        }
     }
 
     private static PostgresServer fromTestcontainers(boolean isShared) throws ServerLocator.Unavailable {
