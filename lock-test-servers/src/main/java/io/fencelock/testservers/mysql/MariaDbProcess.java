@@ -20,8 +20,8 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * A throwaway MariaDB server run from this machine's Debian binaries ({@code mariadbd},
- * {@code mariadb-install-db}): a temp directory, a free loopback port, binary logging off unless asked
- * for, and otherwise the server's defaults, which are durable ({@code innodb_flush_log_at_trx_commit=1}).
+ * {@code mariadb-install-db}): a temp directory (its data and its {@code tmpdir}), a free loopback port,
+ * binary logging off unless asked for, and otherwise the server's defaults, which are durable ({@code innodb_flush_log_at_trx_commit=1}).
  * A TCP user with a random password and full rights is created on the first start. The server
  * is a single process and a direct child of this JVM, so it can be stopped, crashed (and reaped),
  * frozen and started again on the same data and port.
@@ -186,7 +186,12 @@ final class MariaDbProcess extends ServerProcess {
         return "jdbc:mysql://127.0.0.1:" + port + "/" + database;
     }
 
+    private Path tmpdir() {
+        return base.resolve("tmp");
+    }
+
     private void install() throws IOException {
+        Files.createDirectories(tmpdir());
         List<String> command = new ArrayList<>(List.of(binaries.installer().toString(), "--no-defaults"));
         if (root) {
             command.add("--user=root");
@@ -230,6 +235,9 @@ final class MariaDbProcess extends ServerProcess {
                 "--port=" + port,
                 "--socket=" + base.resolve("s.sock"),
                 "--pid-file=" + base.resolve("mariadbd.pid"),
+                // its own: a starting server deletes every #sql file in its tmpdir, and with /tmp shared that
+                // includes the on-disk temporary tables of the other servers running queries at the time
+                "--tmpdir=" + tmpdir(),
                 binaryLog ? "--log-bin=" + base.resolve("binlog") : "--skip-log-bin",
                 "--server-id=" + serverId,
                 "--skip-name-resolve",

@@ -46,6 +46,26 @@ class MariaDbServerTest {
         }
     }
 
+    /**
+     * A starting {@code mariadbd} deletes every {@code #sql*} file in its {@code tmpdir}: with a shared {@code /tmp}
+     * it took another running server's on-disk temporary tables, whose next use then failed ("Error on delete of
+     * '/tmp/#sql-temptable-...MAI'" in a contract suite while another module started its server; "Unknown table"
+     * here). Each throwaway server has a {@code tmpdir} of its own.
+     */
+    @Test
+    void aStartingServerLeavesARunningOnesTemporaryTablesAlone() throws SQLException {
+        try (MariaDbServer running = MariaDbServer.start(Source.BINARIES);
+                Connection c = running.connect(running.jdbcUrl());
+                Statement s = c.createStatement()) {
+            s.execute("CREATE TEMPORARY TABLE on_disk (v INT) ENGINE = Aria"); // its files go to the tmpdir
+            s.execute("INSERT INTO on_disk VALUES (1), (2)");
+            try (MariaDbServer starting = MariaDbServer.start(Source.BINARIES)) {
+                assertThat(query(c, "SELECT SUM(v) FROM on_disk")).isEqualTo("3");
+                s.execute("DROP TEMPORARY TABLE on_disk");
+            }
+        }
+    }
+
     @Test
     void binariesServerIsMariaDbWithAPasswordOnTcp() throws SQLException {
         try (MariaDbServer server = MariaDbServer.start(Source.BINARIES)) {
