@@ -196,8 +196,13 @@ final class MariaDbProcess extends ServerProcess {
         if (root) {
             command.add("--user=root");
         }
-        // root gets socket authentication only (nobody uses it); tests connect over TCP as USER
-        command.addAll(List.of("--auth-root-authentication-method=socket", "--skip-test-db", "--datadir=" + data));
+        // root gets socket authentication only (nobody uses it); tests connect over TCP as USER. The installer's
+        // bootstrap server, too, deletes the #sql files of its tmpdir as it starts: its own, as the server's
+        command.addAll(List.of(
+                "--auth-root-authentication-method=socket",
+                "--skip-test-db",
+                "--datadir=" + data,
+                "--tmpdir=" + tmpdir()));
         runToCompletion("mariadb-install-db", command);
     }
 

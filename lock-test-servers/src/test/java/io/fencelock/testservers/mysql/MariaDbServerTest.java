@@ -50,10 +50,17 @@ class MariaDbServerTest {
      * A starting {@code mariadbd} deletes every {@code #sql*} file in its {@code tmpdir}: with a shared {@code /tmp}
      * it took another running server's on-disk temporary tables, whose next use then failed ("Error on delete of
      * '/tmp/#sql-temptable-...MAI'" in a contract suite while another module started its server; "Unknown table"
-     * here). Each throwaway server has a {@code tmpdir} of its own.
+     * here). The installer's bootstrap server does the same. Each throwaway server, and its installation, has a
+     * {@code tmpdir} of its own, and leaves the {@code #sql} files of the machine's {@code /tmp} alone (another
+     * program's MariaDB may use it).
      */
     @Test
-    void aStartingServerLeavesARunningOnesTemporaryTablesAlone() throws SQLException {
+    void aStartingServerLeavesARunningOnesTemporaryTablesAlone() throws SQLException, IOException {
+        Path othersTable = Path.of(
+                System.getProperty("java.io.tmpdir"),
+                "#sql-fencelock-probe-" + ProcessHandle.current().pid());
+        Files.deleteIfExists(othersTable);
+        Files.createFile(othersTable);
         try (MariaDbServer running = MariaDbServer.start(Source.BINARIES);
                 Connection c = running.connect(running.jdbcUrl());
                 Statement s = c.createStatement()) {
@@ -63,6 +70,11 @@ class MariaDbServerTest {
                 assertThat(query(c, "SELECT SUM(v) FROM on_disk")).isEqualTo("3");
                 s.execute("DROP TEMPORARY TABLE on_disk");
             }
+            assertThat(othersTable)
+                    .as("a #sql file in the machine's temp directory")
+                    .exists();
+        } finally {
+            Files.deleteIfExists(othersTable);
         }
     }
 
