@@ -170,8 +170,11 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         LockClient a = client(options(Duration.ofMillis(400), false));
         LockClient b = client(options(Duration.ofMillis(400), false));
         long last = 0;
-        // release and re-acquire, by the same client and by another
-        for (LockClient c : List.of(a, a, b, a)) {
+        // release and re-acquire, by the same client and by another: leases that outlive a slow moment (a cold JVM
+        // on a loaded machine took longer than a 400 ms TTL between the grant and its release)
+        LockClient aReleasing = client(options(Duration.ofSeconds(10), false));
+        LockClient bReleasing = client(options(Duration.ofSeconds(10), false));
+        for (LockClient c : List.of(aReleasing, aReleasing, bReleasing, aReleasing)) {
             Lease lease = c.tryAcquire(name).orElseThrow(() -> new AssertionError("free lock not granted"));
             assertThat(lease.fencingToken())
                     .as("token after release + re-acquire")
