@@ -124,10 +124,7 @@ public final class HandOverChecks {
             refused(backend, name, leaseId(), "a stranger on a free name");
             require(!held(other, name), IS_OWNER_CHECKED + ": a stranger's hand-over took a free name");
 
-            String expired = leaseId();
-            require(
-                    backend.tryAcquire(name, expired, SHORT_TTL).acquired(),
-                    IS_OWNER_CHECKED + ": the first grant of a free name");
+            String expired = LockBackendContract.grantOfAFreeName(backend, name, SHORT_TTL);
             awaitFree(other, name);
             refused(backend, name, expired, "an expired lease nobody took over");
             require(!held(other, name), IS_OWNER_CHECKED + ": an expired lease's hand-over took the name");
