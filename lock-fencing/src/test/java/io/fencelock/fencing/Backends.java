@@ -1,6 +1,7 @@
 package io.fencelock.fencing;
 
 import io.fencelock.tck.ClientConnection;
+import io.fencelock.testservers.mongo.MongoServer;
 import io.fencelock.testservers.mysql.MariaDbServer;
 import io.fencelock.testservers.postgres.PostgresServer;
 import io.fencelock.testservers.redis.RedisServer;
@@ -25,6 +26,10 @@ final class Backends {
             }
             case REDIS ->
                 new FencedTarget.Spec(kind, RedisServer.shared().uri(), null, null, "fencing-" + UUID.randomUUID());
+            case MONGO -> {
+                MongoServer mongo = MongoServer.shared();
+                yield new FencedTarget.Spec(kind, mongo.uri(), null, null, mongo.uniqueDatabase("fencing"));
+            }
             case GUARD -> new FencedTarget.Spec(kind, null, null, null, null);
         };
         spec.prepare();
@@ -38,6 +43,7 @@ final class Backends {
                 ClientConnection.withCredentials(
                         spec.url(), spec.user(), spec.password(), Map.of("createTable", "true", "poolSize", "2"));
             case REDIS -> new ClientConnection(spec.url(), Map.of());
+            case MONGO -> new ClientConnection(spec.url(), Map.of("database", spec.space()));
             case GUARD -> throw new IllegalArgumentException("the guard has no backend of its own");
         };
     }

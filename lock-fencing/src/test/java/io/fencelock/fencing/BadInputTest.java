@@ -2,6 +2,11 @@ package io.fencelock.fencing;
 
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.Updates;
+import io.fencelock.testservers.mongo.MongoServer;
 import io.fencelock.testservers.postgres.PostgresServer;
 import io.fencelock.testservers.redis.LettuceClients;
 import io.fencelock.testservers.redis.RedisServer;
@@ -10,6 +15,7 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import java.sql.Connection;
 import java.util.Map;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
+import org.bson.Document;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -66,6 +72,29 @@ class BadInputTest {
             refused(() -> RedisFence.of(null), "redis commands is null");
         } finally {
             LettuceClients.shutDown(client);
+        }
+    }
+
+    @Test
+    void theMongoFenceChecksBeforeTalkingToMongoDb() {
+        MongoClient client = MongoClients.create(MongoServer.shared().uri());
+        MongoCollection<Document> docs = client.getDatabase("fl_bad_input").getCollection("docs");
+        MongoFence fence = MongoFence.of(docs);
+        client.close();
+        refused(() -> fence.set("d", 0, Map.of("f", 1)), "fencing token 0", "positive");
+        refused(() -> fence.set(null, 1, Map.of("f", 1)), "id is null");
+        refused(() -> fence.set("d", 1, Map.of()), "0 entries", "at least one field");
+        refused(() -> fence.set("d", 1, null), "fields is null");
+        refused(() -> fence.set("d", 1, Map.of("fenceToken", 99)), "'fenceToken'", "the fence's to write");
+        refused(() -> fence.update("d", 1, Updates.inc("fenceToken.x", 1)), "'fenceToken.x'", "the fence's to write");
+        refused(() -> fence.update("d", 1, new Document("body", "replacement")), "'body'", "not a replacement");
+        refused(() -> fence.update("d", 1, new Document()), "update {}", "at least one operator");
+        refused(() -> fence.update("d", 1, null), "update is null");
+        refused(() -> fence.clear("d", -1), "fencing token -1");
+        refused(() -> fence.currentToken(null), "id is null");
+        refused(() -> MongoFence.of(null), "collection is null");
+        for (String field : new String[] {"", "_id", "$t", "a.b", "x".repeat(65)}) {
+            refused(() -> MongoFence.of(docs, field), "tokenField '", "breaks the rule");
         }
     }
 

@@ -1,5 +1,11 @@
 package io.fencelock.fencing;
 
+import com.mongodb.ConnectionString;
+import com.mongodb.MongoClientSettings;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.Filters;
 import io.fencelock.testservers.redis.LettuceClients;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
@@ -15,8 +21,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.bson.Document;
 
 /**
  * One fenced resource as the proofs use it, the same way in a child JVM and in the test: a
@@ -60,12 +69,13 @@ abstract class FencedTarget implements AutoCloseable {
         TRIGGER_POSTGRES,
         TRIGGER_MYSQL,
         REDIS,
+        MONGO,
         GUARD
     }
 
     /**
      * Where a target lives; travels to a child JVM on stdin (it may hold a password). {@code space}
-     * keeps runs apart on a shared server: the Redis key's prefix.
+     * keeps runs apart on a shared server: the Redis key's prefix, the MongoDB database.
      */
     record Spec(Kind kind, String url, String user, String password, String space) {
         static final String RESOURCE = "doc-1";
@@ -130,6 +140,7 @@ abstract class FencedTarget implements AutoCloseable {
                 case HELPER_POSTGRES, HELPER_MYSQL -> new JdbcTarget(this, zombie, userTransaction);
                 case TRIGGER_POSTGRES, TRIGGER_MYSQL -> new TriggerTarget(this, zombie);
                 case REDIS -> new RedisTarget(url, space);
+                case MONGO -> new MongoTarget(url, space);
                 case GUARD -> new GuardTarget();
             };
         }
@@ -147,6 +158,23 @@ abstract class FencedTarget implements AutoCloseable {
     }
 
     abstract Outcome write(long token, String body);
+
+    /** A write through a guard that answers a refusal with {@link StaleTokenException}. */
+    interface GuardedWrite {
+        void run() throws Exception;
+    }
+
+    /** What {@code write} came to: accepted, refused (with the current token the refusal named), or failed. */
+    static Outcome outcomeOf(GuardedWrite write) {
+        try {
+            write.run();
+            return Outcome.ok();
+        } catch (StaleTokenException e) {
+            return Outcome.stale(e.currentToken());
+        } catch (Exception e) {
+            return Outcome.error(e);
+        }
+    }
 
     /** The resource's token and body now. */
     abstract long storedToken() throws Exception;
@@ -375,14 +403,7 @@ abstract class FencedTarget implements AutoCloseable {
 
         @Override
         Outcome write(long token, String body) {
-            try {
-                fence.set(key, token, body);
-                return Outcome.ok();
-            } catch (StaleTokenException e) {
-                return Outcome.stale(e.currentToken());
-            } catch (RuntimeException e) {
-                return Outcome.error(e);
-            }
+            return outcomeOf(() -> fence.set(key, token, body));
         }
 
         @Override
@@ -402,6 +423,45 @@ abstract class FencedTarget implements AutoCloseable {
         }
     }
 
+    /** Fenced {@code $set} through {@link MongoFence}, on a client of its own. */
+    static final class MongoTarget extends FencedTarget {
+        private final MongoClient client;
+        private final MongoCollection<Document> docs;
+        private final MongoFence fence;
+
+        MongoTarget(String uri, String database) {
+            this.client = MongoClients.create(MongoClientSettings.builder()
+                    .applyConnectionString(new ConnectionString(uri))
+                    .applyToSocketSettings(
+                            b -> b.connectTimeout(5, TimeUnit.SECONDS).readTimeout(5, TimeUnit.SECONDS))
+                    .applyToClusterSettings(b -> b.serverSelectionTimeout(5, TimeUnit.SECONDS))
+                    .build());
+            this.docs = client.getDatabase(database).getCollection("docs");
+            this.fence = MongoFence.of(docs);
+        }
+
+        @Override
+        Outcome write(long token, String body) {
+            return outcomeOf(() -> fence.set(Spec.RESOURCE, token, Map.of("body", body)));
+        }
+
+        @Override
+        long storedToken() {
+            return fence.currentToken(Spec.RESOURCE).orElse(0);
+        }
+
+        @Override
+        String storedBody() {
+            Document d = docs.find(Filters.eq("_id", Spec.RESOURCE)).first();
+            return d == null ? null : d.getString("body");
+        }
+
+        @Override
+        public void close() {
+            client.close();
+        }
+    }
+
     /** {@link TokenGuard#runFenced} around an in-memory document and its history. */
     static final class GuardTarget extends FencedTarget {
         private final TokenGuard guard = TokenGuard.inMemory();
@@ -410,17 +470,10 @@ abstract class FencedTarget implements AutoCloseable {
 
         @Override
         Outcome write(long token, String newBody) {
-            try {
-                guard.runFenced(Spec.RESOURCE, token, () -> {
-                    body = newBody;
-                    return history.add(newBody);
-                });
-                return Outcome.ok();
-            } catch (StaleTokenException e) {
-                return Outcome.stale(e.currentToken());
-            } catch (Exception e) {
-                return Outcome.error(e);
-            }
+            return outcomeOf(() -> guard.runFenced(Spec.RESOURCE, token, () -> {
+                body = newBody;
+                return history.add(newBody);
+            }));
         }
 
         @Override

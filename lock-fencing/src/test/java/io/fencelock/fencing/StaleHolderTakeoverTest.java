@@ -29,7 +29,7 @@ class StaleHolderTakeoverTest {
     @ParameterizedTest
     @EnumSource(
             value = FencedTarget.Kind.class,
-            names = {"HELPER_POSTGRES", "HELPER_MYSQL", "TRIGGER_POSTGRES", "TRIGGER_MYSQL", "REDIS"})
+            names = {"HELPER_POSTGRES", "HELPER_MYSQL", "TRIGGER_POSTGRES", "TRIGGER_MYSQL", "REDIS", "MONGO"})
     void lateWritesOfAFrozenHolderAreRejected(FencedTarget.Kind kind) throws Exception {
         FencedTarget.Spec spec = Backends.fresh(kind);
         ClientConnection connection = Backends.lockConnection(spec);
