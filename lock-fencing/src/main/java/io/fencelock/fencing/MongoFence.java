@@ -36,8 +36,8 @@ import org.bson.conversions.Bson;
  * the update without upsert matches nothing, the token is read for the exception); an accepted one costs one.
  * There is no fenced delete: the token lives in the document, so a stale writer's later write would create a
  * deleted document again. {@link #clear} keeps the document with its token only; delete it when no former
- * holder can come back. Writes that do not go through the fence are not checked. Needs {@code org.mongodb:mongodb-driver-sync} on the class
- * path. Thread-safe as the collection is.
+ * holder can come back. Writes that do not go through the fence are not checked. Needs
+ * {@code org.mongodb:mongodb-driver-sync} on the class path. Thread-safe as the collection is.
  */
 public final class MongoFence {
     /** The field that holds a document's token unless another is named. */
@@ -123,13 +123,11 @@ public final class MongoFence {
         Checks.notNull("id", id);
         Checks.token(token);
         Document tokenOnly = new Document(tokenField, token);
-        return fenced(
-                                id,
-                                token,
-                                (filter, upsert) ->
-                                        collection.replaceOne(filter, tokenOnly, new ReplaceOptions().upsert(upsert)))
-                        .getMatchedCount()
-                > 0;
+        UpdateResult cleared = fenced(
+                id,
+                token,
+                (filter, upsert) -> collection.replaceOne(filter, tokenOnly, new ReplaceOptions().upsert(upsert)));
+        return cleared.getMatchedCount() > 0;
     }
 
     /**
