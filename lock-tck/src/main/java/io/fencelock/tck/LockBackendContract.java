@@ -57,6 +57,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
@@ -2236,21 +2237,15 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
     private static Grant grantAndWhenAsked(LockClient c, String name) throws InterruptedException {
         Duration ttl = c.options().ttl();
         Duration window = c.options().validityWindow(ttl);
-        for (int attempt = 1; ; attempt++) {
-            long asked = System.nanoTime();
-            Optional<Lease> lease = c.tryAcquire(name);
-            if (lease.isPresent()) {
-                return new Grant(lease.get(), asked);
-            }
-            long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - asked);
-            if (tookMillis < window.toMillis() || attempt == 5) {
-                throw new AssertionError("free lock not granted (attempt " + attempt + " answered in " + tookMillis
-                        + " ms, TTL " + ttl.toMillis() + " ms, validity window " + window.toMillis() + " ms)");
-            }
-            awaitCondition(
-                    "the name given back after a late answer to be free",
-                    () -> !c.inspect(name).map(LockInfo::held).orElse(false));
-        }
+        return grantUnlessLate(
+                "free lock not granted",
+                "TTL " + ttl.toMillis() + " ms, validity window " + window.toMillis() + " ms",
+                window,
+                () -> {
+                    long asked = System.nanoTime();
+                    return c.tryAcquire(name).map(lease -> new Grant(lease, asked));
+                },
+                () -> !c.inspect(name).map(LockInfo::held).orElse(false));
     }
 
     /**
@@ -2259,20 +2254,38 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
      * back a grant whose answer came after its TTL, as ZooKeeper's does.
      */
     static String grantOfAFreeName(LockBackend backend, String name, Duration ttl) throws InterruptedException {
-        for (int attempt = 1; ; attempt++) {
-            String leaseId = UUID.randomUUID().toString();
+        return grantUnlessLate(
+                "free name '" + name + "' not granted through the SPI",
+                "TTL " + ttl.toMillis() + " ms",
+                ttl,
+                () -> {
+                    String leaseId = UUID.randomUUID().toString();
+                    return backend.tryAcquire(name, leaseId, ttl).acquired()
+                            ? Optional.of(leaseId)
+                            : Optional.<String>empty();
+                },
+                () -> !backend.inspect(name).map(LockInfo::held).orElse(false));
+    }
+
+    /**
+     * {@code attempt}'s grant; a refusal that took at least {@code lateAfter} (a grant whose answer came too late,
+     * let go) is asked again once {@code nameFree}, up to five attempts; a sooner one fails at once.
+     */
+    private static <T> T grantUnlessLate(
+            String failure, String limits, Duration lateAfter, Supplier<Optional<T>> attempt, BooleanSupplier nameFree)
+            throws InterruptedException {
+        for (int n = 1; ; n++) {
             long asked = System.nanoTime();
-            if (backend.tryAcquire(name, leaseId, ttl).acquired()) {
-                return leaseId;
+            Optional<T> granted = attempt.get();
+            if (granted.isPresent()) {
+                return granted.get();
             }
             long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - asked);
-            if (tookMillis < ttl.toMillis() || attempt == 5) {
-                throw new AssertionError("free name '" + name + "' not granted through the SPI (attempt " + attempt
-                        + " answered in " + tookMillis + " ms, TTL " + ttl.toMillis() + " ms)");
+            if (tookMillis < lateAfter.toMillis() || n == 5) {
+                throw new AssertionError(
+                        failure + " (attempt " + n + " answered in " + tookMillis + " ms, " + limits + ")");
             }
-            awaitCondition(
-                    "the name given back after a late answer to be free",
-                    () -> !backend.inspect(name).map(LockInfo::held).orElse(false));
+            awaitCondition("the name given back after a late answer to be free", nameFree);
         }
     }
 
