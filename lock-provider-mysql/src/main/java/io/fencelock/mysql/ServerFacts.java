@@ -77,14 +77,26 @@ record ServerFacts(
      * its locks on the primary. A user with {@code SUPER} (MariaDB's {@code READ_ONLY ADMIN}) may still write on
      * it, and then a replica's lock rows and token floor differ from its primary's: a failover to it, or the
      * primary's next change of the same row in its replication stream, loses grants or stops the replication.
-     * The start-up's first check, before the tables are created or verified.
+     * A replica whose {@code read_only} is off (MariaDB's default) is refused as well, by its running replication:
+     * MariaDB's {@code Slaves_running}, a status any user may read, counts its connections to primaries whose
+     * replication threads run. MySQL has no such status for every user, and a replica with its replication
+     * stopped is not told from a primary. The start-up's first check, before the tables are created or verified.
      */
     static void requireWritableServer(Connection c, String where) throws SQLException {
-        try (Statement s = c.createStatement();
-                ResultSet rs = s.executeQuery("SELECT @@GLOBAL.read_only")) {
-            if (rs.next() && rs.getBoolean(1)) {
-                throw new IllegalStateException(where + " is read_only (a replica, or a primary being switched over):"
-                        + " fencelock writes its locks on the primary; name the primary's address");
+        try (Statement s = c.createStatement()) {
+            try (ResultSet rs = s.executeQuery("SELECT @@GLOBAL.read_only")) {
+                if (rs.next() && rs.getBoolean(1)) {
+                    throw new IllegalStateException(where + " is read_only (a replica, or a primary being switched"
+                            + " over): fencelock writes its locks on the primary; name the primary's address");
+                }
+            }
+            try (ResultSet rs = s.executeQuery("SHOW GLOBAL STATUS LIKE 'Slaves_running'")) {
+                long running = rs.next() ? rs.getLong(2) : 0;
+                if (running > 0) {
+                    throw new IllegalStateException(where + " is a replica (Slaves_running = " + running + "),"
+                            + " though not read_only: fencelock writes its locks on the primary; name the primary's"
+                            + " address");
+                }
             }
         }
     }

@@ -824,8 +824,8 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
     /**
      * A primary with a replica connected declares neither {@link Capability#LINEARIZABLE} nor {@link
      * Capability#DURABLE_TOKENS}: replication is asynchronous, so a failover to the replica could lose the last
-     * grants and issue their tokens again. Alone, with durable commits, it declares both. The replica itself, read_only
-     * as replicas run, is refused.
+     * grants and issue their tokens again. Alone, with durable commits, it declares both. The replica itself is
+     * refused, read_only as replicas run, and with read_only off (MariaDB's default) by its running replication.
      */
     @Test
     void aPrimaryWithAReplicaIsReplicatedAndTheReplicaIsRefused() throws SQLException {
@@ -857,6 +857,15 @@ class MySqlLockBackendTest extends LockBackendSpiTemplate {
                                 () -> readOnlyCheckBuilder(replica, replicaUrl).build())
                         .isInstanceOf(IllegalStateException.class)
                         .hasMessageContaining("is read_only");
+                try (Connection c = replica.connect(replicaUrl);
+                        Statement s = c.createStatement()) {
+                    s.execute("SET GLOBAL read_only = 0"); // MariaDB's default for a replica
+                    assertThatThrownBy(() -> readOnlyCheckBuilder(replica, replicaUrl)
+                                    .createTable(true)
+                                    .build())
+                            .isInstanceOf(IllegalStateException.class)
+                            .hasMessageContaining("is a replica (Slaves_running = 1)");
+                }
             }
         }
     }
