@@ -21,7 +21,8 @@ import org.springframework.util.ClassUtils;
  * Builds the application's {@link LockClient} from {@link FencelockProperties}: on {@code fencelock.uri}
  * through the providers' {@link java.util.ServiceLoader} discovery, else on the application's DataSource
  * (PostgreSQL or MySQL/MariaDB, told apart by the JDBC metadata), else on its {@code spring.data.redis.*}
- * settings. A bad setting becomes a {@link FencelockPropertyException} naming the property.
+ * settings, else on its {@code spring.mongodb.*} settings ({@code fencelock.provider} picks one of them when the
+ * application has several). A bad setting becomes a {@link FencelockPropertyException} naming the property.
  */
 final class LockClientFactory {
     private static final String JDBC_PROVIDER = "io.fencelock.jdbc.JdbcBackendProvider";
@@ -65,30 +66,47 @@ final class LockClientFactory {
             properties.getProperties().forEach((key, value) -> property(builder, key, value));
             return build(builder, "fencelock.uri");
         }
-        RedisTarget redis = RedisTarget.from(Binder.get(environment));
+        Binder binder = Binder.get(environment);
+        RedisTarget redis = RedisTarget.from(binder);
+        MongoTarget mongo = MongoTarget.from(binder);
         String wanted = blankToNull(properties.getProvider());
-        boolean useRedis = redis != null && (dataSource == null || "redis".equals(wanted));
-        if (dataSource != null && !useRedis) {
+        // the DataSource first, then Redis, then MongoDB, unless fencelock.provider names one of the others
+        boolean useRedis = redis != null && ("redis".equals(wanted) || dataSource == null && !"mongo".equals(wanted));
+        boolean useMongo = mongo != null && !useRedis && ("mongo".equals(wanted) || dataSource == null);
+        if (dataSource != null && !useRedis && !useMongo) {
             builder.backend(onDataSource(dataSource, wanted));
             return builder.build();
         }
-        if (redis != null) {
+        if (useRedis) {
             builder.uri(redis.uri()).provider("redis");
-            Map<String, String> settings = new java.util.LinkedHashMap<>(properties.getProperties());
-            if (redis.user() != null) {
-                settings.putIfAbsent("user", redis.user());
-            }
-            if (redis.password() != null) {
-                settings.putIfAbsent("password", redis.password());
-            }
-            settings.forEach((key, value) -> property(builder, key, value));
+            withSettings(builder, redis.user(), redis.password(), null);
             return build(builder, "spring.data.redis");
+        }
+        if (useMongo) {
+            builder.uri(mongo.uri()).provider("mongo");
+            withSettings(builder, mongo.user(), mongo.password(), mongo.database());
+            return build(builder, "spring.mongodb");
         }
         throw new FencelockPropertyException(
                 "fencelock.uri",
                 "no lock backend: set fencelock.uri, or give the application a DataSource (PostgreSQL, MySQL,"
-                        + " MariaDB) or spring.data.redis.* settings",
+                        + " MariaDB), spring.data.redis.* or spring.mongodb.* settings",
                 null);
+    }
+
+    /** The fencelock.properties.*, with the application's credentials and database where those do not say. */
+    private void withSettings(LockClient.Builder builder, String user, String password, String database) {
+        Map<String, String> settings = new java.util.LinkedHashMap<>(properties.getProperties());
+        if (user != null) {
+            settings.putIfAbsent("user", user);
+        }
+        if (password != null) {
+            settings.putIfAbsent("password", password);
+        }
+        if (database != null) {
+            settings.putIfAbsent("database", database);
+        }
+        settings.forEach((key, value) -> property(builder, key, value));
     }
 
     private LockBackend onDataSource(DataSource dataSource, String wanted) {

@@ -3,10 +3,15 @@ package io.fencelock.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
 import io.fencelock.LockClient;
+import io.fencelock.testservers.mongo.MongoServer;
 import io.fencelock.testservers.mysql.MariaDbServer;
 import io.fencelock.testservers.redis.RedisServer;
 import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.beans.factory.BeanCreationException;
@@ -15,6 +20,8 @@ import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -123,6 +130,91 @@ class StartupConfigurationTest {
             assertThat(other.inspect("startup:held").orElseThrow().held()).isFalse();
         }
         assertThat(seen[0].held()).isEmpty();
+    }
+
+    @Test
+    void theApplicationsMongoSettingsAreUsedWithoutAUriInTheDatabaseTheyName() {
+        MongoServer mongo = MongoServer.shared();
+        URI address = URI.create(mongo.uri());
+        String byUri = mongo.uniqueDatabase("spring_uri");
+        String byHost = mongo.uniqueDatabase("spring_host");
+        runner.withPropertyValues("spring.mongodb.uri=" + mongo.uri(), "spring.mongodb.database=" + byUri)
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    LockClient client = context.getBean(LockClient.class);
+                    assertThat(client.backendName()).containsIgnoringCase("mongo");
+                    assertThat(client.tryAcquire("startup:mongo")).isPresent();
+                });
+        runner.withPropertyValues(
+                        "spring.mongodb.host=" + address.getHost(),
+                        "spring.mongodb.port=" + address.getPort(),
+                        "spring.mongodb.database=" + byHost)
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context.getBean(LockClient.class).tryAcquire("startup:mongo"))
+                            .isPresent();
+                });
+        try (MongoClient reader = MongoClients.create(mongo.uri())) {
+            for (String database : List.of(byUri, byHost)) {
+                assertThat(reader.getDatabase(database).listCollectionNames().into(new ArrayList<>()))
+                        .as("collections of %s", database)
+                        .isNotEmpty();
+            }
+        }
+    }
+
+    @Test
+    void redisComesBeforeMongoUnlessTheProviderNamesMongo() {
+        URI redis = URI.create(RedisServer.shared().uri());
+        MongoServer mongo = MongoServer.shared();
+        ApplicationContextRunner both = runner.withPropertyValues(
+                "spring.data.redis.host=" + redis.getHost(),
+                "spring.data.redis.port=" + redis.getPort(),
+                "spring.mongodb.uri=" + mongo.uri(),
+                "spring.mongodb.database=" + mongo.uniqueDatabase("spring_both"));
+        both.run(context ->
+                assertThat(context.getBean(LockClient.class).backendName()).isEqualTo("redis"));
+        both.withPropertyValues("fencelock.provider=mongo")
+                .run(context -> assertThat(context.getBean(LockClient.class).backendName())
+                        .containsIgnoringCase("mongo"));
+    }
+
+    @Test
+    void mongoSettingsWithoutAUriBecomeOneWithTheCredentialsKeptOut() {
+        MongoTarget target = mongoTarget(
+                "spring.mongodb.host=db-1",
+                "spring.mongodb.port=27018",
+                "spring.mongodb.additional-hosts=db-2:27019,db-3",
+                "spring.mongodb.replica-set-name=rs0",
+                "spring.mongodb.ssl.enabled=true",
+                "spring.mongodb.authentication-database=admin",
+                "spring.mongodb.database=orders",
+                "spring.mongodb.username=app",
+                "spring.mongodb.password=topsecret");
+        assertThat(target.uri()).isEqualTo("mongodb://db-1:27018,db-2:27019,db-3/admin?replicaSet=rs0&tls=true");
+        assertThat(target.user()).isEqualTo("app");
+        assertThat(target.password()).isEqualTo("topsecret");
+        assertThat(target.database()).isEqualTo("orders");
+        assertThat(target.toString()).doesNotContain("topsecret");
+        // Boot's defaults: localhost, no database in the URI, the database "test"
+        MongoTarget defaults = mongoTarget("spring.mongodb.port=27017");
+        assertThat(defaults.uri()).isEqualTo("mongodb://localhost:27017/");
+        assertThat(defaults.database()).isEqualTo("test");
+        // a URI is taken as it is; the database property names the locks' database over the URI's
+        MongoTarget byUri = mongoTarget("spring.mongodb.uri=mongodb+srv://u:p@cluster.example/app");
+        assertThat(byUri.uri()).isEqualTo("mongodb+srv://u:p@cluster.example/app");
+        assertThat(byUri.user()).isNull();
+        assertThat(byUri.database()).isNull();
+        assertThat(byUri.toString()).doesNotContain(":p@");
+        assertThat(mongoTarget("spring.data.redis.host=cache")).isNull();
+    }
+
+    private static MongoTarget mongoTarget(String... properties) {
+        java.util.Map<String, String> map = new java.util.LinkedHashMap<>();
+        for (String property : properties) {
+            map.put(property.substring(0, property.indexOf('=')), property.substring(property.indexOf('=') + 1));
+        }
+        return MongoTarget.from(new Binder(new MapConfigurationPropertySource(map)));
     }
 
     @Test
