@@ -16,13 +16,14 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 public class FencelockProperties {
     /**
      * The backend's connection string (e.g. jdbc:postgresql://db/app, redis://cache:6379); without
-     * it, the application's DataSource or its spring.data.redis settings are used.
+     * it, the application's DataSource, its spring.data.redis or its spring.mongodb settings are used.
      */
     private String uri;
 
     /**
-     * The provider by name (postgres, mysql, redis...): with a URI, instead of the URI's prefix;
-     * without one, which of the application's connections to use when it has a DataSource and Redis.
+     * The provider by name (postgres, mysql, redis, mongo...): with a URI, instead of the URI's prefix;
+     * without one, which of the application's connections to use when it has several (a DataSource,
+     * Redis, MongoDB).
      */
     private String provider;
 
