@@ -70,9 +70,10 @@ final class LockClientFactory {
         RedisTarget redis = RedisTarget.from(binder);
         MongoTarget mongo = MongoTarget.from(binder);
         String wanted = blankToNull(properties.getProvider());
-        // the DataSource first, then Redis, then MongoDB, unless fencelock.provider names one of the others
-        boolean useRedis = redis != null && ("redis".equals(wanted) || dataSource == null && !"mongo".equals(wanted));
-        boolean useMongo = mongo != null && !useRedis && ("mongo".equals(wanted) || dataSource == null);
+        // the DataSource first, then Redis, then MongoDB; fencelock.provider names the one to use, and only that
+        boolean useRedis = redis != null && (wanted == null ? dataSource == null : "redis".equals(wanted));
+        boolean useMongo =
+                mongo != null && (wanted == null ? dataSource == null && redis == null : "mongo".equals(wanted));
         if (dataSource != null && !useRedis && !useMongo) {
             builder.backend(onDataSource(dataSource, wanted));
             return builder.build();
@@ -86,6 +87,14 @@ final class LockClientFactory {
             builder.uri(mongo.uri()).provider("mongo");
             withSettings(builder, mongo.user(), mongo.password(), mongo.database());
             return build(builder, "spring.mongodb");
+        }
+        if (wanted != null) {
+            throw new FencelockPropertyException(
+                    "fencelock.provider",
+                    "'" + wanted + "' was asked for, but the application has no such connection: set fencelock.uri,"
+                            + " or give it a DataSource (postgres, mysql), spring.data.redis.* (redis) or"
+                            + " spring.mongodb.* (mongo) settings",
+                    null);
         }
         throw new FencelockPropertyException(
                 "fencelock.uri",

@@ -164,7 +164,7 @@ class StartupConfigurationTest {
     }
 
     @Test
-    void redisComesBeforeMongoUnlessTheProviderNamesMongo() {
+    void redisComesBeforeMongoAndTheProviderPicksOnlyAConnectionTheApplicationHas() {
         URI redis = URI.create(RedisServer.shared().uri());
         MongoServer mongo = MongoServer.shared();
         ApplicationContextRunner both = runner.withPropertyValues(
@@ -177,6 +177,13 @@ class StartupConfigurationTest {
         both.withPropertyValues("fencelock.provider=mongo")
                 .run(context -> assertThat(context.getBean(LockClient.class).backendName())
                         .containsIgnoringCase("mongo"));
+        // a provider the application has no connection for is refused, not replaced by another
+        FencelockPropertyException notThere = assertFailsOn(
+                "fencelock.provider",
+                "spring.mongodb.uri=" + mongo.uri(),
+                "spring.mongodb.database=" + mongo.uniqueDatabase("spring_wanted"),
+                "fencelock.provider=redis");
+        assertThat(notThere.getMessage()).contains("'redis' was asked for");
     }
 
     @Test
