@@ -11,8 +11,9 @@ import org.springframework.boot.context.properties.bind.Binder;
  * {@code replica-set-name}, {@code ssl.enabled}, {@code authentication-database}, and then {@code username} and
  * {@code password}, which go to the provider as its {@code user} and {@code password} properties, never into
  * the URI. TLS is on as Boot's {@code ssl.enabled} says; an SSL bundle's trust material is Boot's, not the
- * provider's, which trusts what the JVM trusts. {@code database} names the locks' database as it names the application's (over the URI's); without
- * a URI and without it, that is Boot's default, {@code test}.
+ * provider's, which trusts what the JVM trusts. {@code database} names the locks' database as it names the
+ * application's (over the URI's); without a URI and without it, that is Boot's default, {@code test}. The
+ * credentials are checked against the authentication database, else that database, as Boot's are.
  *
  * @param uri      the connection string for the MongoDB provider
  * @param user     {@code spring.mongodb.username} (without a URI), or null
@@ -47,10 +48,10 @@ record MongoTarget(String uri, String user, String password, String database) {
         if (host != null) { // as Boot: the additional hosts go with a host
             additionalHosts.forEach(more -> built.append(',').append(more));
         }
-        // the credentials' database is the URI's path, as the provider reads it
+        // the URI's path is where the provider checks the credentials: Boot's authentication database
+        String locks = database != null ? database : BOOT_DEFAULT_DATABASE;
         String authDatabase = string(binder, "authentication-database");
-        String pathDatabase = authDatabase != null ? authDatabase : database;
-        built.append('/').append(pathDatabase == null ? "" : pathDatabase);
+        built.append('/').append(authDatabase != null ? authDatabase : locks);
         List<String> options = new ArrayList<>();
         if (replicaSet != null) {
             options.add("replicaSet=" + replicaSet);
@@ -62,11 +63,7 @@ record MongoTarget(String uri, String user, String password, String database) {
         if (!options.isEmpty()) {
             built.append('?').append(String.join("&", options));
         }
-        return new MongoTarget(
-                built.toString(),
-                string(binder, "username"),
-                string(binder, "password"),
-                database != null ? database : BOOT_DEFAULT_DATABASE);
+        return new MongoTarget(built.toString(), string(binder, "username"), string(binder, "password"), locks);
     }
 
     private static String string(Binder binder, String key) {

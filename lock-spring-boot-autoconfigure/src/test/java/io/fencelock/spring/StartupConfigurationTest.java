@@ -203,10 +203,13 @@ class StartupConfigurationTest {
         assertThat(target.password()).isEqualTo("topsecret");
         assertThat(target.database()).isEqualTo("orders");
         assertThat(target.toString()).doesNotContain("topsecret");
-        // Boot's defaults: localhost, no database in the URI, the database "test"
-        MongoTarget defaults = mongoTarget("spring.mongodb.port=27017");
-        assertThat(defaults.uri()).isEqualTo("mongodb://localhost:27017/");
+        // Boot's defaults: localhost, the database "test", where the credentials are checked too
+        MongoTarget defaults = mongoTarget("spring.mongodb.port=27017", "spring.mongodb.username=app");
+        assertThat(defaults.uri()).isEqualTo("mongodb://localhost:27017/test");
         assertThat(defaults.database()).isEqualTo("test");
+        assertThat(mongoTarget("spring.mongodb.host=db-1", "spring.mongodb.database=orders")
+                        .uri())
+                .isEqualTo("mongodb://db-1/orders");
         // a URI is taken as it is; the database property names the locks' database over the URI's
         MongoTarget byUri = mongoTarget("spring.mongodb.uri=mongodb+srv://u:p@cluster.example/app");
         assertThat(byUri.uri()).isEqualTo("mongodb+srv://u:p@cluster.example/app");
