@@ -1254,11 +1254,19 @@ public abstract class LockBackendContract implements MatrixRecorder.Source {
         assertThat(lease.releaseAfter(delay)).isTrue();
         assertThat(lease.state()).isEqualTo(io.fencelock.LeaseState.RELEASED);
         assertThat(a.held()).as("the client no longer holds it").isEmpty();
-        assertThat(b.tryAcquire(name))
-                .as("another client right after releaseAfter")
-                .isEmpty();
-        Optional<Lease> next = b.acquire(name, Duration.ofSeconds(30));
-        Duration took = Duration.ofNanos(System.nanoTime() - sent);
+        Optional<Lease> rival = b.tryAcquire(name);
+        long answered = System.nanoTime();
+        // held until the delay ends: an attempt answered within the delay's validity window is refused. The
+        // releaseAfter's renewal can itself outlast the delay (on a busy disk one fsync took longer), and an
+        // attempt after the delay may be granted
+        if (answered - sent < LockOptions.defaults().validityWindow(delay).toNanos()) {
+            assertThat(rival)
+                    .as("another client right after releaseAfter, answered "
+                            + TimeUnit.NANOSECONDS.toMillis(answered - sent) + " ms after it was called")
+                    .isEmpty();
+        }
+        Optional<Lease> next = rival.isPresent() ? rival : b.acquire(name, Duration.ofSeconds(30));
+        Duration took = Duration.ofNanos((rival.isPresent() ? answered : System.nanoTime()) - sent);
         assertThat(next).isPresent();
         assertThat(took)
                 .as("from releaseAfter(" + delay + ") to the next grant")
