@@ -139,7 +139,7 @@ final class Sessions {
                 max = probe.negotiatedMillis();
                 serverMaxMillis.set(max);
             } finally {
-                probe.close();
+                probe.closeWithoutWaiting();
             }
         }
         return Duration.ofMillis(max);
@@ -255,7 +255,7 @@ final class Sessions {
             lagNanos = lag;
             return lag;
         } finally {
-            probe.close();
+            probe.closeWithoutWaiting();
         }
     }
 
