@@ -128,40 +128,43 @@ final class Session implements Watcher {
      */
     void abandon() {
         if (die()) {
-            zk.disconnectOnly();
+            end(true);
         }
     }
 
     /** Ends the session on the server at once (its ephemeral znodes are deleted); only for a session that holds none. */
     void close() {
         if (die()) {
-            try {
-                zk.close();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+            end(false);
         }
     }
 
     /**
-     * Ends the session as {@link #close()} does, without the caller waiting: ZooKeeper's NIO client sleeps
-     * 100 ms while it tears its socket down, which a first acquire paid twice (the probes of the server's
-     * session bounds). Only for a probe, which holds no lock and which nothing else uses; it is dead at
-     * once, and its client ends on a short-lived thread of its own.
+     * Ends the session as {@link #abandon()} or {@link #close()} does, on a short-lived thread of its own,
+     * started now; the session is dead at once. Null when it had already ended. ZooKeeper's NIO client
+     * sleeps 100 ms while it tears its socket down: a probe (which holds nothing, and which nothing else
+     * uses) then costs its caller nothing, and a backend's sessions end side by side when it closes.
      */
-    void closeWithoutWaiting() {
-        if (die()) {
-            Thread closer = new Thread(
-                    () -> {
-                        try {
-                            zk.close();
-                        } catch (InterruptedException e) {
-                            Thread.currentThread().interrupt();
-                        }
-                    },
-                    "fencelock-zookeeper-probe-close");
-            closer.setDaemon(true);
-            closer.start();
+    Thread endOnItsOwnThread(boolean abandoned) {
+        if (!die()) {
+            return null;
+        }
+        Thread ender = new Thread(() -> end(abandoned), "fencelock-zookeeper-session-end");
+        ender.setDaemon(true);
+        ender.start();
+        return ender;
+    }
+
+    /** Stops the client of a session that has died: abandoned (nothing more reaches the server) or ended there. */
+    private void end(boolean abandoned) {
+        if (abandoned) {
+            zk.disconnectOnly();
+            return;
+        }
+        try {
+            zk.close();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 

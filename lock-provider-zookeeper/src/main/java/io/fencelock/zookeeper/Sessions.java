@@ -3,6 +3,7 @@ package io.fencelock.zookeeper;
 import io.fencelock.LockBackendException;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -139,7 +140,7 @@ final class Sessions {
                 max = probe.negotiatedMillis();
                 serverMaxMillis.set(max);
             } finally {
-                probe.closeWithoutWaiting();
+                probe.endOnItsOwnThread(false); // nobody waits for it
             }
         }
         return Duration.ofMillis(max);
@@ -255,7 +256,7 @@ final class Sessions {
             lagNanos = lag;
             return lag;
         } finally {
-            probe.closeWithoutWaiting();
+            probe.endOnItsOwnThread(false); // nobody waits for it
         }
     }
 
@@ -362,16 +363,26 @@ final class Sessions {
      * the others, and the control session, are ended at once.
      */
     void closeAll(Predicate<Session> carriesLocks) {
+        List<Thread> enders = new ArrayList<>();
         for (Session s : List.copyOf(byClass.values())) {
-            if (carriesLocks.test(s)) {
-                s.abandon();
-            } else {
-                s.close();
-            }
+            enders.add(s.endOnItsOwnThread(carriesLocks.test(s)));
         }
         Session c = control;
         if (c != null) {
-            c.close();
+            enders.add(c.endOnItsOwnThread(false));
+        }
+        boolean interrupted = false;
+        for (Thread ender : enders) {
+            while (ender != null && ender.isAlive()) {
+                try {
+                    ender.join();
+                } catch (InterruptedException e) {
+                    interrupted = true; // a close finishes: the sessions' clients end in any case
+                }
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
     }
 
