@@ -124,12 +124,13 @@ final class Session implements Watcher {
     /**
      * Stops using this session without ending it on the server: its ephemeral znodes live until the
      * server expires it, at least its timeout after the last request it received, so no lock on it
-     * ends before the deadline its holder was given.
+     * ends before the deadline its holder was given. Returns at once, the session dead: its client closes
+     * its socket on a thread of its own and then sleeps there (below), not on the caller's (a renewal, an
+     * acquire, the backend's one timer thread, whose give-backs and heartbeats would wait behind it). The
+     * server may hear a last ping meanwhile, which only makes the session live a moment longer.
      */
     void abandon() {
-        if (die()) {
-            end(true);
-        }
+        endOnItsOwnThread(true);
     }
 
     /** Ends the session on the server at once (its ephemeral znodes are deleted); only for a session that holds none. */
