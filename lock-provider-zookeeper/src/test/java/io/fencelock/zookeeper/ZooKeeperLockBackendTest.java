@@ -777,13 +777,18 @@ class ZooKeeperLockBackendTest {
     /** When {@code observer} first saw {@code name} free (nanoTime), polling until {@code deadline}; -1 if not by then. */
     private static long firstSeenFree(ZooKeeperLockBackend observer, String name, long deadline)
             throws InterruptedException {
-        while (System.nanoTime() - deadline < 0) {
-            if (observer.inspect(name).isEmpty()) {
-                return System.nanoTime();
+        return firstTrueBy(() -> observer.inspect(name).isEmpty(), deadline);
+    }
+
+    /** When {@code condition} first held (nanoTime), polling it until {@code deadline}; -1 if not by then. */
+    private static long firstTrueBy(BooleanSupplier condition, long deadline) throws InterruptedException {
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - deadline >= 0) {
+                return -1;
             }
-            Thread.sleep(5); // polling the lock
+            Thread.sleep(5); // polling the condition
         }
-        return -1;
+        return System.nanoTime();
     }
 
     private static long millisBetween(long fromNanos, long toNanos) {
@@ -791,10 +796,8 @@ class ZooKeeperLockBackendTest {
     }
 
     static void awaitTrue(BooleanSupplier condition) throws InterruptedException {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime() - end).as("condition met within 10 s").isNegative();
-            Thread.sleep(5); // polling the condition
-        }
+        assertThat(firstTrueBy(condition, System.nanoTime() + TimeUnit.SECONDS.toNanos(10)))
+                .as("condition met within 10 s")
+                .isNotNegative();
     }
 }
